@@ -1,0 +1,99 @@
+# gpurun — build, test and demo.  The README's two commands are `make demo`
+# and `make check`; everything else here serves them.
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+DESTDIR ?=
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+VERSION := 0.1.0
+
+PKGS := libarchive libcap-ng libseccomp
+CSTD := -std=gnu11
+WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral
+CFLAGS ?= -O2 -g
+ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) -D_GNU_SOURCE -DGPURUN_VERSION='"$(VERSION)"' \
+	-fstack-protector-strong -D_FORTIFY_SOURCE=2 $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -ldl
+
+LIB_SRCS := $(sort $(wildcard ns/*.c gpu/*.c rootfs/*.c))
+LIB_OBJS := $(LIB_SRCS:.c=.o)
+HDRS := $(wildcard ns/*.h gpu/*.h rootfs/*.h)
+
+# Debian packages each target needs; `make deps` installs the missing ones.
+DEPS_BUILD := gcc make pkg-config libarchive-dev libcap-ng-dev libseccomp-dev
+DEPS_DEMO := busybox-static libc-bin
+DEPS_TEST := bats bats-assert bats-support bats-file clang libclang-rt-14-dev llvm \
+	busybox-static util-linux passwd procps zstd xz-utils bzip2 gzip tar iproute2 libc-bin file
+DEPS_BENCH := hyperfine bubblewrap crun runc debootstrap
+
+.PHONY: all clean install demo check test sanitize fuzz bench lint deps deps-test deps-bench
+
+all: gpurun
+
+gpurun: gpurun.o libgpurun.a
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ gpurun.o libgpurun.a $(LIBS)
+
+libgpurun.a: $(LIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+%.o: %.c $(HDRS)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+install: gpurun
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 0755 gpurun $(DESTDIR)$(BINDIR)/gpurun
+
+clean:
+	rm -f gpurun gpurun.o libgpurun.a $(LIB_OBJS)
+	rm -rf tests/build
+
+deps:
+	@sh tests/deps.sh $(DEPS_BUILD) $(DEPS_DEMO)
+deps-test:
+	@sh tests/deps.sh $(DEPS_BUILD) $(DEPS_TEST)
+deps-bench:
+	@sh tests/deps.sh $(DEPS_BUILD) $(DEPS_TEST) $(DEPS_BENCH)
+
+# The main job on a bundled demo image: builds the image offline from
+# Debian's busybox-static, then runs gpurun in it (and the GPU demo against
+# the real driver, or the test suite's fake driver when there is no GPU).
+demo: deps
+	$(MAKE) gpurun
+	sh examples/demo.sh
+
+# Every test: C units under sanitizers and the fuzz corpora, then the bats
+# suites as root and as an unprivileged user.
+check: deps-test
+	$(MAKE) gpurun
+	$(MAKE) sanitize
+	sh tests/run-bats.sh
+
+test: check
+
+# Fuzz targets (libFuzzer) and the parsers' unit tests, built with clang under
+# ASan/UBSan.  `make sanitize` runs each target over its seed corpus plus a
+# short bounded fuzzing run; `make fuzz FUZZ_SECONDS=600` fuzzes longer.
+FUZZ_SECONDS ?= 20
+SAN_FLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,tests/build/%,$(FUZZ_SRCS))
+
+tests/build/%: tests/fuzz/%.c $(LIB_SRCS) $(HDRS)
+	@mkdir -p tests/build
+	clang $(CSTD) -D_GNU_SOURCE -DGPURUN_VERSION='"$(VERSION)"' $(SAN_FLAGS) -fsanitize=fuzzer \
+		$(shell $(PKG_CONFIG) --cflags $(PKGS)) -o $@ $< $(LIB_SRCS) $(LIBS)
+
+sanitize: $(FUZZ_BINS)
+	@sh tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
+
+fuzz: $(FUZZ_BINS)
+	@sh tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
+
+bench: deps-bench
+	$(MAKE) gpurun
+	sh tests/bench/run.sh
+
+lint:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
+		--std=c11 --inline-suppr -D_GNU_SOURCE gpurun.c ns gpu rootfs

@@ -1,0 +1,44 @@
+/* gpu/gpu.h — what gpu/ offers the rest of gpurun: NVIDIA driver discovery
+ * under a driver root, GPU selection, requirement checks, and the plan ops
+ * that inject the selected GPUs into a container (what
+ * `nvidia-container-cli configure` does).  gpu/ never mounts anything
+ * itself: it appends ops to the plan (ns/plan.h). */
+#ifndef GPURUN_GPU_H
+#define GPURUN_GPU_H
+
+#include <stddef.h>
+
+#include "../ns/plan.h"
+#include "../ns/util.h"
+
+struct gpu_opts {
+	const char *driver_root; /* --driver-root / GPURUN_DRIVER_ROOT; "/" by default */
+	const char *gpus;        /* --gpus value, NULL when not given */
+	const char *caps;        /* --caps value, NULL when not given */
+	char **requires;         /* --require values */
+	size_t nrequires;
+	char **env;              /* container environment "K=V" (from -e), for NVIDIA_* */
+	size_t nenv;
+	int unprivileged;        /* running in a user namespace */
+};
+
+struct gpu_result {
+	int active;          /* the container is a GPU container (something injected) */
+	char *ldconfig_dirs; /* ':'-separated dirs for OP_LDCONFIG after the pivot, or NULL */
+};
+
+/* Decide whether this is a GPU container and, if so, append the injection
+ * ops (device nodes, driver files, /proc/driver/nvidia) to plan.  Must be
+ * called after the base /proc and /dev ops have been added.  Returns 0, or
+ * -1 with err set (exit 125): bad --gpus/--caps, unknown device, unmet
+ * requirement, no NVIDIA driver under the driver root. */
+int gpu_configure(struct plan *plan, const struct gpu_opts *o, struct gpu_result *res,
+		  struct gerr *err);
+
+/* The `gpurun info [--csv] [--driver-root DIR]` and
+ * `gpurun list [--gpus SPEC] [--caps LIST] [--driver-root DIR]` verbs.
+ * argv[0] is the verb.  Return the exit status. */
+int gpu_main_info(int argc, char **argv);
+int gpu_main_list(int argc, char **argv);
+
+#endif

@@ -1,0 +1,58 @@
+/* rootfs/rootfs.h — what rootfs/ offers the rest of gpurun: safe unpacking
+ * of a rootfs tar archive with libarchive, and user lookup in the image's
+ * own /etc/passwd and /etc/group.  Errors come back as values (struct gerr);
+ * nothing here exits. */
+#ifndef GPURUN_ROOTFS_H
+#define GPURUN_ROOTFS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "../ns/util.h"
+
+/* rootfs_unpack() flags */
+#define UNPACK_CLEAR_SUID 0x1 /* clear setuid/setgid bits (unprivileged runs) */
+
+struct unpack_stats {
+	size_t entries;         /* entries written */
+	size_t devices_skipped; /* char/block device, fifo and socket entries not created */
+	unsigned long long bytes;
+};
+
+/* Unpack the tar archive read from in_fd (plain, gzip, xz, zstd or bzip2,
+ * detected by content) into the directory dirfd.  `name` is only used in
+ * messages.  Any entry that would land outside dirfd (.., absolute paths,
+ * paths through a symlink, hard links pointing outside) is refused with an
+ * error naming the entry; any libarchive status other than OK is an error;
+ * an archive with no entries is an error.  Device nodes are never created.
+ * Changes the process's cwd (libarchive works relative to it). */
+int rootfs_unpack(int in_fd, const char *name, int dirfd, unsigned flags,
+		  struct unpack_stats *st, struct gerr *err);
+
+/* Cheap check before any namespace work: is fd an archive gpurun accepts?
+ * Returns 0, or -1 with err ("<name>: not a tar archive", "<name>: empty file",
+ * "<name>: zip archives are not supported", ...).  Rewinds fd. */
+int rootfs_probe(int fd, const char *name, struct gerr *err);
+
+/* Lexical check of one archive entry path (also used by the fuzzer):
+ * 0 when acceptable, else -1 with err naming the entry. */
+int rootfs_check_entry_path(const char *path, struct gerr *err);
+
+/* Resolve a --user spec ("uid", "uid:gid", "name", "name:group", "uid:group"...)
+ * against the image's /etc/passwd and /etc/group under rootfd (read safely:
+ * resolved inside the root, regular files only).  *home gets the user's home
+ * directory (malloc'ed) or NULL when the user has no passwd entry. */
+int rootfs_lookup_user(int rootfd, const char *spec, uid_t *uid, gid_t *gid, char **home,
+		       struct gerr *err);
+
+/* Pure parsers behind rootfs_lookup_user (fuzzed): find a passwd/group line
+ * by name or numeric id in text.  Return 1 found, 0 not found, -1 malformed spec. */
+struct pw_entry {
+	char name[256];
+	unsigned long uid, gid;
+	char home[1024];
+};
+int passwd_find(const char *text, size_t len, const char *key, struct pw_entry *out);
+int group_find(const char *text, size_t len, const char *key, unsigned long *gid);
+
+#endif
