@@ -56,7 +56,16 @@ int gerr_prefix(struct gerr *err, const char *fmt, ...)
 	vformat(pre, sizeof pre, fmt, ap);
 	va_end(ap);
 	memcpy(old, err->msg, sizeof old);
-	snprintf(err->msg, sizeof err->msg, "%s: %s", pre, old);
+	/* Assemble by hand: the result is truncated to the buffer on purpose. */
+	size_t lp = strnlen(pre, sizeof pre), lo = strnlen(old, sizeof old), cap = sizeof err->msg - 1;
+	size_t n = 0;
+	for (size_t i = 0; i < lp && n < cap; i++)
+		err->msg[n++] = pre[i];
+	for (const char *sep = ": "; *sep && n < cap; sep++)
+		err->msg[n++] = *sep;
+	for (size_t i = 0; i < lo && n < cap; i++)
+		err->msg[n++] = old[i];
+	err->msg[n] = '\0';
 	return -1;
 }
 
