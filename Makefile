@@ -24,7 +24,7 @@ HDRS := $(wildcard ns/*.h gpu/*.h rootfs/*.h)
 DEPS_BUILD := gcc make pkg-config libarchive-dev libcap-ng-dev libseccomp-dev
 DEPS_DEMO := busybox-static libc-bin
 DEPS_TEST := bats bats-assert bats-support bats-file clang libclang-rt-14-dev llvm \
-	busybox-static util-linux passwd procps zstd xz-utils bzip2 gzip tar iproute2 libc-bin file
+	busybox-static util-linux passwd procps zstd xz-utils bzip2 gzip tar iproute2 libc-bin file python3
 DEPS_BENCH := hyperfine bubblewrap crun runc debootstrap
 
 .PHONY: all clean install demo check test sanitize fuzz bench lint deps deps-test deps-bench
