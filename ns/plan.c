@@ -113,6 +113,7 @@ void op_describe(const struct op *op, struct sbuf *b)
 {
 	switch (op->kind) {
 	case OP_ROOTFS:
+		sbuf_puts(b, "mount -t tmpfs -o nosuid,nodev gpurun /tmp   # scratch, private to this mount namespace\n");
 		if (op->flags & OPF_DIR) {
 			sbuf_puts(b, "mkdir /tmp/lower /tmp/upper /tmp/work /tmp/root && mount --rbind ");
 			sbuf_shquote(b, op->src);
@@ -180,19 +181,32 @@ void op_describe(const struct op *op, struct sbuf *b)
 		rel(b, op->dst);
 		break;
 	case OP_FILE: {
-		/* Show short files in full (they are the point of the lesson, e.g.
-		 * the rewritten params); long ones by size. */
-		int printable = op->len < 400 && !memchr(op->data, '\'', op->len);
-		if (printable) {
-			sbuf_puts(b, "printf '%s' '");
-			sbuf_add(b, op->data, op->len);
+		/* Short files are shown in full (they are the point of the
+		 * lesson, e.g. the rewritten params), long ones by size. */
+		if (op->len < 512) {
+			sbuf_puts(b, "printf '");
+			for (size_t i = 0; i < op->len; i++) {
+				char c = op->data[i];
+				if (c == '\n')
+					sbuf_puts(b, "\\n");
+				else if (c == '%')
+					sbuf_puts(b, "%%");
+				else if (c == '\\')
+					sbuf_puts(b, "\\\\");
+				else if (c == '\'')
+					sbuf_puts(b, "'\\''");
+				else if ((unsigned char)c < 0x20)
+					sbuf_printf(b, "\\%03o", (unsigned char)c);
+				else
+					sbuf_add(b, &c, 1);
+			}
 			sbuf_puts(b, "' > ");
+			rel(b, op->dst);
 		} else {
-			sbuf_printf(b, "cat > ");
+			sbuf_puts(b, "cat > ");
+			rel(b, op->dst);
+			sbuf_printf(b, "   # %zu bytes", op->len);
 		}
-		rel(b, op->dst);
-		if (!printable)
-			sbuf_printf(b, " <<'EOF'  # %zu bytes\n...\nEOF", op->len);
 		break;
 	}
 	case OP_REMOUNT:

@@ -1,0 +1,471 @@
+/* ns/exec.c — the one loop that carries out a plan, inside the new mount
+ * namespace (P1, before the pivot and just after it).
+ *
+ * Order of business:
+ *   1. make "/" a slave mount tree: nothing we mount propagates to the host;
+ *   2. open every bind source as a detached clone of its mount (open_tree):
+ *      the host is still fully visible, and later steps cover /tmp;
+ *   3. build the root on a scratch tmpfs that exists only in this mount
+ *      namespace (unpack, or overlay a directory image), so a SIGKILL at any
+ *      point leaves nothing behind on the host;
+ *   4. run the ops; every target is resolved inside the root (ns/path.c) and
+ *      every mount is attached through file descriptors (move_mount), never
+ *      through a path string the image could redirect. */
+#include "ns.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../rootfs/rootfs.h"
+#include "exec.h"
+
+#define SCRATCH "/tmp"
+
+static void verbose_op(const struct op *op)
+{
+	struct sbuf b = {0};
+	op_describe(op, &b);
+	/* One "+ " per shell line, as `sh -x` would show it. */
+	for (char *line = b.s, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		fprintf(stderr, "+ %s\n", line);
+	}
+	sbuf_free(&b);
+}
+
+static unsigned long mount_attrs(unsigned flags)
+{
+	unsigned long a = 0;
+	if (flags & OPF_RO)
+		a |= MOUNT_ATTR_RDONLY;
+	if (flags & OPF_NOSUID)
+		a |= MOUNT_ATTR_NOSUID;
+	if (flags & OPF_NODEV)
+		a |= MOUNT_ATTR_NODEV;
+	if (flags & OPF_NOEXEC)
+		a |= MOUNT_ATTR_NOEXEC;
+	return a;
+}
+
+static int set_attrs(int fd, const char *path, unsigned flags, int recursive, const char *what,
+		     struct gerr *err)
+{
+	struct mount_attr attr = {.attr_set = mount_attrs(flags)};
+	if (!attr.attr_set)
+		return 0;
+	unsigned at = AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0);
+	if (mount_setattr(fd, path, at, &attr, sizeof attr) < 0)
+		return gerr_set(err, errno, "set mount flags on %s", what);
+	return 0;
+}
+
+static int attach(int tree, int target, const char *what, struct gerr *err)
+{
+	if (move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return gerr_set(err, errno, "mount on %s", what);
+	return 0;
+}
+
+/* A fresh filesystem instance (tmpfs, proc, sysfs, devpts) built with the
+ * fs-context API and attached to target.  data is "k=v,flag,...". */
+static int mount_fresh(const char *type, const char *data, unsigned flags, int target,
+		       const char *what, struct gerr *err)
+{
+	_cleanup_fd_ int fs = fsopen(type, FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return gerr_set(err, errno, "fsopen %s for %s", type, what);
+	/* "source" is what mountinfo shows in place of "none". */
+	if (fsconfig(fs, FSCONFIG_SET_STRING, "source", type, 0) < 0)
+		return gerr_set(err, errno, "%s source for %s", type, what);
+	_cleanup_free_ char *copy = xstrdup(data ? data : "");
+	for (char *save = NULL, *kv = strtok_r(copy, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+		int r;
+		if (eq) {
+			*eq = '\0';
+			r = fsconfig(fs, FSCONFIG_SET_STRING, kv, eq + 1, 0);
+		} else {
+			r = fsconfig(fs, FSCONFIG_SET_FLAG, kv, NULL, 0);
+		}
+		if (r < 0)
+			return gerr_set(err, errno, "%s option %s for %s", type, kv, what);
+	}
+	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		int e = errno;
+		gerr_set(err, e, "mount %s on %s", type, what);
+		if (e == EPERM && !strcmp(type, "proc"))
+			gerr_hint(err, "procfs cannot be mounted here; a parent container masks parts of "
+				       "/proc (run it with an unmasked /proc, e.g. --security-opt unmask=/proc)");
+		return -1;
+	}
+	_cleanup_fd_ int mnt = fsmount(fs, FSMOUNT_CLOEXEC, (unsigned)mount_attrs(flags));
+	if (mnt < 0)
+		return gerr_set(err, errno, "fsmount %s for %s", type, what);
+	return attach(mnt, target, what, err);
+}
+
+static const char *expand_libdir(struct exec_state *st, const char *path, char *buf, size_t cap)
+{
+	if (strncmp(path, "$LIBDIR", 7) != 0)
+		return path;
+	if (!st->libdir) {
+		struct gerr ignore = {0};
+		int fd = root_open(st->rootfd, "/etc/debian_version", O_PATH, &ignore);
+		/* nvidia-container-cli's rule: Debian-like images use the
+		 * multiarch dir, everything else lib64. */
+		st->libdir = fd >= 0 ? "/usr/lib/x86_64-linux-gnu" : "/usr/lib64";
+		if (fd >= 0)
+			close(fd);
+	}
+	snprintf(buf, cap, "%s%s", st->libdir, path + 7);
+	return buf;
+}
+
+/* Step 2: detached clones of every bind source, made while the host's
+ * paths are untouched. */
+static int preopen_sources(struct plan *p, struct gerr *err)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		struct op *op = &p->v[i];
+		int dir_image = op->kind == OP_ROOTFS && (op->flags & OPF_DIR);
+		if (op->kind != OP_BIND && !dir_image)
+			continue;
+		unsigned fl = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC;
+		if (dir_image || (op->flags & OPF_REC))
+			fl |= AT_RECURSIVE;
+		op->fd = open_tree(AT_FDCWD, op->src, fl);
+		if (op->fd < 0) {
+			if (errno == ENOENT && (op->flags & OPF_OPTIONAL)) {
+				op->skipped = 1;
+				continue;
+			}
+			if (dir_image)
+				return gerr_set(err, errno, "image %s", op->src);
+			return gerr_set(err, errno, "bind source %s", op->src);
+		}
+		struct stat s;
+		if (fstat(op->fd, &s) < 0)
+			return gerr_set(err, errno, "stat %s", op->src);
+		if ((op->flags & OPF_DEVICE) && (!S_ISCHR(s.st_mode) || s.st_rdev != op->rdev))
+			return gerr_set(err, 0, "%s is not the character device %u:%u", op->src,
+					major(op->rdev), minor(op->rdev));
+		if ((op->flags & OPF_DIR) && !S_ISDIR(s.st_mode))
+			return gerr_set(err, ENOTDIR, "%s %s", dir_image ? "image" : "bind source", op->src);
+	}
+	return 0;
+}
+
+static int do_rootfs(struct exec_state *st, struct op *op, struct gerr *err)
+{
+	const struct run_config *cfg = st->cfg;
+	/* The scratch tmpfs hides the host's /tmp in this namespace only. */
+	if (mount("gpurun", SCRATCH, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
+		return gerr_set(err, errno, "mount the scratch tmpfs on %s", SCRATCH);
+	if (mkdir(SCRATCH "/root", 0755) < 0)
+		return gerr_set(err, errno, "mkdir %s/root", SCRATCH);
+	if (op->flags & OPF_DIR) {
+		static const char *const dirs[] = {SCRATCH "/lower", SCRATCH "/upper", SCRATCH "/work"};
+		for (size_t i = 0; i < 3; i++)
+			if (mkdir(dirs[i], 0755) < 0)
+				return gerr_set(err, errno, "mkdir %s", dirs[i]);
+		if (move_mount(op->fd, "", AT_FDCWD, SCRATCH "/lower", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			return gerr_set(err, errno, "bind image %s", op->src);
+		/* userxattr: in a user namespace overlayfs keeps its metadata in
+		 * user.* xattrs (trusted.* needs real root). */
+		const char *data = cfg->unprivileged
+			? "lowerdir=" SCRATCH "/lower,upperdir=" SCRATCH "/upper,workdir=" SCRATCH "/work,userxattr"
+			: "lowerdir=" SCRATCH "/lower,upperdir=" SCRATCH "/upper,workdir=" SCRATCH "/work";
+		if (mount("overlay", SCRATCH "/root", "overlay", MS_NODEV | MS_NOSUID, data) < 0) {
+			gerr_set(err, errno, "mount overlay of image %s", op->src);
+			return gerr_hint(err, "overlayfs with a tmpfs upper layer needs Linux >= 6.6 in a "
+					      "user namespace; run as root or use a tar image");
+		}
+	} else {
+		_cleanup_fd_ int dfd = open(SCRATCH "/root", O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0)
+			return gerr_set(err, errno, "open %s/root", SCRATCH);
+		struct unpack_stats us = {0};
+		if (rootfs_unpack(st->image_fd, cfg->image, dfd, cfg->unprivileged ? UNPACK_CLEAR_SUID : 0,
+				  &us, err) < 0)
+			return -1;
+		if (chdir("/") < 0)
+			return gerr_set(err, errno, "chdir /");
+		if (us.devices_skipped)
+			warnx_("image %s: %zu device, fifo or socket entries not created", cfg->image,
+			       us.devices_skipped);
+		/* pivot_root needs the new root to be a mount point. */
+		_cleanup_fd_ int tree = open_tree(AT_FDCWD, SCRATCH "/root", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (tree < 0)
+			return gerr_set(err, errno, "bind %s/root", SCRATCH);
+		if (set_attrs(tree, "", OPF_NODEV | OPF_NOSUID, 0, "the root", err) < 0)
+			return -1;
+		if (move_mount(tree, "", AT_FDCWD, SCRATCH "/root", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			return gerr_set(err, errno, "bind %s/root onto itself", SCRATCH);
+	}
+	st->rootfd = open(SCRATCH "/root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (st->rootfd < 0)
+		return gerr_set(err, errno, "open %s/root", SCRATCH);
+	return 0;
+}
+
+static int do_bind(struct exec_state *st, struct op *op, const char *dst, struct gerr *err)
+{
+	struct stat s;
+	if (op->skipped)
+		return 0;
+	if (fstat(op->fd, &s) < 0)
+		return gerr_set(err, errno, "stat %s", op->src);
+	_cleanup_fd_ int target = (op->flags & OPF_NOCREATE)
+		? root_open(st->rootfd, dst, O_PATH, err)
+		: root_mount_target(st->rootfd, dst, S_ISDIR(s.st_mode), !!(op->flags & OPF_REPLACE), err);
+	if (target < 0)
+		return -1;
+	if (set_attrs(op->fd, "", op->flags, !!(op->flags & OPF_REC), dst, err) < 0)
+		return -1;
+	if (attach(op->fd, target, dst, err) < 0)
+		return -1;
+	close(op->fd);
+	op->fd = -1;
+	return 0;
+}
+
+/* Docker's readonlyPaths: what in a fresh procfs still reaches host-wide
+ * kernel knobs.  Each is bound onto itself read-only. */
+static int proc_readonly(int procfd, struct gerr *err)
+{
+	static const char *const ro[] = {"sys", "sysrq-trigger", "irq", "bus", "fs"};
+	for (size_t i = 0; i < sizeof ro / sizeof ro[0]; i++) {
+		_cleanup_fd_ int t = open_tree(procfd, ro[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+		if (t < 0) {
+			if (errno == ENOENT)
+				continue;
+			return gerr_set(err, errno, "bind /proc/%s", ro[i]);
+		}
+		if (set_attrs(t, "", OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC, 1, ro[i], err) < 0)
+			return -1;
+		if (move_mount(t, "", procfd, ro[i], MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			return gerr_set(err, errno, "mount /proc/%s read-only", ro[i]);
+	}
+	return 0;
+}
+
+static int do_symlink(struct exec_state *st, const struct op *op, const char *dst, struct gerr *err)
+{
+	const char *base;
+	_cleanup_fd_ int pfd = root_parent(st->rootfd, dst, &base, err);
+	if (pfd < 0)
+		return -1;
+	if (symlinkat(op->src, pfd, base) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return gerr_set(err, errno, "symlink %s", dst);
+	struct stat s;
+	if (fstatat(pfd, base, &s, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(s.st_mode)) {
+		if (unlinkat(pfd, base, 0) < 0 || symlinkat(op->src, pfd, base) < 0)
+			return gerr_set(err, errno, "replace symlink %s", dst);
+		return 0;
+	}
+	warnx_("%s exists in the image and is not a symlink; left as it is", dst);
+	return 0;
+}
+
+static int do_file(struct exec_state *st, const struct op *op, const char *dst, struct gerr *err)
+{
+	const char *base;
+	struct stat s;
+	_cleanup_fd_ int pfd = root_parent(st->rootfd, dst, &base, err);
+	if (pfd < 0)
+		return -1;
+	if ((op->flags & OPF_REPLACE) && fstatat(pfd, base, &s, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISLNK(s.st_mode) && unlinkat(pfd, base, 0) < 0)
+		return gerr_set(err, errno, "replace symlink %s", dst);
+	/* O_NONBLOCK: a FIFO planted at dst must not hang the launch. */
+	_cleanup_fd_ int fd = openat(pfd, base, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
+				     op->mode ? op->mode : 0644);
+	if (fd < 0)
+		return gerr_set(err, errno, "write %s", dst);
+	if (fstat(fd, &s) < 0 || !S_ISREG(s.st_mode))
+		return gerr_set(err, 0, "write %s: not a regular file in the image", dst);
+	if (write_all(fd, op->data, op->len) < 0)
+		return gerr_set(err, errno, "write %s", dst);
+	return 0;
+}
+
+static int lo_up(struct gerr *err)
+{
+	_cleanup_fd_ int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct ifreq ifr = {0};
+	if (s < 0)
+		return gerr_set(err, errno, "socket for lo");
+	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+		return gerr_set(err, errno, "get flags of lo");
+	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+		return gerr_set(err, errno, "bring lo up");
+	return 0;
+}
+
+static int do_pivot(struct exec_state *st, struct gerr *err)
+{
+	if (fchdir(st->rootfd) < 0)
+		return gerr_set(err, errno, "chdir into the new root");
+	/* pivot_root(".", ".") stacks the old root on top of the new one, so no
+	 * put_old directory is needed in a possibly read-only image. */
+	if (syscall(SYS_pivot_root, ".", ".") < 0) {
+		gerr_set(err, errno, "pivot_root");
+		return gerr_hint(err, "pivot_root fails on an initramfs root (rootfs); boot with a real root fs");
+	}
+	if (umount2(".", MNT_DETACH) < 0)
+		return gerr_set(err, errno, "detach the old root");
+	if (chdir("/") < 0)
+		return gerr_set(err, errno, "chdir /");
+	st->pivoted = 1;
+	return 0;
+}
+
+static int do_ldconfig(struct exec_state *st, const struct op *op, struct gerr *err)
+{
+	static const char *const candidates[] = {"/sbin/ldconfig.real", "/sbin/ldconfig",
+						 "/usr/sbin/ldconfig"};
+	const char *ldconfig = NULL;
+	for (size_t i = 0; i < sizeof candidates / sizeof candidates[0] && !ldconfig; i++) {
+		struct stat s;
+		if (stat(candidates[i], &s) == 0 && S_ISREG(s.st_mode) && (s.st_mode & 0111))
+			ldconfig = candidates[i];
+	}
+	if (!ldconfig) {
+		if (st->cfg->verbose)
+			fprintf(stderr, "+ # the image has no ldconfig: skipped\n");
+		return 0;
+	}
+	char *argv[64] = {(char *)"ldconfig", (char *)"-f", (char *)"/etc/ld.so.conf", (char *)"-C",
+			  (char *)"/etc/ld.so.cache"};
+	size_t argc = 5;
+	_cleanup_free_ char *dirs = xstrdup(op->src ? op->src : "");
+	char bufs[8][512];
+	for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d && argc < 5 + 8;
+	     d = strtok_r(NULL, ":", &save), argc++)
+		argv[argc] = (char *)expand_libdir(st, d, bufs[argc - 5], sizeof bufs[0]);
+	argv[argc] = NULL;
+
+	pid_t pid = fork();
+	if (pid < 0)
+		return gerr_set(err, errno, "fork for ldconfig");
+	if (pid == 0) {
+		/* The image's own binary: run with the command's restrictions
+		 * and an empty environment (CVE-2025-23266: no inherited
+		 * LD_PRELOAD or cwd reaches anything privileged). */
+		struct gerr e = {0};
+		if (!st->cfg->verbose) {
+			int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+			if (null >= 0) {
+				dup2(null, 1);
+				dup2(null, 2);
+			}
+		}
+		char *envp[] = {NULL};
+		if (sec_drop_caps(1, &e) < 0 || sec_no_new_privs(&e) < 0 || sec_seccomp(&e) < 0)
+			_exit(120);
+		execve(ldconfig, argv, envp);
+		_exit(121);
+	}
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return gerr_set(err, errno, "wait for ldconfig");
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		warnx_("%s in the image failed (status %d); libraries are still injected", ldconfig,
+		       WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	return 0;
+}
+
+static int run_op(struct exec_state *st, struct op *op, struct gerr *err)
+{
+	char buf[4096];
+	const char *dst = op->dst ? expand_libdir(st, op->dst, buf, sizeof buf) : NULL;
+	_cleanup_fd_ int target = -1;
+
+	switch (op->kind) {
+	case OP_ROOTFS:
+		return do_rootfs(st, op, err);
+	case OP_BIND:
+		return do_bind(st, op, dst, err);
+	case OP_TMPFS:
+	case OP_PROC:
+	case OP_SYSFS:
+	case OP_DEVPTS: {
+		static const char *const types[] = {[OP_TMPFS] = "tmpfs", [OP_PROC] = "proc",
+						    [OP_SYSFS] = "sysfs", [OP_DEVPTS] = "devpts"};
+		const char *data = op->kind == OP_DEVPTS ? "newinstance,ptmxmode=0666,mode=0620" : op->src;
+		target = root_mount_target(st->rootfd, dst, 1, 0, err);
+		if (target < 0)
+			return -1;
+		if (mount_fresh(types[op->kind], data, op->flags, target, dst, err) < 0)
+			return -1;
+		if (op->kind == OP_PROC) {
+			_cleanup_fd_ int procfd = root_open(st->rootfd, dst, O_PATH | O_DIRECTORY, err);
+			return procfd < 0 ? -1 : proc_readonly(procfd, err);
+		}
+		return 0;
+	}
+	case OP_MKDIR:
+		target = root_mkdir_p(st->rootfd, dst, op->mode ? op->mode : 0755, err);
+		return target < 0 ? -1 : 0;
+	case OP_SYMLINK:
+		return do_symlink(st, op, dst, err);
+	case OP_FILE:
+		return do_file(st, op, dst, err);
+	case OP_REMOUNT:
+		target = root_open(st->rootfd, dst, O_PATH, err);
+		if (target < 0)
+			return -1;
+		return set_attrs(target, "", op->flags, 0, dst, err);
+	case OP_HOSTNAME:
+		if (sethostname(op->src, strlen(op->src)) < 0)
+			return gerr_set(err, errno, "sethostname %s", op->src);
+		return 0;
+	case OP_LOOPBACK:
+		return lo_up(err);
+	case OP_PIVOT:
+		return do_pivot(st, err);
+	case OP_LDCONFIG:
+		return do_ldconfig(st, op, err);
+	}
+	return gerr_set(err, EINVAL, "unknown plan op %d", (int)op->kind);
+}
+
+int plan_execute(struct exec_state *st, struct gerr *err)
+{
+	struct plan *p = st->cfg->plan;
+	if (st->cfg->verbose)
+		fprintf(stderr, "+ mount --make-rslave /   # nothing mounted from here on reaches the host\n");
+	/* Without this, in root mode every mount below would propagate to the
+	 * host's shared mounts. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		return gerr_set(err, errno, "make / a slave mount");
+	umask(022);
+	if (preopen_sources(p, err) < 0)
+		return -1;
+	for (size_t i = 0; i < p->n; i++) {
+		if (st->cfg->verbose)
+			verbose_op(&p->v[i]);
+		if (run_op(st, &p->v[i], err) < 0)
+			return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,263 @@
+/* ns/init.c — P1 and P2: everything that happens inside the new namespaces.
+ *
+ * P1 waits until P0 has written the id maps, runs the plan (rootfs, mounts,
+ * pivot), then forks the command (P2) and stays behind as pid 1: a pid
+ * namespace's init ignores every signal it has no handler for, and orphans
+ * are re-parented to it, so it must reap them and relay what P0 forwards.
+ * When P2 exits, P1 hands P2's wait status to P0 and exits; the kernel then
+ * kills whatever is left in the pid namespace. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "../rootfs/rootfs.h"
+#include "exec.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+/* A setup error: P0 prints it; P1 exits 125 (or the error's code). */
+__attribute__((noreturn)) static void fail(int err_fd, const struct gerr *err)
+{
+	struct sbuf b = {0};
+	sbuf_printf(&b, "gpurun: %s\n", err->msg);
+	if (err->hint[0])
+		sbuf_printf(&b, "hint: %s\n", err->hint);
+	if (write_all(err_fd, b.s, b.len) < 0)
+		(void)write_all(2, b.s, b.len);
+	_exit(err->code ? err->code : GPURUN_EXIT_FAIL);
+}
+
+static int write_proc_self(const char *file, const char *text, struct gerr *err)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/%s", file);
+	_cleanup_fd_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write_all(fd, text, strlen(text)) < 0)
+		return gerr_set(err, errno, "write %s", path);
+	return 0;
+}
+
+/* Unprivileged --user: P1 must stay root in its user namespace to mount,
+ * and a uid name is only known once the image is unpacked, so the command
+ * gets a nested user namespace mapping the requested ids onto that root
+ * (what bubblewrap does for --uid). */
+static int nested_userns(uid_t uid, gid_t gid, struct gerr *err)
+{
+	char map[64];
+	if (unshare(CLONE_NEWUSER) < 0)
+		return gerr_set(err, errno, "unshare a user namespace for --user");
+	snprintf(map, sizeof map, "%u 0 1\n", (unsigned)uid);
+	if (write_proc_self("uid_map", map, err) < 0)
+		return -1;
+	if (write_proc_self("setgroups", "deny", err) < 0)
+		return -1;
+	snprintf(map, sizeof map, "%u 0 1\n", (unsigned)gid);
+	return write_proc_self("gid_map", map, err);
+}
+
+static const char *env_get(char **env, const char *key)
+{
+	size_t kl = strlen(key);
+	for (; env && *env; env++)
+		if (!strncmp(*env, key, kl) && (*env)[kl] == '=')
+			return *env + kl + 1;
+	return NULL;
+}
+
+/* execvp with the container's PATH (not P1's), and the exit codes a shell
+ * uses: 127 not found, 126 found but not runnable. */
+__attribute__((noreturn)) static void exec_command(char **argv, char **envp, int err_fd)
+{
+	struct gerr err = {0};
+	const char *cmd = argv[0];
+	if (strchr(cmd, '/')) {
+		execve(cmd, argv, envp);
+		err.code = (errno == ENOENT || errno == ENOTDIR) ? GPURUN_EXIT_NOTFOUND : GPURUN_EXIT_NOEXEC;
+		gerr_set(&err, errno, "exec %s", cmd);
+		fail(err_fd, &err);
+	}
+	const char *path = env_get(envp, "PATH");
+	if (!path)
+		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+	int denied = 0, denied_errno = 0;
+	char full[PATH_MAX], denied_path[PATH_MAX] = "";
+	for (const char *p = path; *p;) {
+		size_t n = strcspn(p, ":");
+		if (n == 0)
+			snprintf(full, sizeof full, "%s", cmd);
+		else
+			snprintf(full, sizeof full, "%.*s/%s", (int)n, p, cmd);
+		execve(full, argv, envp);
+		if (errno != ENOENT && errno != ENOTDIR && !denied) {
+			denied = 1;
+			denied_errno = errno;
+			snprintf(denied_path, sizeof denied_path, "%s", full);
+		}
+		p += n;
+		if (*p == ':')
+			p++;
+	}
+	if (denied) {
+		err.code = GPURUN_EXIT_NOEXEC;
+		gerr_set(&err, denied_errno, "exec %s", denied_path);
+	} else {
+		err.code = GPURUN_EXIT_NOTFOUND;
+		gerr_set(&err, 0, "%s: command not found", cmd);
+	}
+	fail(err_fd, &err);
+}
+
+/* P2: the command.  Order matters: ids before capabilities are dropped
+ * (setresuid needs CAP_SETUID), seccomp last (it also denies what the
+ * earlier steps use). */
+__attribute__((noreturn)) static void command_main(const struct run_config *cfg, uid_t uid, gid_t gid,
+						   char **envp, const sigset_t *orig, int tty,
+						   int err_fd)
+{
+	struct gerr err = {0};
+	for (int s = 1; s < NSIG; s++)
+		signal(s, SIG_DFL);
+	sigprocmask(SIG_SETMASK, orig, NULL);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (tty) {
+		/* Own process group in the foreground: ^C reaches the command
+		 * once, straight from the terminal. */
+		signal(SIGTTOU, SIG_IGN);
+		if (setpgid(0, 0) < 0 || tcsetpgrp(0, getpid()) < 0)
+			gerr_set(&err, errno, "make the command the terminal's foreground job"), fail(err_fd, &err);
+		signal(SIGTTOU, SIG_DFL);
+	} else if (setsid() < 0) {
+		/* No controlling terminal: TIOCSTI has nothing to inject into. */
+		gerr_set(&err, errno, "setsid"), fail(err_fd, &err);
+	}
+	if (cfg->unprivileged) {
+		if ((uid || gid) && nested_userns(uid, gid, &err) < 0)
+			fail(err_fd, &err);
+		if (sec_drop_caps(uid == 0, &err) < 0)
+			fail(err_fd, &err);
+	} else {
+		if (sec_drop_caps(1, &err) < 0)
+			fail(err_fd, &err);
+		if (uid || gid) {
+			/* chroot --userspec: the one group, no supplementary ones. */
+			if (setgroups(1, &gid) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
+				gerr_set(&err, errno, "switch to user %u:%u", (unsigned)uid, (unsigned)gid),
+					fail(err_fd, &err);
+		}
+	}
+	if (sec_no_new_privs(&err) < 0)
+		fail(err_fd, &err);
+	/* Every fd above 2 goes at exec (CVE-2024-21626: a leaked host fd
+	 * is a way out); err_fd is already close-on-exec. */
+	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		gerr_set(&err, errno, "close_range"), fail(err_fd, &err);
+	if (sec_seccomp(&err) < 0)
+		fail(err_fd, &err);
+	exec_command(cfg->argv, envp, err_fd);
+}
+
+static char **build_env(const struct run_config *cfg, uid_t uid, const char *home)
+{
+	size_t n = 0;
+	while (cfg->env && cfg->env[n])
+		n++;
+	char **envp = xcalloc(n + 2, sizeof *envp);
+	memcpy(envp, cfg->env, n * sizeof *envp);
+	if (!env_get(envp, "HOME"))
+		envp[n++] = xasprintf("HOME=%s", home ? home : uid == 0 ? "/root" : "/");
+	envp[n] = NULL;
+	return envp;
+}
+
+void init_main(const struct run_config *cfg, int image_fd, int sync_fd, int err_fd, int status_fd)
+{
+	struct gerr err = {0};
+	char go;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		gerr_set(&err, errno, "prctl(PR_SET_PDEATHSIG)"), fail(err_fd, &err);
+	/* EOF instead of "g": P0 died or could not write the id maps. */
+	if (read(sync_fd, &go, 1) != 1)
+		_exit(GPURUN_EXIT_FAIL);
+	close(sync_fd);
+
+	struct exec_state st = {.cfg = cfg, .image_fd = image_fd, .rootfd = -1};
+	if (plan_execute(&st, &err) < 0)
+		fail(err_fd, &err);
+	if (image_fd >= 0)
+		close(image_fd);
+
+	uid_t uid = 0;
+	gid_t gid = 0;
+	_cleanup_free_ char *home = NULL;
+	if (cfg->user_spec && rootfs_lookup_user(st.rootfd, cfg->user_spec, &uid, &gid, &home, &err) < 0)
+		fail(err_fd, &err);
+	char **envp = build_env(cfg, uid, home);
+
+	const char *wd = cfg->workdir ? cfg->workdir : "/";
+	char cwd[PATH_MAX];
+	if (chdir(wd) < 0)
+		gerr_set(&err, errno, "workdir %s", wd), fail(err_fd, &err);
+	/* The cwd must be inside the new root (CVE-2024-21626). */
+	if (!getcwd(cwd, sizeof cwd) || cwd[0] != '/')
+		gerr_set(&err, errno ? errno : EACCES, "workdir %s is outside the container", wd),
+			fail(err_fd, &err);
+
+	int tty = isatty(0) && tcgetpgrp(0) == getpgrp();
+	sigset_t all, orig;
+	sigemptyset(&all);
+	static const int relayed[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCHLD};
+	for (size_t i = 0; i < sizeof relayed / sizeof relayed[0]; i++)
+		sigaddset(&all, relayed[i]);
+	sigprocmask(SIG_BLOCK, &all, &orig);
+	/* P0 blocked these before clone(); the command must start with the
+	 * mask the user's shell gave gpurun. */
+	for (size_t i = 0; i < sizeof relayed / sizeof relayed[0]; i++)
+		sigdelset(&orig, relayed[i]);
+	int sfd = signalfd(-1, &all, SFD_CLOEXEC);
+	if (sfd < 0)
+		gerr_set(&err, errno, "signalfd"), fail(err_fd, &err);
+
+	pid_t child = fork();
+	if (child < 0)
+		gerr_set(&err, errno, "fork the command"), fail(err_fd, &err);
+	if (child == 0)
+		command_main(cfg, uid, gid, envp, &orig, tty, err_fd);
+	close(err_fd);
+	prctl(PR_SET_NAME, "gpurun-init");
+
+	for (;;) {
+		struct signalfd_siginfo si;
+		ssize_t r = read(sfd, &si, sizeof si);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r != (ssize_t)sizeof si)
+			_exit(GPURUN_EXIT_FAIL);
+		if (si.ssi_signo != SIGCHLD) {
+			kill(child, (int)si.ssi_signo);
+			continue;
+		}
+		int status;
+		pid_t w;
+		while ((w = waitpid(-1, &status, WNOHANG)) > 0) {
+			if (w != child)
+				continue; /* a reaped orphan */
+			(void)write_all(status_fd, &status, sizeof status);
+			_exit(0);
+		}
+	}
+}

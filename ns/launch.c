@@ -1,0 +1,232 @@
+/* ns/launch.c — P0, the host side: clone P1 into the new namespaces, write
+ * its id maps, relay signals to it, print what goes wrong inside, and turn
+ * the command's wait status into gpurun's exit status.  Also the --dry-run
+ * view of the whole launch.
+ *
+ * P0 never dies of SIGINT/SIGTERM itself (bubblewrap#369): it blocks them
+ * and forwards them, so the shell does not reclaim the terminal while the
+ * command still runs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "exec.h"
+
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+static int write_map(pid_t pid, const char *file, const char *text, struct gerr *err)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
+	_cleanup_fd_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write_all(fd, text, strlen(text)) < 0) {
+		int e = errno;
+		gerr_set(err, e, "write %s", path);
+		if (e == EPERM || e == EACCES)
+			gerr_hint(err, "user namespaces may be restricted: check "
+				       "/proc/sys/kernel/apparmor_restrict_unprivileged_userns and "
+				       "/proc/sys/user/max_user_namespaces");
+		return -1;
+	}
+	return 0;
+}
+
+/* Single-id maps (no subuid ranges, no setuid helper): the caller becomes
+ * root inside.  setgroups must be denied before an unprivileged gid_map. */
+static int write_id_maps(const struct run_config *cfg, pid_t pid, struct gerr *err)
+{
+	char map[64];
+	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)cfg->host_uid);
+	if (write_map(pid, "uid_map", map, err) < 0)
+		return -1;
+	if (write_map(pid, "setgroups", "deny", err) < 0)
+		return -1;
+	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)cfg->host_gid);
+	return write_map(pid, "gid_map", map, err);
+}
+
+static int clone_flags(const struct run_config *cfg)
+{
+	int f = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC;
+	if (cfg->unprivileged)
+		f |= CLONE_NEWUSER;
+	if (cfg->new_uts)
+		f |= CLONE_NEWUTS;
+	if (cfg->new_net)
+		f |= CLONE_NEWNET;
+	return f;
+}
+
+static void clone_error(int e, const struct run_config *cfg, struct gerr *err)
+{
+	gerr_set(err, e, "clone new namespaces");
+	if (cfg->unprivileged && (e == EPERM || e == EACCES))
+		gerr_hint(err, "unprivileged user namespaces are disabled here: see "
+			       "/proc/sys/kernel/unprivileged_userns_clone, "
+			       "/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+	else if (e == ENOSPC || e == EUSERS)
+		gerr_hint(err, "a namespace limit is reached: see /proc/sys/user/max_*_namespaces");
+	else if (e == EINVAL)
+		gerr_hint(err, "the kernel lacks one of the namespaces asked for");
+}
+
+static void relay(int from, int to)
+{
+	char buf[4096];
+	ssize_t r;
+	while ((r = read(from, buf, sizeof buf)) > 0)
+		(void)write_all(to, buf, (size_t)r);
+}
+
+static int exit_status_of(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return GPURUN_EXIT_FAIL;
+}
+
+int ns_run(struct run_config *cfg)
+{
+	struct gerr err = {0};
+	int syncp[2], errp[2], statusp[2];
+	if (pipe2(syncp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(statusp, O_CLOEXEC) < 0)
+		die_errno("pipe");
+
+	sigset_t mask, orig;
+	sigemptyset(&mask);
+	for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
+		sigaddset(&mask, forwarded[i]);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGTTOU); /* for giving the terminal back at the end */
+	/* An inherited SIG_IGN for SIGCHLD would make waitpid lose P1's status. */
+	signal(SIGCHLD, SIG_DFL);
+	sigprocmask(SIG_BLOCK, &mask, &orig);
+	int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0)
+		die_errno("signalfd");
+	int tty_owner = isatty(0) && tcgetpgrp(0) == getpgrp();
+
+	if (cfg->verbose) {
+		struct sbuf b = {0};
+		sbuf_printf(&b, "+ unshare --mount --pid --ipc%s%s%s --fork --kill-child",
+			    cfg->unprivileged ? " --user --map-root-user" : "", cfg->new_uts ? " --uts" : "",
+			    cfg->new_net ? " --net" : "");
+		fprintf(stderr, "%s\n", b.s);
+		sbuf_free(&b);
+	}
+	fflush(NULL);
+	/* Raw clone: fork semantics (shared code path, copied memory) with
+	 * the namespace flags; P1 is pid 1 of the new pid namespace. */
+	pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)(clone_flags(cfg) | SIGCHLD), NULL, NULL, NULL,
+				   NULL);
+	if (pid < 0) {
+		clone_error(errno, cfg, &err);
+		gerr_die(&err);
+	}
+	if (pid == 0) {
+		close(syncp[1]);
+		close(errp[0]);
+		close(statusp[0]);
+		close(sfd);
+		init_main(cfg, cfg->image_fd, syncp[0], errp[1], statusp[1]);
+	}
+	close(syncp[0]);
+	close(errp[1]);
+	close(statusp[1]);
+
+	if (cfg->unprivileged && write_id_maps(cfg, pid, &err) < 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		gerr_die(&err);
+	}
+	if (write_all(syncp[1], "g", 1) < 0)
+		die_errno("start the container");
+	close(syncp[1]);
+
+	/* Monitor: relay P1/P2's error text as it comes, forward signals,
+	 * stop when P1 is gone. */
+	int status = 0, errfd_open = 1;
+	for (;;) {
+		struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN}, {.fd = errp[0], .events = POLLIN}};
+		if (poll(pfd, errfd_open ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			die_errno("poll");
+		}
+		if (errfd_open && (pfd[1].revents & (POLLIN | POLLHUP))) {
+			char buf[4096];
+			ssize_t r = read(errp[0], buf, sizeof buf);
+			if (r > 0)
+				(void)write_all(2, buf, (size_t)r);
+			else if (r == 0)
+				errfd_open = 0;
+		}
+		if (!(pfd[0].revents & POLLIN))
+			continue;
+		struct signalfd_siginfo si;
+		if (read(sfd, &si, sizeof si) != (ssize_t)sizeof si)
+			continue;
+		if (si.ssi_signo == SIGCHLD) {
+			pid_t w = waitpid(pid, &status, WNOHANG);
+			if (w == pid)
+				break;
+		} else if (si.ssi_signo != SIGTTOU) {
+			kill(pid, (int)si.ssi_signo);
+		}
+	}
+	relay(errp[0], 2);
+	if (tty_owner)
+		tcsetpgrp(0, getpgrp());
+
+	int cmd_status, code;
+	if (read(statusp[0], &cmd_status, sizeof cmd_status) == (ssize_t)sizeof cmd_status)
+		code = exit_status_of(cmd_status);
+	else if (WIFEXITED(status))
+		code = WEXITSTATUS(status) ? WEXITSTATUS(status) : GPURUN_EXIT_FAIL;
+	else
+		code = GPURUN_EXIT_FAIL; /* P1 was killed before the command ran */
+	return code;
+}
+
+void ns_print_plan(const struct run_config *cfg, FILE *out)
+{
+	struct sbuf b = {0};
+	fprintf(out, "# gpurun plan: the same steps as shell commands (the seed walkthrough's way)\n");
+	fprintf(out, "unshare --mount --pid --ipc%s%s%s --fork --kill-child sh   "
+		     "# P1: pid 1 of the new namespaces\n",
+		cfg->unprivileged ? " --user --map-root-user" : "", cfg->new_uts ? " --uts" : "",
+		cfg->new_net ? " --net" : "");
+	fprintf(out, "mount --make-rslave /   # nothing mounted from here on reaches the host\n");
+	for (size_t i = 0; i < cfg->plan->n; i++) {
+		b.len = 0;
+		if (b.s)
+			b.s[0] = '\0';
+		op_describe(&cfg->plan->v[i], &b);
+		fprintf(out, "%s\n", b.s);
+	}
+	b.len = 0;
+	sbuf_printf(&b, "exec chroot --userspec %s / env -i", cfg->user_spec ? cfg->user_spec : "0:0");
+	for (char **e = cfg->env; e && *e; e++) {
+		sbuf_puts(&b, " ");
+		sbuf_shquote(&b, *e);
+	}
+	for (char **a = cfg->argv; a && *a; a++) {
+		sbuf_puts(&b, " ");
+		sbuf_shquote(&b, *a);
+	}
+	fprintf(out, "%s\n# (the command runs as pid 2 under gpurun's init, after dropping capabilities,\n"
+		     "#  no_new_privs, a seccomp deny-list and closing every fd above 2)\n",
+		b.s);
+	sbuf_free(&b);
+}

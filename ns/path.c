@@ -1,0 +1,175 @@
+/* ns/path.c — resolving and creating paths inside the container root.
+ *
+ * The unpacked image is hostile input: any directory in it may be a symlink
+ * to "/etc" or "../../..".  So no path inside the root is ever handed to the
+ * kernel as a string from the host's point of view.  Every lookup is an
+ * openat2() relative to the root fd with RESOLVE_IN_ROOT (".." stops at the
+ * root, absolute links restart at it) and every creation is a *at() call on
+ * a directory fd obtained that way, with O_NOFOLLOW|O_EXCL on the last
+ * component.  This is what closes the CVE-2024-0132/0133 class (mounts and
+ * empty files landing on the host through image symlinks). */
+#include "ns.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static long openat2_(int dirfd, const char *path, struct open_how *how)
+{
+	long r;
+	/* The kernel returns EAGAIN when a concurrent rename races the lookup. */
+	for (int i = 0; i < 16; i++) {
+		r = syscall(SYS_openat2, dirfd, path, how, sizeof *how);
+		if (r >= 0 || errno != EAGAIN)
+			break;
+	}
+	return r;
+}
+
+static const char *skip_slashes(const char *p)
+{
+	while (*p == '/')
+		p++;
+	return p;
+}
+
+int root_open(int rootfd, const char *path, int flags, struct gerr *err)
+{
+	struct open_how how = {
+		.flags = (unsigned)(flags | O_CLOEXEC),
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	const char *rel = skip_slashes(path);
+	long fd = openat2_(rootfd, *rel ? rel : ".", &how);
+	if (fd < 0)
+		return gerr_set(err, errno, "open %s in the container root", path);
+	return (int)fd;
+}
+
+/* Split "a/b/c" into a malloc'ed parent "a/b" (or ".") and a pointer to "c". */
+static char *split_parent(const char *path, const char **base)
+{
+	const char *rel = skip_slashes(path);
+	size_t n = strlen(rel);
+	while (n > 0 && rel[n - 1] == '/')
+		n--;
+	const char *slash = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (rel[i] == '/')
+			slash = rel + i;
+	*base = slash ? slash + 1 : rel;
+	if (!slash)
+		return xstrdup(".");
+	size_t pl = (size_t)(slash - rel);
+	char *parent = xmalloc(pl + 1);
+	memcpy(parent, rel, pl);
+	parent[pl] = '\0';
+	return parent;
+}
+
+/* The last component without trailing slashes, as its own string. */
+static char *base_name(const char *base)
+{
+	size_t n = strcspn(base, "/");
+	char *b = xmalloc(n + 1);
+	memcpy(b, base, n);
+	b[n] = '\0';
+	return b;
+}
+
+int root_mkdir_p(int rootfd, const char *path, mode_t mode, struct gerr *err)
+{
+	struct gerr e2 = {0};
+	int fd = root_open(rootfd, path, O_PATH | O_DIRECTORY, &e2);
+	if (fd >= 0)
+		return fd;
+	if (errno != ENOENT)
+		return gerr_set(err, errno, "directory %s in the container root", path);
+
+	const char *base;
+	_cleanup_free_ char *parent = split_parent(path, &base);
+	_cleanup_free_ char *name = base_name(base);
+	if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
+		return gerr_set(err, ENOENT, "directory %s in the container root", path);
+	_cleanup_fd_ int pfd = root_mkdir_p(rootfd, parent, mode, err);
+	if (pfd < 0)
+		return -1;
+	/* pfd is an O_PATH fd: mkdirat accepts it as a directory fd. */
+	if (mkdirat(pfd, name, mode) < 0 && errno != EEXIST)
+		return gerr_set(err, errno, "mkdir %s in the container root", path);
+	/* Re-resolve from the root: if the name already existed as a dangling
+	 * symlink, this reports it instead of following it out. */
+	fd = root_open(rootfd, path, O_PATH | O_DIRECTORY, err);
+	if (fd < 0)
+		return gerr_prefix(err, "create mount point");
+	return fd;
+}
+
+int root_parent(int rootfd, const char *path, const char **base, struct gerr *err)
+{
+	_cleanup_free_ char *parent = split_parent(path, base);
+	return root_mkdir_p(rootfd, parent, 0755, err);
+}
+
+int root_mount_target(int rootfd, const char *path, int dir, int replace, struct gerr *err)
+{
+	const char *base;
+	_cleanup_fd_ int pfd = root_parent(rootfd, path, &base, err);
+	if (pfd < 0)
+		return -1;
+	_cleanup_free_ char *name = base_name(base);
+	if (!*name)
+		return root_open(rootfd, path, O_PATH | O_DIRECTORY, err); /* the root itself */
+
+	struct stat st;
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISLNK(st.st_mode) && replace) {
+			/* An image's /etc/resolv.conf -> ../run/systemd/... is
+			 * replaced by a plain node in our private copy of the root. */
+			if (unlinkat(pfd, name, 0) < 0)
+				return gerr_set(err, errno, "replace symlink %s in the container root", path);
+		} else {
+			/* Existing entry (a symlink is followed, inside the root). */
+			int fd = root_open(rootfd, path, O_PATH, err);
+			if (fd < 0)
+				return -1;
+			struct stat t;
+			if (fstat(fd, &t) < 0) {
+				close(fd);
+				return gerr_set(err, errno, "stat %s in the container root", path);
+			}
+			if (dir && !S_ISDIR(t.st_mode)) {
+				close(fd);
+				return gerr_set(err, ENOTDIR, "mount point %s in the container root", path);
+			}
+			if (!dir && S_ISDIR(t.st_mode)) {
+				close(fd);
+				return gerr_set(err, EISDIR, "mount point %s in the container root", path);
+			}
+			return fd;
+		}
+	} else if (errno != ENOENT) {
+		return gerr_set(err, errno, "stat %s in the container root", path);
+	}
+
+	if (dir) {
+		if (mkdirat(pfd, name, 0755) < 0 && errno != EEXIST)
+			return gerr_set(err, errno, "mkdir %s in the container root", path);
+	} else {
+		int fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0 && errno != EEXIST)
+			return gerr_set(err, errno, "create %s in the container root", path);
+		if (fd >= 0)
+			close(fd);
+	}
+	/* O_NOFOLLOW on the final open: what we just made must be what we mount on. */
+	int fd = openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return gerr_set(err, errno, "open %s in the container root", path);
+	return fd;
+}
