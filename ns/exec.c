@@ -184,6 +184,8 @@ static int do_rootfs(struct exec_state *st, struct op *op, struct gerr *err)
 				return gerr_set(err, errno, "mkdir %s", dirs[i]);
 		if (move_mount(op->fd, "", AT_FDCWD, SCRATCH "/lower", MOVE_MOUNT_F_EMPTY_PATH) < 0)
 			return gerr_set(err, errno, "bind image %s", op->src);
+		close(op->fd);
+		op->fd = -1;
 		/* userxattr: in a user namespace overlayfs keeps its metadata in
 		 * user.* xattrs (trusted.* needs real root). */
 		const char *data = cfg->unprivileged

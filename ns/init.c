@@ -183,6 +183,25 @@ static char **build_env(const struct run_config *cfg, uid_t uid, const char *hom
 	return envp;
 }
 
+/* P1 lives on as pid 1 next to the command: any fd it inherited from the
+ * caller (a host directory, say) would be reachable through /proc/1/fd.
+ * Close everything but our own pipes and the image. */
+static void close_inherited(const int *keep, size_t n)
+{
+	unsigned lo = 3;
+	for (;;) {
+		unsigned next = ~0U;
+		for (size_t i = 0; i < n; i++)
+			if (keep[i] >= (int)lo && (unsigned)keep[i] < next)
+				next = (unsigned)keep[i];
+		if (next > lo)
+			close_range(lo, next == ~0U ? ~0U : next - 1, 0);
+		if (next == ~0U)
+			return;
+		lo = next + 1;
+	}
+}
+
 void init_main(const struct run_config *cfg, int image_fd, int sync_fd, int err_fd, int status_fd)
 {
 	struct gerr err = {0};
@@ -190,10 +209,17 @@ void init_main(const struct run_config *cfg, int image_fd, int sync_fd, int err_
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		gerr_set(&err, errno, "prctl(PR_SET_PDEATHSIG)"), fail(err_fd, &err);
+	const int keep[] = {image_fd, sync_fd, err_fd, status_fd};
+	close_inherited(keep, sizeof keep / sizeof keep[0]);
 	/* EOF instead of "g": P0 died or could not write the id maps. */
 	if (read(sync_fd, &go, 1) != 1)
 		_exit(GPURUN_EXIT_FAIL);
 	close(sync_fd);
+	/* Not before the maps are written: a non-dumpable process's /proc
+	 * files belong to the host's root, and P0 could not write them.
+	 * After this, the container's root cannot ptrace or read P1. */
+	if (prctl(PR_SET_DUMPABLE, 0) < 0)
+		gerr_set(&err, errno, "prctl(PR_SET_DUMPABLE)"), fail(err_fd, &err);
 
 	struct exec_state st = {.cfg = cfg, .image_fd = image_fd, .rootfd = -1};
 	if (plan_execute(&st, &err) < 0)
@@ -207,6 +233,7 @@ void init_main(const struct run_config *cfg, int image_fd, int sync_fd, int err_
 	if (cfg->user_spec && rootfs_lookup_user(st.rootfd, cfg->user_spec, &uid, &gid, &home, &err) < 0)
 		fail(err_fd, &err);
 	char **envp = build_env(cfg, uid, home);
+	close(st.rootfd);
 
 	const char *wd = cfg->workdir ? cfg->workdir : "/";
 	char cwd[PATH_MAX];
