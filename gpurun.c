@@ -226,23 +226,17 @@ static void add_dev(struct plan *p)
 }
 
 /* /etc/resolv.conf and /etc/hosts are the host's when the network is
- * shared; copied (not bound) so the container may edit its own. */
+ * shared.  Bound read-only rather than copied: binding over an existing file
+ * needs no write access to the image's /etc, which a directory image owned
+ * by someone else does not give an unprivileged user.  An image symlink
+ * there (often dangling: ../run/systemd/resolve/...) is replaced. */
 static void add_host_net_files(struct plan *p)
 {
 	static const char *const files[] = {"/etc/resolv.conf", "/etc/hosts"};
-	for (size_t i = 0; i < 2; i++) {
-		struct gerr err = {0};
-		size_t len;
-		/* The host's files may be symlinks (systemd-resolved): open the
-		 * directory and read the final file through the resolved path. */
-		_cleanup_free_ char *real = realpath(files[i], NULL);
-		if (!real)
-			continue;
-		_cleanup_free_ char *text = read_small_file_at(AT_FDCWD, real, 1 << 20, &len, &err);
-		if (!text)
-			continue;
-		plan_why(plan_file(p, files[i], text, len, 0644), "the host's, as the network is shared");
-	}
+	for (size_t i = 0; i < 2; i++)
+		plan_why(plan_bind(p, files[i], files[i],
+				   OPF_OPTIONAL | OPF_REPLACE | OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC),
+			 "the host's, as the network is shared");
 }
 
 static void add_volume(struct plan *p, const char *spec)

@@ -234,6 +234,11 @@ static int do_bind(struct exec_state *st, struct op *op, const char *dst, struct
 	_cleanup_fd_ int target = (op->flags & OPF_NOCREATE)
 		? root_open(st->rootfd, dst, O_PATH, err)
 		: root_mount_target(st->rootfd, dst, S_ISDIR(s.st_mode), !!(op->flags & OPF_REPLACE), err);
+	if (target < 0 && (op->flags & OPF_OPTIONAL) && (errno == EACCES || errno == EROFS || errno == EPERM)) {
+		warnx_("%s; %s not bound", err->msg, op->src);
+		memset(err, 0, sizeof *err);
+		return 0;
+	}
 	if (target < 0)
 		return -1;
 	if (set_attrs(op->fd, "", op->flags, !!(op->flags & OPF_REC), dst, err) < 0)

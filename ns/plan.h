@@ -47,7 +47,8 @@ enum op_kind {
 #define OPF_NODEV 0x0004
 #define OPF_NOEXEC 0x0008
 #define OPF_REC 0x0010      /* recursive bind (submounts too) */
-#define OPF_OPTIONAL 0x0020 /* missing source: skip the op (verbose says so) */
+#define OPF_OPTIONAL 0x0020 /* missing source: skip; a target the image will not let us
+			     * create (EACCES, EROFS): skip with a warning */
 #define OPF_DEVICE 0x0040   /* bind: source must be a char device with st_rdev == op->rdev */
 #define OPF_DIR 0x0080      /* bind: the source must be a directory */
 #define OPF_NOCREATE 0x0100 /* bind: dst must already exist in the image */
