@@ -244,7 +244,9 @@ void init_main(const struct run_config *cfg, int image_fd, int sync_fd, int err_
 		gerr_set(&err, errno ? errno : EACCES, "workdir %s is outside the container", wd),
 			fail(err_fd, &err);
 
-	int tty = isatty(0) && tcgetpgrp(0) == getpgrp();
+	/* Decided by P0: from inside the pid namespace the terminal's
+	 * foreground group is invisible and would read as 0. */
+	int tty = cfg->tty_foreground;
 	sigset_t all, orig;
 	sigemptyset(&all);
 	static const int relayed[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCHLD};

@@ -116,6 +116,7 @@ int ns_run(struct run_config *cfg)
 	if (sfd < 0)
 		die_errno("signalfd");
 	int tty_owner = isatty(0) && tcgetpgrp(0) == getpgrp();
+	cfg->tty_foreground = tty_owner;
 
 	if (cfg->verbose) {
 		struct sbuf b = {0};

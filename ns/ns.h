@@ -27,6 +27,7 @@ struct run_config {
 	int new_uts;           /* --hostname */
 	int new_net;           /* --net none */
 	int dry_run, verbose;
+	int tty_foreground;    /* stdin is a terminal and gpurun its foreground job (set by ns_run) */
 	const char *user_spec; /* --user, NULL for the default (0:0) */
 	const char *workdir;   /* NULL: "/" */
 	char **env;            /* "K=V" list, NULL-terminated; HOME added at run time if unset */
