@@ -79,10 +79,18 @@ SAN_FLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,tests/build/%,$(FUZZ_SRCS))
 
-tests/build/%: tests/fuzz/%.c $(LIB_SRCS) $(HDRS)
-	@mkdir -p tests/build
-	clang $(CSTD) -D_GNU_SOURCE -DGPURUN_VERSION='"$(VERSION)"' $(SAN_FLAGS) -fsanitize=fuzzer \
-		$(shell $(PKG_CONFIG) --cflags $(PKGS)) -o $@ $< $(LIB_SRCS) $(LIBS)
+SAN_CFLAGS = $(CSTD) -D_GNU_SOURCE -DGPURUN_VERSION='"$(VERSION)"' $(SAN_FLAGS) \
+	$(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+SAN_OBJS := $(patsubst %.c,tests/build/san/%.o,$(LIB_SRCS))
+
+# The library once, instrumented for coverage and sanitizers; each fuzz
+# target then links against it.
+tests/build/san/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	clang $(SAN_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+tests/build/fuzz_%: tests/fuzz/fuzz_%.c $(SAN_OBJS)
+	clang $(SAN_CFLAGS) -fsanitize=fuzzer -o $@ $< $(SAN_OBJS) $(LIBS)
 
 sanitize: $(FUZZ_BINS)
 	@sh tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
