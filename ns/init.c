@@ -121,21 +121,67 @@ __attribute__((noreturn)) static void exec_command(char **argv, char **envp, int
 	fail(err_fd, &err);
 }
 
+/* What P1 tells P2 once the root is ready.  P2 is forked before the setup
+ * so that it is pid 2 however many helpers (an unpack thread, ldconfig)
+ * the setup used; pivot_root moves its root along with P1's. */
+struct go_ahead {
+	uid_t uid;
+	gid_t gid;
+	char home[PATH_MAX];
+};
+
+static char **build_env(const struct run_config *cfg, uid_t uid, const char *home)
+{
+	size_t n = 0;
+	while (cfg->env && cfg->env[n])
+		n++;
+	char **envp = xcalloc(n + 2, sizeof *envp);
+	memcpy(envp, cfg->env, n * sizeof *envp);
+	if (!env_get(envp, "HOME"))
+		envp[n++] = xasprintf("HOME=%s", *home ? home : uid == 0 ? "/root" : "/");
+	envp[n] = NULL;
+	return envp;
+}
+
 /* P2: the command.  Order matters: ids before capabilities are dropped
  * (setresuid needs CAP_SETUID), seccomp last (it also denies what the
  * earlier steps use). */
-__attribute__((noreturn)) static void command_main(const struct run_config *cfg, uid_t uid, gid_t gid,
-						   char **envp, const sigset_t *orig, int tty,
-						   int err_fd)
+__attribute__((noreturn)) static void command_main(const struct run_config *cfg, int go_fd,
+						   const sigset_t *orig, int err_fd)
 {
 	struct gerr err = {0};
+	struct go_ahead ga;
+	/* EOF: the setup failed, and P1 reports why. */
+	if (read(go_fd, &ga, sizeof ga) != (ssize_t)sizeof ga)
+		_exit(GPURUN_EXIT_FAIL);
+	close(go_fd);
+	ga.home[sizeof ga.home - 1] = '\0';
+	uid_t uid = ga.uid;
+	gid_t gid = ga.gid;
+	char **envp = build_env(cfg, uid, ga.home);
+
 	for (int s = 1; s < NSIG; s++)
 		signal(s, SIG_DFL);
 	sigprocmask(SIG_SETMASK, orig, NULL);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (tty) {
+	/* P1 is non-dumpable; P2 is about to become the command (exec would
+	 * reset this anyway) and must own its /proc/self for nested_userns. */
+	prctl(PR_SET_DUMPABLE, 1);
+
+	/* pivot_root moved our root; our cwd still points into the old tree. */
+	const char *wd = cfg->workdir ? cfg->workdir : "/";
+	char cwd[PATH_MAX];
+	if (chdir(wd) < 0)
+		gerr_set(&err, errno, "workdir %s", wd), fail(err_fd, &err);
+	/* The cwd must be inside the new root (CVE-2024-21626). */
+	if (!getcwd(cwd, sizeof cwd) || cwd[0] != '/')
+		gerr_set(&err, errno ? errno : EACCES, "workdir %s is outside the container", wd),
+			fail(err_fd, &err);
+
+	if (cfg->tty_foreground) {
 		/* Own process group in the foreground: ^C reaches the command
-		 * once, straight from the terminal. */
+		 * once, straight from the terminal.  P0 decided this: from in
+		 * here the terminal's foreground group is invisible. */
 		signal(SIGTTOU, SIG_IGN);
 		if (setpgid(0, 0) < 0 || tcsetpgrp(0, getpid()) < 0)
 			gerr_set(&err, errno, "make the command the terminal's foreground job"), fail(err_fd, &err);
@@ -168,19 +214,6 @@ __attribute__((noreturn)) static void command_main(const struct run_config *cfg,
 	if (sec_seccomp(&err) < 0)
 		fail(err_fd, &err);
 	exec_command(cfg->argv, envp, err_fd);
-}
-
-static char **build_env(const struct run_config *cfg, uid_t uid, const char *home)
-{
-	size_t n = 0;
-	while (cfg->env && cfg->env[n])
-		n++;
-	char **envp = xcalloc(n + 2, sizeof *envp);
-	memcpy(envp, cfg->env, n * sizeof *envp);
-	if (!env_get(envp, "HOME"))
-		envp[n++] = xasprintf("HOME=%s", home ? home : uid == 0 ? "/root" : "/");
-	envp[n] = NULL;
-	return envp;
 }
 
 /* P1 lives on as pid 1 next to the command: any fd it inherited from the
@@ -221,32 +254,6 @@ void init_main(const struct run_config *cfg, int image_fd, int sync_fd, int err_
 	if (prctl(PR_SET_DUMPABLE, 0) < 0)
 		gerr_set(&err, errno, "prctl(PR_SET_DUMPABLE)"), fail(err_fd, &err);
 
-	struct exec_state st = {.cfg = cfg, .image_fd = image_fd, .rootfd = -1};
-	if (plan_execute(&st, &err) < 0)
-		fail(err_fd, &err);
-	if (image_fd >= 0)
-		close(image_fd);
-
-	uid_t uid = 0;
-	gid_t gid = 0;
-	_cleanup_free_ char *home = NULL;
-	if (cfg->user_spec && rootfs_lookup_user(st.rootfd, cfg->user_spec, &uid, &gid, &home, &err) < 0)
-		fail(err_fd, &err);
-	char **envp = build_env(cfg, uid, home);
-	close(st.rootfd);
-
-	const char *wd = cfg->workdir ? cfg->workdir : "/";
-	char cwd[PATH_MAX];
-	if (chdir(wd) < 0)
-		gerr_set(&err, errno, "workdir %s", wd), fail(err_fd, &err);
-	/* The cwd must be inside the new root (CVE-2024-21626). */
-	if (!getcwd(cwd, sizeof cwd) || cwd[0] != '/')
-		gerr_set(&err, errno ? errno : EACCES, "workdir %s is outside the container", wd),
-			fail(err_fd, &err);
-
-	/* Decided by P0: from inside the pid namespace the terminal's
-	 * foreground group is invisible and would read as 0. */
-	int tty = cfg->tty_foreground;
 	sigset_t all, orig;
 	sigemptyset(&all);
 	static const int relayed[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCHLD};
@@ -261,11 +268,38 @@ void init_main(const struct run_config *cfg, int image_fd, int sync_fd, int err_
 	if (sfd < 0)
 		gerr_set(&err, errno, "signalfd"), fail(err_fd, &err);
 
+	int gop[2];
+	if (pipe2(gop, O_CLOEXEC) < 0)
+		gerr_set(&err, errno, "pipe"), fail(err_fd, &err);
 	pid_t child = fork();
 	if (child < 0)
 		gerr_set(&err, errno, "fork the command"), fail(err_fd, &err);
-	if (child == 0)
-		command_main(cfg, uid, gid, envp, &orig, tty, err_fd);
+	if (child == 0) {
+		close(gop[1]);
+		close(sfd);
+		close(status_fd);
+		if (image_fd >= 0)
+			close(image_fd);
+		command_main(cfg, gop[0], &orig, err_fd);
+	}
+	close(gop[0]);
+
+	struct exec_state st = {.cfg = cfg, .image_fd = image_fd, .rootfd = -1};
+	if (plan_execute(&st, &err) < 0)
+		fail(err_fd, &err);
+	if (image_fd >= 0)
+		close(image_fd);
+
+	struct go_ahead ga = {0};
+	_cleanup_free_ char *home = NULL;
+	if (cfg->user_spec && rootfs_lookup_user(st.rootfd, cfg->user_spec, &ga.uid, &ga.gid, &home, &err) < 0)
+		fail(err_fd, &err);
+	if (home)
+		snprintf(ga.home, sizeof ga.home, "%s", home);
+	close(st.rootfd);
+	if (write_all(gop[1], &ga, sizeof ga) < 0)
+		gerr_set(&err, errno, "start the command"), fail(err_fd, &err);
+	close(gop[1]);
 	close(err_fd);
 	prctl(PR_SET_NAME, "gpurun-init");
 
