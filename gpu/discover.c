@@ -1,0 +1,305 @@
+/* gpu/discover.c — what the driver root says about the driver, without NVML.
+ *
+ * Everything is a file under the driver root (DESIGN.md §5):
+ *   proc/driver/nvidia/version            the NVRM version ("no driver" if absent)
+ *   proc/driver/nvidia/gpus/<bus>/information   one per GPU: minor, UUID, model
+ *   proc/devices                          the dynamic major of nvidia-uvm
+ *   etc/ld.so.cache                       which file each driver library is
+ * GPUs are numbered by PCI bus id, which is what NVML's index order is in
+ * practice; the device minor is a different number (index 1 can be
+ * /dev/nvidia0), and mixing the two up is the classic isolation bug.
+ *
+ * The driver root is opened once and every path below it is resolved with
+ * openat2(RESOLVE_IN_ROOT): an absolute symlink in a driver container
+ * (/run/nvidia/driver/usr/lib/... -> /usr/lib/...) means the file inside
+ * that root, never the host's file of the same name. */
+#include "internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define VERSION_FILE "proc/driver/nvidia/version"
+#define GPUS_DIR "proc/driver/nvidia/gpus"
+#define LDCACHE_FILE "etc/ld.so.cache"
+#define SMALL_FILE_MAX (1 << 20)
+#define LDCACHE_MAX (64 << 20)
+
+void strv_add(struct strv *s, char *owned)
+{
+	s->v = xrealloc(s->v, (s->n + 1) * sizeof *s->v);
+	s->v[s->n++] = owned;
+}
+
+void strv_free(struct strv *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	s->v = NULL;
+	s->n = 0;
+}
+
+static int open_in_root(const struct gpu_driver *drv, const char *path, int flags)
+{
+	struct open_how how = {
+		.flags = (unsigned)(flags | O_CLOEXEC),
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	while (*path == '/')
+		path++;
+	long fd;
+	do
+		fd = syscall(SYS_openat2, drv->rootfd, *path ? path : ".", &how, sizeof how);
+	while (fd < 0 && errno == EAGAIN);
+	return (int)fd;
+}
+
+/* The host path an fd refers to ("/tmp/fake/usr/lib/.../libcuda.so.550.54.14"). */
+static char *fd_path(int fd)
+{
+	char link[64], buf[4096];
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, buf, sizeof buf - 1);
+	if (n <= 0 || (size_t)n >= sizeof buf - 1)
+		return NULL;
+	buf[n] = '\0';
+	return xstrdup(buf);
+}
+
+char *drv_resolve(const struct gpu_driver *drv, const char *path, struct stat *st, char **inroot)
+{
+	_cleanup_fd_ int fd = open_in_root(drv, path, O_PATH);
+	if (fd < 0 || fstat(fd, st) < 0)
+		return NULL;
+	char *host = fd_path(fd);
+	if (!host)
+		return NULL;
+	size_t rl = strlen(drv->rootpath);
+	if (strncmp(host, drv->rootpath, rl) != 0 || (host[rl] != '/' && host[rl] != '\0')) {
+		/* Not below the root we opened: the root moved under us. */
+		free(host);
+		return NULL;
+	}
+	if (inroot)
+		*inroot = xstrdup(host[rl] ? host + rl : "/");
+	return host;
+}
+
+char *drv_read(const struct gpu_driver *drv, const char *path, size_t max, size_t *len,
+	       struct gerr *err)
+{
+	const char *rel = path + strspn(path, "/");
+	_cleanup_fd_ int fd = open_in_root(drv, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
+	if (fd < 0) {
+		gerr_set(err, errno, "%s/%s", drv->rootpath, rel);
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0) {
+		gerr_set(err, errno, "stat %s/%s", drv->rootpath, rel);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		gerr_set(err, 0, "%s/%s: not a regular file", drv->rootpath, rel);
+		return NULL;
+	}
+	/* procfs files report size 0: read until EOF, in chunks. */
+	struct sbuf b = {0};
+	char chunk[8192];
+	sbuf_add(&b, "", 0);
+	for (;;) {
+		ssize_t r = read(fd, chunk, sizeof chunk);
+		if (r == 0)
+			break;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || b.len + (size_t)r > max) {
+			gerr_set(err, r < 0 ? errno : EFBIG, "read %s/%s", drv->rootpath, rel);
+			sbuf_free(&b);
+			return NULL;
+		}
+		sbuf_add(&b, chunk, (size_t)r);
+	}
+	if (len)
+		*len = b.len;
+	return b.s;
+}
+
+static int by_busid(const void *a, const void *b)
+{
+	return strcmp(((const struct gpu_dev *)a)->busid, ((const struct gpu_dev *)b)->busid);
+}
+
+/* One gpus/<bus> directory -> a table row; 0 when the GPU is unusable. */
+static int read_gpu(struct gpu_driver *drv, const char *name, struct gpu_dev *g)
+{
+	struct gerr err = {0};
+	struct gpu_information info;
+	char path[320];
+	size_t len, nl = strlen(name);
+	if (nl >= sizeof g->procdir)
+		return 0;
+	snprintf(path, sizeof path, GPUS_DIR "/%s/information", name);
+	_cleanup_free_ char *text = drv_read(drv, path, SMALL_FILE_MAX, &len, &err);
+	if (!text) {
+		warnx_("skipping GPU %s: %s", name, err.msg);
+		return 0;
+	}
+	if (procfs_parse_information(text, len, &info) < 0) {
+		warnx_("skipping GPU %s: %s/%s has no valid Device Minor", name, drv->rootpath, path);
+		return 0;
+	}
+	memset(g, 0, sizeof *g);
+	g->minor = (unsigned)info.minor;
+	memcpy(g->procdir, name, nl + 1);
+	snprintf(g->uuid, sizeof g->uuid, "%s", info.uuid);
+	snprintf(g->model, sizeof g->model, "%s", info.model[0] ? info.model : "Unknown");
+	/* The directory name is the bus id too; Bus Location wins when it parses. */
+	if (busid_normalize(info.bus, g->busid, sizeof g->busid) < 0 &&
+	    busid_normalize(name, g->busid, sizeof g->busid) < 0) {
+		warnx_("skipping GPU %s: no PCI bus id", name);
+		return 0;
+	}
+	g->brand = model_brand(g->model);
+	g->arch = model_arch(g->model);
+	return 1;
+}
+
+static int read_gpus(struct gpu_driver *drv, struct gerr *err)
+{
+	int fd = open_in_root(drv, GPUS_DIR, O_RDONLY | O_DIRECTORY);
+	if (fd < 0) {
+		/* The module is loaded but drives no GPU: a valid, empty table. */
+		if (errno == ENOENT)
+			return 0;
+		return gerr_set(err, errno, "%s/" GPUS_DIR, drv->rootpath);
+	}
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		int e = errno;
+		close(fd);
+		return gerr_set(err, e, "%s/" GPUS_DIR, drv->rootpath);
+	}
+	drv->gpus = xcalloc(GPU_MAX, sizeof *drv->gpus);
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (drv->ngpus == GPU_MAX) {
+			closedir(d);
+			return gerr_set(err, 0, "%s/" GPUS_DIR ": more than %d GPUs", drv->rootpath, GPU_MAX);
+		}
+		drv->ngpus += (size_t)read_gpu(drv, de->d_name, &drv->gpus[drv->ngpus]);
+	}
+	closedir(d);
+	qsort(drv->gpus, drv->ngpus, sizeof *drv->gpus, by_busid);
+	for (size_t i = 0; i < drv->ngpus; i++)
+		drv->gpus[i].index = (unsigned)i;
+	return 0;
+}
+
+int gpu_discover(const char *root, struct gpu_driver *drv, struct gerr *err)
+{
+	memset(drv, 0, sizeof *drv);
+	drv->rootfd = -1;
+	drv->root = xstrdup(root);
+	drv->rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (drv->rootfd < 0)
+		return gerr_set(err, errno, "no NVIDIA driver found under %s: driver root %s", root, root);
+	drv->rootpath = fd_path(drv->rootfd);
+	if (!drv->rootpath)
+		return gerr_set(err, errno, "driver root %s: cannot read its path", root);
+	if (!strcmp(drv->rootpath, "/"))
+		drv->rootpath[0] = '\0';
+
+	size_t len;
+	_cleanup_free_ char *version = drv_read(drv, VERSION_FILE, SMALL_FILE_MAX, &len, err);
+	if (!version)
+		return gerr_prefix(err, "no NVIDIA driver found under %s", root);
+	if (procfs_parse_version(version, len, drv->version, sizeof drv->version) < 0)
+		return gerr_set(err, 0, "no NVIDIA driver found under %s: %s/" VERSION_FILE
+					": no version number on its first line",
+				root, drv->rootpath);
+	if (read_gpus(drv, err) < 0)
+		return -1;
+
+	/* nvidia-uvm has a dynamic major; no entry means the module is not
+	 * loaded, and then there are no uvm nodes to give. */
+	struct gerr ignore = {0};
+	_cleanup_free_ char *devices = drv_read(drv, "proc/devices", SMALL_FILE_MAX, &len, &ignore);
+	if (devices && !procfs_devices_major(devices, len, "nvidia-uvm", &drv->uvm_major))
+		drv->uvm_major = 0;
+	return 0;
+}
+
+void gpu_driver_free(struct gpu_driver *drv)
+{
+	if (drv->rootfd >= 0)
+		close(drv->rootfd);
+	free(drv->root);
+	free(drv->rootpath);
+	free(drv->gpus);
+	ldcache_free(&drv->cache);
+	memset(drv, 0, sizeof *drv);
+	drv->rootfd = -1;
+}
+
+static int load_cache(struct gpu_driver *drv, struct gerr *err)
+{
+	if (drv->cache_loaded)
+		return 0;
+	drv->cache.data = drv_read(drv, LDCACHE_FILE, LDCACHE_MAX, &drv->cache.len, err);
+	if (!drv->cache.data)
+		return gerr_prefix(err, "cannot look up the driver libraries");
+	if (ldcache_parse(drv->cache.data, drv->cache.len, &drv->cache.v, &drv->cache.n, err) < 0)
+		return gerr_prefix(err, "%s/" LDCACHE_FILE, drv->rootpath);
+	drv->cache_loaded = 1;
+	return 0;
+}
+
+/* nvidia-container-cli's selector: a driver library is the one whose file
+ * name ends in ".so.<NVRM version>", which skips leftovers of an older
+ * driver (libnvidia-ml.so.470.57.02 next to .550.54.14). */
+static int is_driver_file(const char *host, const char *version)
+{
+	const char *base = strrchr(host, '/');
+	base = base ? base + 1 : host;
+	size_t bl = strlen(base), vl = strlen(version);
+	return bl > vl + 4 && !strcmp(base + bl - vl, version) && !strncmp(base + bl - vl - 4, ".so.", 4);
+}
+
+int drv_find_libs(struct gpu_driver *drv, const char *const *prefixes, size_t nprefixes, int bits,
+		  struct strv *out, struct gerr *err)
+{
+	if (load_cache(drv, err) < 0)
+		return -1;
+	char **found = xcalloc(nprefixes, sizeof *found);
+	for (size_t i = 0; i < drv->cache.n; i++) {
+		const struct ldcache_entry *e = &drv->cache.v[i];
+		if (!ldcache_entry_is(e->flags, bits))
+			continue;
+		for (size_t p = 0; p < nprefixes; p++) {
+			if (found[p] || strncmp(e->key, prefixes[p], strlen(prefixes[p])) != 0)
+				continue;
+			struct stat st;
+			char *host = drv_resolve(drv, e->value, &st, NULL);
+			if (host && S_ISREG(st.st_mode) && is_driver_file(host, drv->version))
+				found[p] = host;
+			else
+				free(host);
+		}
+	}
+	for (size_t p = 0; p < nprefixes; p++)
+		if (found[p])
+			strv_add(out, found[p]);
+	free(found);
+	return 0;
+}

@@ -1,0 +1,226 @@
+/* gpu/files.c — the exact set of host objects one launch injects: device
+ * nodes, binaries, libraries, firmware and IPC sockets, with where each
+ * lands in the container.  Computed once, then turned into plan ops by
+ * inject.c or printed by `gpurun list` (info.c), so the two cannot disagree.
+ *
+ * What and where follow nvidia-container-cli (reference §1.1, §2.3-2.5):
+ *   /dev/nvidiactl always; nvidia-uvm(-tools) with the compute libraries;
+ *   nvidia-modeset with display; /dev/nvidia<minor> per selected GPU;
+ *   binaries found on a fixed PATH inside the driver root -> /usr/bin;
+ *   libraries from the driver root's ld.so.cache -> $LIBDIR (the image's
+ *   distro lib dir, decided when the op runs);
+ *   lib/firmware/nvidia/<version>/gsp*.bin and the persistenced,
+ *   fabricmanager and MPS paths -> the same path as in the driver root.
+ * The caller's PATH and CUDA_MPS_PIPE_DIRECTORY are not consulted: the
+ * host environment does not steer what goes into a container. */
+#include "internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+static const char *const bin_dirs[] = {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin",
+				       "/usr/bin",	  "/sbin",	    "/bin"};
+
+struct ipc {
+	unsigned flag;             /* INJ_* that brings it */
+	int dir;                   /* a directory rather than a socket */
+	const char *const paths[2]; /* candidates, first found wins */
+};
+
+static const struct ipc ipcs[] = {
+	{INJ_UTILITY_LIBS, 0, {"/run/nvidia-persistenced/socket", "/var/run/nvidia-persistenced/socket"}},
+	{INJ_UTILITY_LIBS, 0, {"/run/nvidia-fabricmanager/socket", "/var/run/nvidia-fabricmanager/socket"}},
+	{INJ_COMPUTE_LIBS, 1, {"/tmp/nvidia-mps", NULL}},
+};
+
+static void add_dev(struct inj_set *s, const char *path, unsigned maj, unsigned min,
+		    const struct gpu_dev *gpu, const char *why)
+{
+	s->devs = xrealloc(s->devs, (s->ndevs + 1) * sizeof *s->devs);
+	s->devs[s->ndevs++] = (struct inj_dev){xstrdup(path), makedev(maj, min), gpu, why};
+}
+
+static void add_file(struct inj_file **v, size_t *n, char *src, char *dst)
+{
+	*v = xrealloc(*v, (*n + 1) * sizeof **v);
+	(*v)[(*n)++] = (struct inj_file){src, dst, 0};
+}
+
+/* A character device node of the driver root, with the expected number. */
+static int have_chr(const struct gpu_driver *drv, const char *path, unsigned maj, unsigned min)
+{
+	struct stat st;
+	_cleanup_free_ char *host = drv_resolve(drv, path, &st, NULL);
+	return host && S_ISCHR(st.st_mode) && st.st_rdev == makedev(maj, min);
+}
+
+static void collect_devices(const struct gpu_driver *drv, unsigned inj, struct inj_set *s)
+{
+	add_dev(s, "/dev/nvidiactl", NV_MAJOR, NV_CTL_MINOR, NULL, "the driver's control node");
+	if ((inj & INJ_COMPUTE_LIBS) && drv->uvm_major) {
+		if (have_chr(drv, "/dev/nvidia-uvm", drv->uvm_major, 0))
+			add_dev(s, "/dev/nvidia-uvm", drv->uvm_major, 0, NULL, "CUDA unified memory");
+		if (have_chr(drv, "/dev/nvidia-uvm-tools", drv->uvm_major, 1))
+			add_dev(s, "/dev/nvidia-uvm-tools", drv->uvm_major, 1, NULL, "CUDA unified memory tools");
+	}
+	if ((inj & INJ_DISPLAY) && have_chr(drv, "/dev/nvidia-modeset", NV_MAJOR, NV_MODESET_MINOR))
+		add_dev(s, "/dev/nvidia-modeset", NV_MAJOR, NV_MODESET_MINOR, NULL, "display capability");
+	for (size_t i = 0; i < s->ngpus; i++) {
+		char path[32];
+		snprintf(path, sizeof path, "/dev/nvidia%u", s->gpus[i]->minor);
+		add_dev(s, path, NV_MAJOR, s->gpus[i]->minor, s->gpus[i], NULL);
+	}
+}
+
+static void collect_bins(const struct gpu_driver *drv, unsigned inj, struct inj_set *s)
+{
+	for (size_t g = 0; g < caps_nbins; g++) {
+		if (!(inj & caps_bins[g].flag))
+			continue;
+		for (size_t b = 0; b < caps_bins[g].n; b++) {
+			for (size_t d = 0; d < sizeof bin_dirs / sizeof bin_dirs[0]; d++) {
+				char path[256];
+				struct stat st;
+				snprintf(path, sizeof path, "%s/%s", bin_dirs[d], caps_bins[g].names[b]);
+				char *host = drv_resolve(drv, path, &st, NULL);
+				if (host && S_ISREG(st.st_mode) && (st.st_mode & 0111)) {
+					add_file(&s->bins, &s->nbins, host,
+						 xasprintf("/usr/bin/%s", caps_bins[g].names[b]));
+					break;
+				}
+				free(host);
+			}
+		}
+	}
+}
+
+static int collect_libs(struct gpu_driver *drv, unsigned inj, int bits, struct inj_file **v,
+			size_t *n, struct gerr *err)
+{
+	const char **prefixes = NULL;
+	size_t np = 0;
+	for (size_t g = 0; g < caps_nlibs; g++) {
+		if (!(inj & caps_libs[g].flag))
+			continue;
+		prefixes = xrealloc(prefixes, (np + caps_libs[g].n) * sizeof *prefixes);
+		for (size_t i = 0; i < caps_libs[g].n; i++)
+			prefixes[np++] = caps_libs[g].names[i];
+	}
+	struct strv found = {0};
+	int r = np ? drv_find_libs(drv, prefixes, np, bits, &found, err) : 0;
+	free(prefixes);
+	for (size_t i = 0; i < found.n; i++) {
+		const char *base = strrchr(found.v[i], '/') + 1;
+		/* 32-bit libraries have no destination yet (see inject.c). */
+		add_file(v, n, found.v[i], bits == 64 ? xasprintf("$LIBDIR/%s", base) : NULL);
+	}
+	free(found.v);
+	return r;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* lib/firmware/nvidia/<version>/gsp*.bin: GSP-RM firmware NVML needs. */
+static void collect_firmware(const struct gpu_driver *drv, struct inj_set *s)
+{
+	char dir[128];
+	snprintf(dir, sizeof dir, "/lib/firmware/nvidia/%s", drv->version);
+	struct stat st;
+	_cleanup_free_ char *host_dir = drv_resolve(drv, dir, &st, NULL);
+	if (!host_dir || !S_ISDIR(st.st_mode))
+		return;
+	DIR *d = opendir(host_dir);
+	if (!d)
+		return;
+	struct strv names = {0};
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (!fnmatch("gsp*.bin", de->d_name, FNM_PERIOD))
+			strv_add(&names, xstrdup(de->d_name));
+	closedir(d);
+	qsort(names.v, names.n, sizeof *names.v, by_name);
+	for (size_t i = 0; i < names.n; i++) {
+		char *dst = xasprintf("%s/%s", dir, names.v[i]);
+		char *host = drv_resolve(drv, dst, &st, NULL);
+		if (host && S_ISREG(st.st_mode)) {
+			add_file(&s->firmware, &s->nfirmware, host, dst);
+		} else {
+			free(host);
+			free(dst);
+		}
+	}
+	strv_free(&names);
+}
+
+static void collect_ipcs(const struct gpu_driver *drv, unsigned inj, struct inj_set *s)
+{
+	for (size_t i = 0; i < sizeof ipcs / sizeof ipcs[0]; i++) {
+		if (!(inj & ipcs[i].flag))
+			continue;
+		for (size_t c = 0; c < 2 && ipcs[i].paths[c]; c++) {
+			struct stat st;
+			char *inroot = NULL;
+			char *host = drv_resolve(drv, ipcs[i].paths[c], &st, &inroot);
+			if (host && (ipcs[i].dir ? S_ISDIR(st.st_mode) : S_ISSOCK(st.st_mode))) {
+				add_file(&s->ipcs, &s->nipcs, host, inroot);
+				s->ipcs[s->nipcs - 1].dir = ipcs[i].dir;
+				break;
+			}
+			free(host);
+			free(inroot);
+		}
+	}
+}
+
+int inj_collect(struct gpu_driver *drv, const struct gpu_selection *sel, unsigned inj,
+		struct inj_set *s, struct gerr *err)
+{
+	memset(s, 0, sizeof *s);
+	s->gpus = xcalloc(drv->ngpus ? drv->ngpus : 1, sizeof *s->gpus);
+	for (size_t i = 0; i < drv->ngpus && sel->kind == SEL_SOME; i++)
+		if (sel->mask[i])
+			s->gpus[s->ngpus++] = &drv->gpus[i];
+	collect_devices(drv, inj, s);
+	collect_bins(drv, inj, s);
+	if (collect_libs(drv, inj, 64, &s->libs, &s->nlibs, err) < 0)
+		return -1;
+	if ((inj & INJ_COMPAT32) && collect_libs(drv, inj, 32, &s->libs32, &s->nlibs32, err) < 0)
+		return -1;
+	collect_ipcs(drv, inj, s);
+	collect_firmware(drv, s);
+	return 0;
+}
+
+static void free_files(struct inj_file *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].src);
+		free(v[i].dst);
+	}
+	free(v);
+}
+
+void inj_free(struct inj_set *s)
+{
+	for (size_t i = 0; i < s->ndevs; i++)
+		free(s->devs[i].dst);
+	free(s->devs);
+	free_files(s->bins, s->nbins);
+	free_files(s->libs, s->nlibs);
+	free_files(s->libs32, s->nlibs32);
+	free_files(s->firmware, s->nfirmware);
+	free_files(s->ipcs, s->nipcs);
+	free(s->gpus);
+	memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,325 @@
+/* gpu/inject.c — gpu_configure(): what `nvidia-container-cli configure`
+ * does, as ops appended to the plan (nothing is mounted here).
+ *
+ * The story, in the reference tool's order (reference §5 "Order inside
+ * configure"): decide whether this is a GPU container at all and with
+ * which capabilities; read the driver; select the GPUs; check the
+ * requirements before anything is mounted; then the ops — device nodes,
+ * the masked /proc/driver/nvidia, binaries, libraries, firmware, IPC —
+ * and the directory for the ldconfig run the caller adds after the pivot.
+ *
+ * Selection precedence (DESIGN.md §1): --gpus, else NVIDIA_VISIBLE_DEVICES
+ * from the container environment (-e), else no GPU.  The host's own
+ * environment never selects GPUs. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define OPF_DRIVER_FILE (OPF_RO | OPF_NODEV | OPF_NOSUID | OPF_REPLACE)
+#define OPF_DEV_NODE (OPF_DEVICE | OPF_RO | OPF_NOSUID | OPF_NOEXEC | OPF_REPLACE)
+#define OPF_MASK (OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC)
+#define APP_PROFILE_DIR "/etc/nvidia/nvidia-application-profiles-rc.d"
+
+const char *gpu_default_root(const char *opt)
+{
+	if (opt && *opt)
+		return opt;
+	const char *e = getenv("GPURUN_DRIVER_ROOT");
+	return e && *e ? e : "/";
+}
+
+/* The container's value of key (last -e wins), or NULL. */
+static const char *env_get(const struct gpu_opts *o, const char *key)
+{
+	const char *v = NULL;
+	size_t kl = strlen(key);
+	for (size_t i = 0; i < o->nenv; i++)
+		if (o->env[i] && !strncmp(o->env[i], key, kl) && o->env[i][kl] == '=')
+			v = o->env[i] + kl + 1;
+	return v;
+}
+
+/* Go's strconv.ParseBool true values, as the NVIDIA hook reads them. */
+static int env_true(const char *v)
+{
+	static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
+	for (size_t i = 0; v && i < sizeof yes / sizeof yes[0]; i++)
+		if (!strcmp(v, yes[i]))
+			return 1;
+	return 0;
+}
+
+/* The "legacy image" rule: CUDA_VERSION without NVIDIA_REQUIRE_CUDA. */
+static int legacy_image(const struct gpu_opts *o)
+{
+	return env_get(o, "CUDA_VERSION") && !env_get(o, "NVIDIA_REQUIRE_CUDA");
+}
+
+static int pick_caps(const struct gpu_opts *o, const struct gpu_request *rq, unsigned *caps,
+		     struct gerr *err)
+{
+	const char *list = o->caps, *what = "--caps";
+	if (!list && rq->caps[0]) {
+		list = rq->caps;
+		what = "--gpus capabilities";
+	}
+	if (!list) {
+		list = env_get(o, "NVIDIA_DRIVER_CAPABILITIES");
+		what = "NVIDIA_DRIVER_CAPABILITIES";
+	}
+	if (caps_parse(list, caps, err) < 0)
+		return gerr_prefix(err, "%s", what);
+	if (!*caps)
+		*caps = legacy_image(o) && !o->caps ? CAP_ALL : CAP_DEFAULT;
+	return 0;
+}
+
+/* --require values, then (unless NVIDIA_DISABLE_REQUIRE) every
+ * NVIDIA_REQUIRE_* of the container (but _JETPACK) and the legacy
+ * CUDA_VERSION rule.  The disable switch is the image's escape hatch for
+ * its own constraints; an explicit --require is always checked. */
+static int collect_requires(const struct gpu_opts *o, struct strv *reqs, struct gerr *err)
+{
+	for (size_t i = 0; i < o->nrequires; i++)
+		strv_add(reqs, xstrdup(o->requires[i]));
+	if (env_true(env_get(o, "NVIDIA_DISABLE_REQUIRE")))
+		return 0;
+	for (size_t i = 0; i < o->nenv; i++) {
+		const char *e = o->env[i], *eq = e ? strchr(e, '=') : NULL;
+		if (!eq || strncmp(e, "NVIDIA_REQUIRE_", 15) || !strncmp(e, "NVIDIA_REQUIRE_JETPACK=", 23))
+			continue;
+		/* The last -e of a name is the one the container sees. */
+		char key[128];
+		snprintf(key, sizeof key, "%.*s", (int)(eq - e), e);
+		if (env_get(o, key) == eq + 1)
+			strv_add(reqs, xstrdup(eq + 1));
+	}
+	if (legacy_image(o)) {
+		const char *v = env_get(o, "CUDA_VERSION");
+		unsigned major, minor;
+		if (sscanf(v, "%u.%u", &major, &minor) != 2)
+			return gerr_set(err, 0, "invalid CUDA_VERSION %.64s (want MAJOR.MINOR)", v);
+		strv_add(reqs, xasprintf("cuda>=%u.%u", major, minor));
+	}
+	for (size_t i = 0; i < reqs->n; i++)
+		if (require_validate(reqs->v[i], err) < 0)
+			return -1;
+	return 0;
+}
+
+/* Every requirement, once per selected GPU (arch and brand are per GPU),
+ * or once with them unknown when no GPU is selected. */
+static int check_requires(struct gpu_driver *drv, const struct strv *reqs, const struct inj_set *set,
+			  struct gerr *err)
+{
+	char cuda[32];
+	int need_cuda = 0;
+	for (size_t i = 0; i < reqs->n; i++)
+		need_cuda |= require_uses_cuda(reqs->v[i]);
+	struct req_facts f = {.driver = drv->version};
+	if (need_cuda) {
+		struct gerr why = {0};
+		if (cuda_driver_version(drv, cuda, sizeof cuda, &why) == 0)
+			f.cuda = cuda;
+		else
+			warnx_("cannot read the CUDA version (%s); cuda requirements count as met", why.msg);
+	}
+	for (size_t i = 0; i < reqs->n; i++) {
+		for (size_t g = 0; g < (set->ngpus ? set->ngpus : 1); g++) {
+			const struct gpu_dev *gpu = set->ngpus ? set->gpus[g] : NULL;
+			f.arch = gpu && strcmp(gpu->arch, "n/a") ? gpu->arch : NULL;
+			f.brand = gpu ? gpu->brand : NULL;
+			int r = require_eval(reqs->v[i], &f, err);
+			if (r < 0)
+				return -1;
+			if (r == 0) {
+				if (gpu)
+					gerr_hint(err, "GPU %u is a %s (arch %s, brand %s); the driver is %s%s%s",
+						  gpu->index, gpu->model, gpu->arch, gpu->brand, drv->version,
+						  f.cuda ? ", CUDA " : "", f.cuda ? f.cuda : "");
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+static void add_devices(struct plan *p, const struct gpu_driver *drv, const struct inj_set *set)
+{
+	for (size_t i = 0; i < set->ndevs; i++) {
+		const struct inj_dev *d = &set->devs[i];
+		_cleanup_free_ char *src = xasprintf("%s%s", drv->rootpath, d->dst);
+		/* Bound, never mknod'ed: a ro bind of a char node still allows
+		 * writes to the device, so no nodev here, and exec checks the
+		 * source's st_rdev against ours. */
+		struct op *op = plan_bind(p, src, d->dst, OPF_DEV_NODE);
+		op->rdev = d->rdev;
+		if (d->gpu)
+			/* Named after the index: the minor is a different number. */
+			plan_why(op, "GPU %u = PCI %s, minor %u", d->gpu->index, d->gpu->procdir,
+				 d->gpu->minor);
+		else
+			plan_why(op, "%s", d->why);
+	}
+}
+
+static void add_text_file(struct plan *p, const struct gpu_driver *drv, const char *name, int params)
+{
+	struct gerr ignore = {0};
+	size_t len;
+	char dst[64];
+	snprintf(dst, sizeof dst, "/proc/driver/nvidia/%s", name);
+	_cleanup_free_ char *text = drv_read(drv, dst, 1 << 20, &len, &ignore);
+	if (!text)
+		return; /* a missing registry is skipped, as the reference does */
+	if (!params) {
+		plan_file(p, dst, text, len, 0444);
+		return;
+	}
+	_cleanup_free_ char *fixed = procfs_params_no_modify(text, len, &len);
+	struct op *op = plan_file(p, dst, fixed, len, 0444);
+	plan_why(op, "ModifyDeviceFiles: 0 - the driver in here must not mknod other GPUs' nodes");
+}
+
+/* /proc/driver/nvidia with only the selected GPUs (reference §3.1).  The
+ * container's procfs is the host kernel's, so the tmpfs goes on
+ * /proc/driver/nvidia when the host has that directory.  A host without
+ * the NVIDIA module (a fake driver root in the tests) has no such
+ * directory and procfs refuses mkdir, so there the tmpfs covers
+ * /proc/driver and nvidia/ is made inside it. */
+static void add_procfs(struct plan *p, const struct gpu_driver *drv, const struct inj_set *set)
+{
+	struct stat st;
+	int host_has = stat("/proc/driver/nvidia", &st) == 0 && S_ISDIR(st.st_mode);
+	const char *mnt = host_has ? "/proc/driver/nvidia" : "/proc/driver";
+	struct op *op = plan_tmpfs(p, mnt, "mode=0555", OPF_NOSUID | OPF_NODEV | OPF_NOEXEC);
+	plan_why(op, "hide the host's list of GPUs");
+	if (!host_has)
+		plan_mkdir(p, "/proc/driver/nvidia", 0555);
+	add_text_file(p, drv, "params", 1);
+	add_text_file(p, drv, "version", 0);
+	add_text_file(p, drv, "registry", 0);
+	plan_mkdir(p, "/proc/driver/nvidia/gpus", 0555);
+	for (size_t i = 0; i < set->ngpus; i++) {
+		const struct gpu_dev *g = set->gpus[i];
+		_cleanup_free_ char *src = xasprintf("%s/proc/driver/nvidia/gpus/%s", drv->rootpath, g->procdir);
+		_cleanup_free_ char *dst = xasprintf("/proc/driver/nvidia/gpus/%s", g->procdir);
+		plan_bind(p, src, dst, OPF_DIR | OPF_MASK);
+	}
+	plan_add(p, OP_REMOUNT, OPF_MASK, NULL, mnt);
+}
+
+static const struct inj_file *find_lib(const struct inj_set *set, const char *prefix)
+{
+	size_t pl = strlen(prefix);
+	for (size_t i = 0; i < set->nlibs; i++) {
+		const char *base = strrchr(set->libs[i].src, '/') + 1;
+		if (!strncmp(base, prefix, pl))
+			return &set->libs[i];
+	}
+	return NULL;
+}
+
+static void add_files(struct plan *p, const struct inj_set *set)
+{
+	for (size_t i = 0; i < set->nbins; i++)
+		plan_bind(p, set->bins[i].src, set->bins[i].dst, OPF_DRIVER_FILE);
+	for (size_t i = 0; i < set->nlibs; i++)
+		plan_bind(p, set->libs[i].src, set->libs[i].dst, OPF_DRIVER_FILE);
+	/* The three links nvidia-container-cli makes itself; every SONAME
+	 * link comes from ldconfig after the pivot. */
+	if (find_lib(set, "libcuda.so."))
+		plan_why(plan_symlink(p, "libcuda.so.1", "$LIBDIR/libcuda.so"), "for programs linked with -lcuda");
+	const struct inj_file *glx = find_lib(set, "libGLX_nvidia.so.");
+	if (glx)
+		plan_symlink(p, strrchr(glx->src, '/') + 1, "$LIBDIR/libGLX_indirect.so.0");
+	if (find_lib(set, "libnvidia-opticalflow.so."))
+		plan_symlink(p, "libnvidia-opticalflow.so.1", "$LIBDIR/libnvidia-opticalflow.so");
+	for (size_t i = 0; i < set->nfirmware; i++)
+		plan_bind(p, set->firmware[i].src, set->firmware[i].dst, OPF_DRIVER_FILE);
+	/* IPC sockets and the MPS directory stay writable: they are how the
+	 * container talks to host daemons. */
+	for (size_t i = 0; i < set->nipcs; i++)
+		plan_bind(p, set->ipcs[i].src, set->ipcs[i].dst,
+			  OPF_NODEV | OPF_NOSUID | OPF_NOEXEC | (set->ipcs[i].dir ? OPF_DIR : OPF_REPLACE));
+}
+
+/* EGL's list of visible GPUs (graphics only): a bitmask of their minors. */
+static void add_app_profile(struct plan *p, const struct inj_set *set)
+{
+	unsigned long long mask = 0;
+	for (size_t i = 0; i < set->ngpus; i++)
+		if (set->gpus[i]->minor < 64)
+			mask |= 1ULL << set->gpus[i]->minor;
+	struct op *op = plan_tmpfs(p, APP_PROFILE_DIR, "mode=0555", OPF_NOSUID | OPF_NODEV | OPF_NOEXEC);
+	plan_why(op, "EGL sees only the selected GPUs");
+	_cleanup_free_ char *json = xasprintf(
+		"{\n  \"profiles\": [{\"name\": \"_container_\", \"settings\": [\"EGLVisibleDGPUDevices\", 0x%llx]}],\n"
+		"  \"rules\": [{\"pattern\": [], \"profile\": \"_container_\"}]\n}\n",
+		mask);
+	plan_file(p, APP_PROFILE_DIR "/10-container.conf", json, strlen(json), 0444);
+}
+
+static int configure(struct plan *p, const struct gpu_opts *o, const struct gpu_request *rq,
+		     const char *what, struct gpu_result *res, struct gerr *err)
+{
+	unsigned caps;
+	struct strv reqs = {0};
+	struct gpu_driver drv = {.rootfd = -1};
+	struct gpu_selection sel;
+	struct inj_set set = {0};
+	int r = -1;
+
+	/* Every input error before the first look at the driver. */
+	if (pick_caps(o, rq, &caps, err) < 0 || collect_requires(o, &reqs, err) < 0)
+		goto out;
+	const char *root = gpu_default_root(o->driver_root);
+	if (gpu_discover(root, &drv, err) < 0)
+		goto out;
+	if (gpu_request_resolve(rq, drv.gpus, drv.ngpus, what, root, &sel, err) < 0)
+		goto out;
+	unsigned inj = caps_inject_flags(caps);
+	if (inj_collect(&drv, &sel, inj, &set, err) < 0 || check_requires(&drv, &reqs, &set, err) < 0)
+		goto out;
+	if (set.nlibs32)
+		warnx_("compat32: %zu 32-bit driver libraries are not injected (not supported yet)",
+		       set.nlibs32);
+
+	add_devices(p, &drv, &set);
+	add_procfs(p, &drv, &set);
+	add_files(p, &set);
+	if ((inj & INJ_GRAPHICS_LIBS) && set.ngpus)
+		add_app_profile(p, &set);
+	res->active = 1;
+	res->ldconfig_dirs = set.nlibs ? xstrdup("$LIBDIR") : NULL;
+	r = 0;
+out:
+	inj_free(&set);
+	strv_free(&reqs);
+	if (drv.rootfd >= 0 || drv.root)
+		gpu_driver_free(&drv);
+	return r;
+}
+
+int gpu_configure(struct plan *p, const struct gpu_opts *o, struct gpu_result *res, struct gerr *err)
+{
+	memset(res, 0, sizeof *res);
+	const char *spec = o->gpus, *what = "--gpus";
+	if (!spec) {
+		spec = env_get(o, "NVIDIA_VISIBLE_DEVICES");
+		what = "NVIDIA_VISIBLE_DEVICES";
+	}
+	if (!spec)
+		return 0; /* not a GPU container; the driver is never looked at */
+	struct gpu_request rq;
+	if (gpu_request_parse(spec, what, &rq, err) < 0) {
+		gpu_request_free(&rq);
+		return -1;
+	}
+	int r = rq.kind == SEL_VOID ? 0 : configure(p, o, &rq, what, res, err);
+	gpu_request_free(&rq);
+	return r;
+}

@@ -1,0 +1,286 @@
+/* gpu/internal.h — shared between the files of gpu/ (and the fuzz targets,
+ * which drive the parsers directly).  Nothing here is for the rest of
+ * gpurun: that is gpu/gpu.h.
+ *
+ * The pieces, in the order a launch uses them:
+ *   ldcache.c   the driver root's /etc/ld.so.cache, parsed natively
+ *   procfs.c    the text formats of /proc/driver/nvidia and /proc/devices
+ *   discover.c  driver root -> driver version, GPU table, majors, file lists
+ *   caps.c      driver capabilities -> what gets injected
+ *   select.c    --gpus / NVIDIA_VISIBLE_DEVICES -> which GPUs
+ *   require.c   NVIDIA_REQUIRE_* constraints
+ *   cudaver.c   the CUDA driver version, from libcuda in a throwaway child
+ *   inject.c    gpu_configure(): all of the above -> plan ops
+ *   info.c      the `info` and `list` verbs */
+#ifndef GPURUN_GPU_INTERNAL_H
+#define GPURUN_GPU_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "../ns/util.h"
+#include "gpu.h"
+
+/* A growable list of malloc'ed strings (discover.c). */
+struct strv {
+	char **v;
+	size_t n;
+};
+void strv_add(struct strv *s, char *owned);
+void strv_free(struct strv *s);
+
+/* ---- ldcache.c ---------------------------------------------------------- */
+
+/* ld.so.cache entry flags (glibc dl-cache.h): low byte = type, high byte = arch. */
+#define LDCACHE_TYPE_MASK 0x00ff
+#define LDCACHE_ARCH_MASK 0xff00
+#define LDCACHE_ELF 0x0001
+#define LDCACHE_ELF_LIBC6 0x0003
+#define LDCACHE_ARCH_I386 0x0000
+#define LDCACHE_ARCH_X86_64 0x0300
+
+struct ldcache_entry {
+	uint32_t flags;
+	const char *key;   /* "libcuda.so.1": points into the cache buffer */
+	const char *value; /* "/usr/lib/x86_64-linux-gnu/libcuda.so.1" */
+};
+
+struct ldcache {
+	char *data; /* the file, owned */
+	size_t len;
+	struct ldcache_entry *v;
+	size_t n;
+};
+
+/* Parse a cache image (old+new "compat" layout or new-only).  Entries point
+ * into data, which must outlive them.  Every offset is bounds-checked and
+ * every string must end inside the buffer; a bad entry makes the whole
+ * cache invalid (err says which).  Never reads outside [data, data+len). */
+int ldcache_parse(const char *data, size_t len, struct ldcache_entry **v, size_t *n,
+		  struct gerr *err);
+/* 1 when an entry with these flags is a library of the wanted word size
+ * (64: x86-64, 32: i386) for the host's loader. */
+int ldcache_entry_is(uint32_t flags, int bits);
+void ldcache_free(struct ldcache *c);
+
+/* ---- procfs.c ----------------------------------------------------------- */
+
+/* One /proc/driver/nvidia/gpus/<bus>/information file. */
+struct gpu_information {
+	char model[96];
+	char uuid[80];
+	char bus[32];  /* "Bus Location" as written ("0000:3b:00.0") */
+	long minor;    /* "Device Minor", -1 when missing or invalid */
+};
+int procfs_parse_information(const char *text, size_t len, struct gpu_information *out);
+/* The NVRM version from /proc/driver/nvidia/version ("550.54.14").
+ * Returns 0, or -1 when the first line holds no version. */
+int procfs_parse_version(const char *text, size_t len, char *out, size_t cap);
+/* A copy of params with ModifyDeviceFiles forced to 0 (appended when the
+ * file does not have the key).  Always succeeds; *outlen gets the size. */
+char *procfs_params_no_modify(const char *text, size_t len, size_t *outlen);
+/* The major of character device `name` in /proc/devices.  1 found, 0 not. */
+int procfs_devices_major(const char *text, size_t len, const char *name, unsigned *major);
+
+/* ---- discover.c --------------------------------------------------------- */
+
+#define NV_MAJOR 195       /* /dev/nvidia*, /dev/nvidiactl, /dev/nvidia-modeset */
+#define NV_CTL_MINOR 255
+#define NV_MODESET_MINOR 254
+#define GPU_MAX 256        /* more information files than this: refused */
+
+struct gpu_dev {
+	unsigned index;    /* position in PCI bus order: what --gpus N means */
+	unsigned minor;    /* N of /dev/nvidiaN */
+	char busid[32];    /* NVML's form: 8-digit domain, lowercase ("00000000:3b:00.0") */
+	char procdir[64];  /* the gpus/ directory name as the driver wrote it */
+	char uuid[80];
+	char model[96];
+	const char *brand; /* what nvidia-container-cli prints (constant table) */
+	const char *arch;  /* compute capability "9.0", or "n/a" */
+};
+
+struct gpu_driver {
+	char *root;     /* the driver root as given ("/", "/run/nvidia/driver") */
+	char *rootpath; /* its canonical host path, "" for "/" (prefix of host paths) */
+	int rootfd;     /* O_PATH directory fd: every lookup is resolved inside it */
+	char version[32];
+	struct gpu_dev *gpus;
+	size_t ngpus;
+	unsigned uvm_major; /* 0: nvidia-uvm is not loaded */
+	struct ldcache cache;
+	int cache_loaded;
+};
+
+/* Read the driver facts under root.  Fails with "no NVIDIA driver found
+ * under ROOT: ..." when there is no readable proc/driver/nvidia/version. */
+int gpu_discover(const char *root, struct gpu_driver *drv, struct gerr *err);
+void gpu_driver_free(struct gpu_driver *drv);
+
+/* A path inside the driver root, resolved there (symlinks stay inside),
+ * as a malloc'ed host path, or NULL when it does not exist.  *st gets
+ * its stat; *inroot (optional) the resolved path relative to the root. */
+char *drv_resolve(const struct gpu_driver *drv, const char *path, struct stat *st,
+		  char **inroot);
+/* A whole small file of the driver root (resolved inside it). */
+char *drv_read(const struct gpu_driver *drv, const char *path, size_t max, size_t *len,
+	       struct gerr *err);
+
+/* The driver libraries whose cache key starts with one of the prefixes
+ * ("libcuda.so") and whose file name ends in ".so.<driver version>":
+ * first match per prefix, in prefix order, as host paths. */
+int drv_find_libs(struct gpu_driver *drv, const char *const *prefixes, size_t nprefixes, int bits,
+		  struct strv *out, struct gerr *err);
+
+/* ---- models.c ----------------------------------------------------------- */
+
+/* What nvidia-container-cli would print for Brand and Architecture, read
+ * off the model name (constant strings; "Unknown" and "n/a" when unsure). */
+const char *model_brand(const char *model);
+const char *model_arch(const char *model);
+
+/* ---- caps.c ------------------------------------------------------------- */
+
+/* User-facing capabilities (NVIDIA_DRIVER_CAPABILITIES names). */
+#define CAP_UTILITY 0x01
+#define CAP_COMPUTE 0x02
+#define CAP_VIDEO 0x04
+#define CAP_GRAPHICS 0x08
+#define CAP_DISPLAY 0x10
+#define CAP_COMPAT32 0x20
+#define CAP_NGX 0x40
+#define CAP_ALL 0x7f
+#define CAP_DEFAULT (CAP_UTILITY | CAP_COMPUTE)
+
+/* What they turn into (nvidia-container-cli's container options). */
+#define INJ_UTILITY_BINS 0x001
+#define INJ_UTILITY_LIBS 0x002
+#define INJ_COMPUTE_BINS 0x004
+#define INJ_COMPUTE_LIBS 0x008
+#define INJ_VIDEO_LIBS 0x010
+#define INJ_GRAPHICS_LIBS 0x020
+#define INJ_DISPLAY 0x040
+#define INJ_NGX_LIBS 0x080
+#define INJ_COMPAT32 0x100
+
+/* Parse "utility,compute" / "all".  Empty items are ignored; an empty list
+ * gives 0 (the caller applies the default).  Unknown name -> -1 + err. */
+int caps_parse(const char *list, unsigned *caps, struct gerr *err);
+/* Capabilities -> INJ_* flags (video brings compute libs, display brings
+ * graphics libs and the modeset node). */
+unsigned caps_inject_flags(unsigned caps);
+/* "utility,compute" for messages; buf of at least 64 bytes. */
+void caps_format(unsigned caps, char *buf, size_t cap);
+
+struct caps_files {
+	unsigned flag;                /* INJ_* */
+	const char *const *names;     /* library prefixes or binary names */
+	size_t n;
+};
+/* Library prefix lists, in nvidia-container-cli's order. */
+extern const struct caps_files caps_libs[];
+extern const size_t caps_nlibs;
+/* Binary lists. */
+extern const struct caps_files caps_bins[];
+extern const size_t caps_nbins;
+
+/* ---- select.c ----------------------------------------------------------- */
+
+enum sel_kind {
+	SEL_VOID, /* not a GPU container: inject nothing */
+	SEL_NONE, /* driver files and control nodes, no GPU */
+	SEL_SOME, /* driver files and the selected GPUs */
+};
+
+/* A parsed device spec, before it meets the GPU table. */
+struct gpu_request {
+	enum sel_kind kind;
+	int all;
+	long count;         /* docker's count=N, -1 when not given */
+	struct strv items;  /* device ids, as written */
+	char caps[64];      /* docker's capabilities=..., "" when not given */
+};
+
+struct gpu_selection {
+	enum sel_kind kind;
+	unsigned char mask[GPU_MAX]; /* by index */
+	char caps[64];
+};
+
+/* Normalise a PCI bus id ("3b:00.0", "0000:3B:00.0", "00000000:3b:00.0")
+ * to NVML's "%08x:%02x:%02x.%x".  Returns 0, or -1 when it is not one. */
+int busid_normalize(const char *in, char *out, size_t cap);
+/* Syntax of a device spec (see the top of select.c).  `what` names the
+ * source in messages ("--gpus", "NVIDIA_VISIBLE_DEVICES"). */
+int gpu_request_parse(const char *spec, const char *what, struct gpu_request *rq, struct gerr *err);
+/* Match it against the GPU table; an unknown device is an error naming it
+ * and `where` (the driver root). */
+int gpu_request_resolve(const struct gpu_request *rq, const struct gpu_dev *gpus, size_t ngpus,
+			const char *what, const char *where, struct gpu_selection *sel, struct gerr *err);
+void gpu_request_free(struct gpu_request *rq);
+
+/* ---- require.c ---------------------------------------------------------- */
+
+/* The facts a requirement is checked against; NULL = unknown, which
+ * satisfies any condition on it (nvidia-container-cli's rule). */
+struct req_facts {
+	const char *cuda;   /* "12.4" */
+	const char *driver; /* "550.54.14" */
+	const char *arch;   /* "9.0" */
+	const char *brand;  /* "Tesla" */
+};
+
+/* Check the syntax of an expression: 0, or -1 with err. */
+int require_validate(const char *expr, struct gerr *err);
+/* 1 when the expression mentions the cuda key (then the CUDA version must
+ * be looked up, which costs a fork). */
+int require_uses_cuda(const char *expr);
+/* 1 satisfied, 0 unsatisfied (err holds the reference message), -1 invalid. */
+int require_eval(const char *expr, const struct req_facts *f, struct gerr *err);
+/* Compare dotted versions: -1/0/1 in *cmp, trailing ".0"s ignored.
+ * Returns -1 when either is not digits and dots. */
+int version_compare(const char *a, const char *b, int *cmp);
+
+/* ---- cudaver.c ---------------------------------------------------------- */
+
+/* The CUDA driver API version of the driver's libcuda ("12.4"), from
+ * cuDriverGetVersion() in a short-lived child.  -1 with err when there is no
+ * libcuda or it fails. */
+int cuda_driver_version(struct gpu_driver *drv, char *out, size_t cap, struct gerr *err);
+
+/* ---- inject.c ----------------------------------------------------------- */
+
+struct inj_dev {
+	char *dst;  /* "/dev/nvidia0": the path in the driver root and in the container */
+	dev_t rdev;
+	const struct gpu_dev *gpu; /* the GPU of /dev/nvidiaN, else NULL */
+	const char *why;           /* for the others */
+};
+
+struct inj_file {
+	char *src; /* host path */
+	char *dst; /* container path ("$LIBDIR/..." for libraries) */
+	int dir;   /* a directory (the MPS pipe directory) */
+};
+
+/* Everything one launch injects, computed once and used both by
+ * gpu_configure() (as plan ops) and by `gpurun list` (printed). */
+struct inj_set {
+	struct inj_dev *devs;
+	size_t ndevs;
+	struct inj_file *bins, *libs, *libs32, *firmware, *ipcs;
+	size_t nbins, nlibs, nlibs32, nfirmware, nipcs;
+	const struct gpu_dev **gpus; /* selected, in index order */
+	size_t ngpus;
+};
+
+int inj_collect(struct gpu_driver *drv, const struct gpu_selection *sel, unsigned inj,
+		struct inj_set *set, struct gerr *err);
+void inj_free(struct inj_set *set);
+
+/* Driver root from --driver-root, else GPURUN_DRIVER_ROOT, else "/". */
+const char *gpu_default_root(const char *opt);
+
+#endif

@@ -1,0 +1,232 @@
+#!/bin/sh
+# tests/fakedriver/build.sh OUTDIR TOPOLOGY — a fake NVIDIA driver root.
+# tests/fakedriver/build.sh --hash          — the sources' hash, which a
+#                                             finished OUTDIR/.complete holds
+#
+# Builds, under OUTDIR, what gpurun reads from a driver root, in the real
+# formats, so GPU injection can be tested on a machine without a GPU:
+#   usr/lib/x86_64-linux-gnu/lib*.so.550.54.14   real ELF objects with the
+#        driver's SONAMEs and symlink chains, a working fake NVML and libcuda,
+#        libraries gpurun must not inject (older-driver decoys, non-listed
+#        libs) and a real etc/ld.so.cache made by `ldconfig -r OUTDIR`;
+#   usr/bin/nvidia-smi (+ stubs)   nvidia-smi loads libnvidia-ml.so.1 by SONAME;
+#   dev/nvidia*                     real character nodes (195:N, 195:255,
+#        195:254, nvidia-uvm 510:0/1), mode 0666.  Harmless on a GPU-less
+#        host: nothing drives major 195 or 510, opening them fails with ENXIO.
+#        On a host with the real driver they reach its GPUs exactly as its
+#        own /dev/nvidia* do (mode 0666 too, the driver's DeviceFileMode);
+#   proc/driver/nvidia/{version,params,registry,gpus/<bus>/information},
+#        proc/devices, lib/firmware/nvidia/<ver>/gsp_*.bin,
+#        run/nvidia-persistenced/socket (a real unix socket), tmp/nvidia-mps/.
+# TOPOLOGY: `one` (one H100) or `four` (four GPUs whose minors are not in
+# PCI bus order: index 1 = bus 0000:5e:00.0 = /dev/nvidia0).
+#
+# Needs root (mknod, ldconfig -r chroots).  Compiled objects are cached in
+# tests/build/fakedriver-cache/<hash of the sources>.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+# The identity of a build: tests compare it with OUTDIR/.complete.
+hash=$(cat "$here/build.sh" "$here"/*.c "$here"/*.h | sha256sum | cut -c1-16)
+if [ "${1:-}" = --hash ]; then
+	echo "$hash"
+	exit 0
+fi
+if [ $# -ne 2 ]; then
+	echo "usage: $0 OUTDIR one|four" >&2
+	exit 2
+fi
+out=$1
+topo=$2
+case $topo in one | four) ;; *)
+	echo "$0: unknown topology $topo (one, four)" >&2
+	exit 2
+	;;
+esac
+if [ "$(id -u)" != 0 ]; then
+	echo "$0: must run as root (mknod, ldconfig -r)" >&2
+	exit 1
+fi
+
+VER=550.54.14
+OLD=470.57.02
+CC=${CC:-cc}
+LIBDIR=usr/lib/x86_64-linux-gnu
+
+# ---- compiled pieces, cached by source hash -------------------------------
+# name:soname pairs; a soname of "-" means the file name itself (the
+# driver's version-suffixed internal libraries).
+LIBS="
+libnvidia-ml:nvml libnvidia-cfg:libnvidia-cfg.so.1 libnvidia-nscq:libnvidia-nscq.so.2
+libcuda:cuda libcudadebugger:libcudadebugger.so.1 libnvidia-opencl:libnvidia-opencl.so.1
+libnvidia-gpucomp:- libnvidia-ptxjitcompiler:libnvidia-ptxjitcompiler.so.1
+libnvidia-fatbinaryloader:- libnvidia-allocator:libnvidia-allocator.so.1 libnvidia-compiler:-
+libnvidia-pkcs11:- libnvidia-pkcs11-openssl3:- libnvidia-nvvm:libnvidia-nvvm.so.4
+libnvidia-tileiras:libnvidia-tileiras.so.1
+libvdpau_nvidia:libvdpau_nvidia.so.1 libnvidia-encode:libnvidia-encode.so.1
+libnvidia-opticalflow:libnvidia-opticalflow.so.1 libnvcuvid:libnvcuvid.so.1
+libnvidia-eglcore:- libnvidia-glcore:- libnvidia-tls:- libnvidia-glsi:-
+libnvidia-fbc:libnvidia-fbc.so.1 libnvidia-ifr:libnvidia-ifr.so.1 libnvidia-rtcore:-
+libnvoptix:libnvoptix.so.1 libGLX_nvidia:libGLX_nvidia.so.0 libEGL_nvidia:libEGL_nvidia.so.0
+libGLESv2_nvidia:libGLESv2_nvidia.so.2 libGLESv1_CM_nvidia:libGLESv1_CM_nvidia.so.1
+libnvidia-glvkspirv:- libnvidia-cbl:-
+libnvidia-ngx:libnvidia-ngx.so.1
+libnvidia-gtk3:- libnvidia-wayland-client:-
+"
+# Leftovers of an older driver: a cache entry of their own (version-suffixed
+# SONAME) or a file next to the current one.  gpurun must never inject them.
+DECOYS="libnvidia-ml:libnvidia-ml.so.1 libnvidia-compiler:- libnvidia-glcore:-"
+
+cache=$here/../build/fakedriver-cache/$hash
+
+link_lib() { # name soname file object
+	so=$2
+	[ "$so" = - ] && so=$3
+	$CC -shared -Wl,-soname,"$so" -o "$tmp/lib/$3" "$4"
+}
+
+if [ ! -f "$cache/.done" ]; then
+	mkdir -p "$(dirname "$cache")"
+	tmp=$(mktemp -d "$cache.XXXXXX")
+	trap 'rm -rf "$tmp"' EXIT
+	mkdir -p "$tmp/lib" "$tmp/bin"
+	w="-std=gnu11 -O2 -Wall -Wextra -Werror"
+	$CC $w -fPIC -c -DFAKE_NAME='"stub"' -o "$tmp/stub.o" "$here/stub.c"
+	$CC $w -fPIC -c -I"$here" -o "$tmp/nvml.o" "$here/nvml.c"
+	$CC $w -fPIC -c -I"$here" -o "$tmp/cuda.o" "$here/cuda.c"
+	for pair in $LIBS; do
+		name=${pair%%:*} so=${pair#*:}
+		case $so in
+		nvml) $CC -shared -Wl,-soname,libnvidia-ml.so.1 -o "$tmp/lib/$name.so.$VER" "$tmp/nvml.o" ;;
+		cuda) $CC -shared -Wl,-soname,libcuda.so.1 -o "$tmp/lib/$name.so.$VER" "$tmp/cuda.o" ;;
+		*) link_lib "$name" "$so" "$name.so.$VER" "$tmp/stub.o" ;;
+		esac
+	done
+	for pair in $DECOYS; do
+		link_lib "${pair%%:*}" "${pair#*:}" "${pair%%:*}.so.$OLD" "$tmp/stub.o"
+	done
+	$CC $w -o "$tmp/bin/nvidia-smi" "$here/smi.c" -ldl
+	$CC $w -o "$tmp/bin/tool" "$here/tool.c"
+	touch "$tmp/.done"
+	# Another build may have won the race; either copy is the same.
+	mv -T "$tmp" "$cache" 2>/dev/null || rm -rf "$tmp"
+	trap - EXIT
+	# Objects of older sources are of no further use.
+	for old in "$(dirname "$cache")"/*; do
+		case $old in "$cache"*) ;; *) rm -rf "$old" ;; esac
+	done
+fi
+
+# ---- the tree -------------------------------------------------------------
+rm -rf "$out"
+mkdir -p "$out/$LIBDIR" "$out/usr/bin" "$out/etc" "$out/dev" "$out/proc/driver/nvidia/gpus" \
+	"$out/lib/firmware/nvidia/$VER" "$out/lib/firmware/nvidia/535.104.05" \
+	"$out/run/nvidia-persistenced" "$out/tmp/nvidia-mps"
+cp -a "$cache/lib/." "$out/$LIBDIR/"
+cd "$out/$LIBDIR"
+for pair in $LIBS; do
+	name=${pair%%:*} so=${pair#*:}
+	case $so in nvml) so=libnvidia-ml.so.1 ;; cuda) so=libcuda.so.1 ;; esac
+	[ "$so" = - ] || ln -sf "$name.so.$VER" "$so"
+done
+ln -sf libcuda.so.1 libcuda.so
+ln -sf libnvidia-ml.so.1 libnvidia-ml.so
+cd - >/dev/null
+
+cp "$cache/bin/nvidia-smi" "$out/usr/bin/nvidia-smi"
+for t in nvidia-debugdump nvidia-persistenced nvidia-cuda-mps-control nvidia-cuda-mps-server \
+	nvidia-xconfig; do
+	cp "$cache/bin/tool" "$out/usr/bin/$t"
+done
+
+printf '/usr/lib/x86_64-linux-gnu\n' >"$out/etc/ld.so.conf"
+ldconfig -r "$out"
+
+printf 'GSP firmware %s %s\n' "$VER" ga10x >"$out/lib/firmware/nvidia/$VER/gsp_ga10x.bin"
+printf 'GSP firmware %s %s\n' "$VER" tu10x >"$out/lib/firmware/nvidia/$VER/gsp_tu10x.bin"
+printf 'GSP firmware of another driver\n' >"$out/lib/firmware/nvidia/535.104.05/gsp_ga10x.bin"
+
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' \
+	"$out/run/nvidia-persistenced/socket"
+chmod 0666 "$out/run/nvidia-persistenced/socket"
+
+# ---- /proc/driver/nvidia and /proc/devices --------------------------------
+p=$out/proc/driver/nvidia
+printf 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  %s  Thu Feb 22 01:44:30 UTC 2024\nGCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n' "$VER" >"$p/version"
+cat >"$p/params" <<'EOF'
+ResmanDebugLevel: 4294967295
+RmLogonRC: 1
+ModifyDeviceFiles: 1
+DeviceFileUID: 0
+DeviceFileGID: 0
+DeviceFileMode: 438
+InitializeSystemMemoryAllocations: 1
+UsePageAttributeTable: 4294967295
+EnableMSI: 1
+EnableStreamMemOPs: 0
+EnableUserNUMAManagement: 1
+NvLinkDisable: 0
+RmProfilingAdminOnly: 1
+PreserveVideoMemoryAllocations: 0
+DynamicPowerManagement: 3
+RegisterPCIDriver: 1
+EnableGpuFirmware: 18
+ImexChannelCount: 2048
+RegistryDwords: ""
+RegistryDwordsPerDevice: ""
+RmMsg: ""
+GpuBlacklist: ""
+TemporaryFilePath: ""
+ExcludedGpus: ""
+EOF
+printf 'Binary: ""\n' >"$p/registry"
+
+# bus minor model uuid
+if [ "$topo" = one ]; then
+	gpus="0000:17:00.0 0 NVIDIA_H100_80GB_HBM3 GPU-5b1e5f16-6bd4-44c2-a1a8-2d2f3a9c1b01"
+else
+	gpus="0000:3b:00.0 2 NVIDIA_H100_80GB_HBM3 GPU-0c9c1a44-3f53-4a35-9c7e-7e0d6c1a3b3b
+0000:5e:00.0 0 NVIDIA_A100-SXM4-80GB GPU-1d2e3f40-5162-4738-89ab-cdef01234567
+0000:86:00.0 3 Tesla_V100-SXM2-16GB GPU-8f7e6d5c-4b3a-4291-8071-605f4e3d2c1b
+0000:af:00.0 1 NVIDIA_H100_80GB_HBM3 GPU-a0b1c2d3-e4f5-4061-9728-394a5b6c7d8e"
+fi
+echo "$gpus" | while read -r bus minor model uuid; do
+	model=$(echo "$model" | tr _ ' ')
+	mkdir -p "$p/gpus/$bus"
+	printf 'Model: \t\t %s\nIRQ:   \t\t 0\nGPU UUID: \t %s\nVideo BIOS: \t 96.00.74.00.01\nBus Type: \t PCIe\nDMA Size: \t 52 bits\nDMA Mask: \t 0xfffffffffffff\nBus Location: \t %s\nDevice Minor: \t %s\nGPU Excluded:\t No\n' \
+		"$model" "$uuid" "$bus" "$minor" >"$p/gpus/$bus/information"
+	mknod -m 0666 "$out/dev/nvidia$minor" c 195 "$minor"
+done
+
+cat >"$out/proc/devices" <<'EOF'
+Character devices:
+  1 mem
+  4 /dev/vc/0
+  4 tty
+  5 /dev/tty
+  5 /dev/console
+  5 /dev/ptmx
+ 10 misc
+ 13 input
+136 pts
+195 nvidia
+195 nvidiactl
+226 drm
+509 nvidia-nvswitch
+510 nvidia-uvm
+511 nvidia-caps
+
+Block devices:
+  7 loop
+  8 sd
+259 blkext
+EOF
+
+mknod -m 0666 "$out/dev/nvidiactl" c 195 255
+mknod -m 0666 "$out/dev/nvidia-modeset" c 195 254
+mknod -m 0666 "$out/dev/nvidia-uvm" c 510 0
+mknod -m 0666 "$out/dev/nvidia-uvm-tools" c 510 1
+
+# Readable by the unprivileged test run (the runner builds as root).
+chmod -R a+rX "$out"
+echo "$hash" >"$out/.complete"

@@ -1,0 +1,326 @@
+/* tests/fakedriver/nvml.c — a fake libnvidia-ml.so.1 for GPU-less tests.
+ *
+ * It sees GPUs the way the real NVML does inside a container: a GPU exists
+ * when its /proc/driver/nvidia/gpus/<bus>/information is visible AND its
+ * /dev/nvidia<minor> character node is present.  Inside a gpurun container
+ * both are what gpurun injected, so `nvidia-smi -L` lists exactly the
+ * selected GPUs.  Indexes are PCI bus order, as NVML numbers them.
+ * FAKE_NVML_ROOT (default "") prefixes both paths, for checks on the host.
+ *
+ * The ABI is NVML's for the subset nvidia-smi -L and nvidia-container-cli
+ * use (names, argument types, return codes, nvmlPciInfo_t v3 layout). */
+#include <ctype.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "fake.h"
+
+typedef int nvmlReturn_t;
+#define NVML_SUCCESS 0
+#define NVML_ERROR_UNINITIALIZED 1
+#define NVML_ERROR_INVALID_ARGUMENT 2
+#define NVML_ERROR_NOT_SUPPORTED 3
+#define NVML_ERROR_NOT_FOUND 6
+#define NVML_ERROR_INSUFFICIENT_SIZE 7
+#define NVML_ERROR_DRIVER_NOT_LOADED 9
+
+#define MAX_GPUS 64
+
+struct nvmlDevice_st {
+	unsigned index, minor, domain, bus, device;
+	char busid[32]; /* "00000000:3b:00.0" */
+	char uuid[96];
+	char name[96];
+};
+typedef struct nvmlDevice_st *nvmlDevice_t;
+
+typedef struct {
+	char busIdLegacy[16];
+	unsigned int domain;
+	unsigned int bus;
+	unsigned int device;
+	unsigned int pciDeviceId;
+	unsigned int pciSubSystemId;
+	char busId[32];
+} nvmlPciInfo_t;
+
+static struct nvmlDevice_st gpus[MAX_GPUS];
+static unsigned ngpus;
+static int initialized;
+static char driver_version[32];
+
+#define EXPORT __attribute__((visibility("default")))
+
+static const char *root(void)
+{
+	const char *r = getenv("FAKE_NVML_ROOT");
+	return r ? r : "";
+}
+
+static int is_chr(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISCHR(st.st_mode);
+}
+
+static void trim_copy(char *dst, size_t cap, const char *v)
+{
+	while (*v == ' ' || *v == '\t')
+		v++;
+	snprintf(dst, cap, "%s", v);
+	size_t n = strlen(dst);
+	while (n && isspace((unsigned char)dst[n - 1]))
+		dst[--n] = '\0';
+}
+
+static int read_information(const char *dir, struct nvmlDevice_st *g)
+{
+	char path[1024], line[256];
+	int have_minor = 0;
+	snprintf(path, sizeof path, "%s/information", dir);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	memset(g, 0, sizeof *g);
+	while (fgets(line, sizeof line, f)) {
+		char *colon = strchr(line, ':');
+		if (!colon)
+			continue;
+		*colon = '\0';
+		const char *v = colon + 1;
+		if (!strcmp(line, "Model"))
+			trim_copy(g->name, sizeof g->name, v);
+		else if (!strcmp(line, "GPU UUID"))
+			trim_copy(g->uuid, sizeof g->uuid, v);
+		else if (!strcmp(line, "Device Minor"))
+			have_minor = sscanf(v, "%u", &g->minor) == 1;
+		else if (!strcmp(line, "Bus Location"))
+			sscanf(v, " %x:%x:%x", &g->domain, &g->bus, &g->device);
+	}
+	fclose(f);
+	snprintf(g->busid, sizeof g->busid, "%08x:%02x:%02x.0", g->domain, g->bus, g->device);
+	return have_minor;
+}
+
+static int by_bus(const void *a, const void *b)
+{
+	return strcmp(((const struct nvmlDevice_st *)a)->busid, ((const struct nvmlDevice_st *)b)->busid);
+}
+
+static int load(void)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/proc/driver/nvidia/version", root());
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return NVML_ERROR_DRIVER_NOT_LOADED;
+	char line[256] = "";
+	if (!fgets(line, sizeof line, f))
+		line[0] = '\0';
+	fclose(f);
+	/* The first token that looks like 550.54.14. */
+	driver_version[0] = '\0';
+	for (char *save = NULL, *t = strtok_r(line, " \t\n", &save); t; t = strtok_r(NULL, " \t\n", &save))
+		if (isdigit((unsigned char)t[0]) && strchr(t, '.')) {
+			snprintf(driver_version, sizeof driver_version, "%s", t);
+			break;
+		}
+	snprintf(path, sizeof path, "%s/dev/nvidiactl", root());
+	if (!is_chr(path))
+		return NVML_ERROR_DRIVER_NOT_LOADED;
+
+	ngpus = 0;
+	snprintf(path, sizeof path, "%s/proc/driver/nvidia/gpus", root());
+	DIR *d = opendir(path);
+	struct dirent *de;
+	while (d && (de = readdir(d)) && ngpus < MAX_GPUS) {
+		char dir[768], node[512];
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(dir, sizeof dir, "%s/%s", path, de->d_name);
+		if (!read_information(dir, &gpus[ngpus]))
+			continue;
+		snprintf(node, sizeof node, "%s/dev/nvidia%u", root(), gpus[ngpus].minor);
+		if (is_chr(node))
+			ngpus++;
+	}
+	if (d)
+		closedir(d);
+	qsort(gpus, ngpus, sizeof gpus[0], by_bus);
+	for (unsigned i = 0; i < ngpus; i++)
+		gpus[i].index = i;
+	return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlInit_v2(void)
+{
+	int r = load();
+	initialized = r == NVML_SUCCESS;
+	return r;
+}
+
+EXPORT nvmlReturn_t nvmlInit(void)
+{
+	return nvmlInit_v2();
+}
+
+EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int flags)
+{
+	(void)flags;
+	return nvmlInit_v2();
+}
+
+EXPORT nvmlReturn_t nvmlShutdown(void)
+{
+	if (!initialized)
+		return NVML_ERROR_UNINITIALIZED;
+	initialized = 0;
+	return NVML_SUCCESS;
+}
+
+EXPORT const char *nvmlErrorString(nvmlReturn_t r)
+{
+	switch (r) {
+	case NVML_SUCCESS:
+		return "Success";
+	case NVML_ERROR_UNINITIALIZED:
+		return "Uninitialized";
+	case NVML_ERROR_INVALID_ARGUMENT:
+		return "Invalid Argument";
+	case NVML_ERROR_NOT_SUPPORTED:
+		return "Not Supported";
+	case NVML_ERROR_NOT_FOUND:
+		return "Not Found";
+	case NVML_ERROR_INSUFFICIENT_SIZE:
+		return "Insufficient Size";
+	case NVML_ERROR_DRIVER_NOT_LOADED:
+		return "Driver Not Loaded";
+	}
+	return "Unknown Error";
+}
+
+static nvmlReturn_t copy_out(char *dst, unsigned len, const char *src)
+{
+	if (!initialized)
+		return NVML_ERROR_UNINITIALIZED;
+	if (!dst)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (strlen(src) + 1 > len)
+		return NVML_ERROR_INSUFFICIENT_SIZE;
+	memcpy(dst, src, strlen(src) + 1);
+	return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int len)
+{
+	return copy_out(version, len, driver_version);
+}
+
+EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *v)
+{
+	if (!v)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*v = FAKE_CUDA_VERSION;
+	return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *v)
+{
+	return nvmlSystemGetCudaDriverVersion(v);
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count)
+{
+	if (!initialized)
+		return NVML_ERROR_UNINITIALIZED;
+	if (!count)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*count = ngpus;
+	return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetCount(unsigned int *count)
+{
+	return nvmlDeviceGetCount_v2(count);
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *dev)
+{
+	if (!initialized)
+		return NVML_ERROR_UNINITIALIZED;
+	if (!dev || index >= ngpus)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*dev = &gpus[index];
+	return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t *dev)
+{
+	return nvmlDeviceGetHandleByIndex_v2(index, dev);
+}
+
+static int valid(nvmlDevice_t d)
+{
+	return initialized && d >= gpus && d < gpus + ngpus;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *name, unsigned int len)
+{
+	return valid(d) ? copy_out(name, len, d->name) : NVML_ERROR_INVALID_ARGUMENT;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *uuid, unsigned int len)
+{
+	return valid(d) ? copy_out(uuid, len, d->uuid) : NVML_ERROR_INVALID_ARGUMENT;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t d, unsigned int *minor)
+{
+	if (!valid(d) || !minor)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*minor = d->minor;
+	return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t d, unsigned int *index)
+{
+	if (!valid(d) || !index)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*index = d->index;
+	return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *pci)
+{
+	if (!valid(d) || !pci)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	memset(pci, 0, sizeof *pci);
+	pci->domain = d->domain;
+	pci->bus = d->bus;
+	pci->device = d->device;
+	pci->pciDeviceId = 0x233010de; /* vendor 10de: NVIDIA */
+	snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04x:%02x:%02x.0", d->domain, d->bus, d->device);
+	snprintf(pci->busId, sizeof pci->busId, "%s", d->busid);
+	return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t d, nvmlPciInfo_t *pci)
+{
+	return nvmlDeviceGetPciInfo_v3(d, pci);
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t d, nvmlPciInfo_t *pci)
+{
+	return nvmlDeviceGetPciInfo_v3(d, pci);
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t d, int *major, int *minor)
+{
+	(void)major;
+	(void)minor;
+	return valid(d) ? NVML_ERROR_NOT_SUPPORTED : NVML_ERROR_INVALID_ARGUMENT;
+}

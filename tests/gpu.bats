@@ -1,0 +1,567 @@
+#!/usr/bin/env bats
+# GPU injection, as nvidia-container-cli configure does it (DESIGN.md §5,
+# reference/gpu-injection.md), against the fake NVIDIA drivers of
+# tests/fakedriver: selection, capabilities, placement, /proc/driver/nvidia,
+# requirements, the info and list verbs, a host without a driver.
+# Escape attempts through image symlinks: gpu_security.bats.
+
+load lib/common
+load lib/gpu
+
+setup_file() {
+	gpu_setup_file
+}
+
+# ---- info and list: what nvidia-container-cli prints -------------------------
+
+@test "gpurun info prints the driver and every GPU like nvidia-container-cli info" {
+	run --separate-stderr "$GPURUN" info --driver-root "$FAKE4"
+	assert_success
+	assert_output "$(
+		printf 'NVRM version:   %s\nCUDA version:   12.4\n' "$DRIVER_VERSION"
+		for i in 0 1 2 3; do
+			brand=Unknown arch=9.0
+			[[ $i == 1 ]] && arch=8.0
+			[[ $i == 2 ]] && brand=Tesla arch=7.0
+			printf '\nDevice Index:   %s\nDevice Minor:   %s\nModel:          %s\nBrand:          %s\n' \
+				"$i" "${FOUR_MINOR[i]}" "${FOUR_MODEL[i]}" "$brand"
+			printf 'GPU UUID:       %s\nBus Location:   0000%s\nArchitecture:   %s\n' \
+				"${FOUR_UUID[i]}" "${FOUR_BUS[i]}" "$arch"
+		done
+	)"
+}
+
+@test "gpurun info --csv prints the same facts as CSV with the reference headers" {
+	run --separate-stderr "$GPURUN" info --csv --driver-root "$FAKE1"
+	assert_success
+	assert_output "NVRM version,CUDA version
+$DRIVER_VERSION,12.4
+
+Device Index,Device Minor,Model,Brand,GPU UUID,Bus Location,Architecture
+0,0,NVIDIA H100 80GB HBM3,Unknown,$ONE_UUID,00000000:17:00.0,9.0"
+}
+
+@test "GPU indexes follow PCI bus order, not device minors" {
+	run --separate-stderr "$GPURUN" info --driver-root "$FAKE4" --csv
+	assert_success
+	# (bats leaves blank lines out of $lines: row N is lines[3+N])
+	assert_line --index 4 --partial "1,0,NVIDIA A100-SXM4-80GB,"
+	assert_line --index 4 --partial ",00000000:5e:00.0,"
+}
+
+@test "GPURUN_DRIVER_ROOT points info at a driver root when --driver-root is absent" {
+	GPURUN_DRIVER_ROOT=$FAKE1 run --separate-stderr "$GPURUN" info --csv
+	assert_success
+	assert_line --index 3 --partial "$ONE_UUID"
+}
+
+@test "--driver-root wins over GPURUN_DRIVER_ROOT" {
+	GPURUN_DRIVER_ROOT=$FAKE1 run --separate-stderr "$GPURUN" info --csv --driver-root "$FAKE4"
+	assert_success
+	assert_equal "${#lines[@]}" 7
+}
+
+@test "gpurun list prints nodes, binaries, libraries, IPC and firmware in the reference order" {
+	run --separate-stderr "$GPURUN" list --driver-root="$FAKE1"
+	assert_success
+	assert_output "$(expected_list "$FAKE1" all /dev/nvidia0)"
+}
+
+@test "gpurun list --gpus 1 lists the node of the second GPU in bus order (minor 0)" {
+	run --separate-stderr "$GPURUN" list --driver-root "$FAKE4" --gpus 1 --caps utility
+	assert_success
+	assert_output "$(expected_list "$FAKE4" utility /dev/nvidia0)"
+}
+
+@test "gpurun list --gpus all lists GPU nodes in index order" {
+	run --separate-stderr "$GPURUN" list --driver-root "$FAKE4" --gpus all --caps utility
+	assert_success
+	assert_output "$(expected_list "$FAKE4" utility /dev/nvidia2 /dev/nvidia0 /dev/nvidia3 /dev/nvidia1)"
+}
+
+@test "files of an older driver, unlisted libraries and foreign firmware are never listed" {
+	run --separate-stderr "$GPURUN" list --driver-root "$FAKE4"
+	assert_success
+	for d in "${DECOYS[@]}"; do
+		refute_output --partial "$d"
+	done
+}
+
+# cache_variant: a copy of the one-GPU driver's proc, etc and usr (enough for
+# the libraries of `gpurun list`) in $BATS_TEST_TMPDIR/cache; prints it.
+cache_variant() {
+	local root=$BATS_TEST_TMPDIR/cache
+	mkdir -p "$root"
+	cp -r "$FAKE1/proc" "$FAKE1/etc" "$FAKE1/usr" "$root/" && echo "$root"
+}
+
+# The libraries `gpurun list` finds under ROOT, with ROOT cut off.
+listed_libs() {
+	"$GPURUN" list --driver-root "$1" --gpus none --caps all | grep '\.so\.' | sed "s|^$1||"
+}
+
+@test "an ld.so.cache in the old+new compat layout gives the same libraries" {
+	root=$(cache_variant)
+	python3 "$FAKEDRIVER_SRC/compat-cache.py" "$FAKE1/etc/ld.so.cache" "$root/etc/ld.so.cache"
+	run listed_libs "$root"
+	assert_success
+	assert_output "$(listed_libs "$FAKE1")"
+	assert_equal "${#lines[@]}" 34
+}
+
+@test "an ld.so.cache in the old-only layout gives the same libraries" {
+	skip_unless_root "ldconfig -r chroots"
+	root=$(cache_variant)
+	ldconfig -c compat -r "$root"
+	head -c 11 "$root/etc/ld.so.cache" | grep -q '^ld.so-1.7.0' || fail "not an old-format cache"
+	run listed_libs "$root"
+	assert_success
+	assert_output "$(listed_libs "$FAKE1")"
+}
+
+@test "a corrupted ld.so.cache is an error naming it, not a crash" {
+	root=$(cache_variant)
+	head -c 700 "$FAKE1/etc/ld.so.cache" >"$root/etc/ld.so.cache"
+	run --separate-stderr "$GPURUN" list --driver-root "$root"
+	assert_gpurun_error 125 "$root/etc/ld.so.cache: corrupted ld.so.cache"
+}
+
+# ---- capabilities ------------------------------------------------------------------
+
+# list_caps CAPS: `gpurun list` for no GPU and CAPS, compared with the
+# reference oracle.
+list_caps() {
+	run --separate-stderr "$GPURUN" list --driver-root "$FAKE4" --gpus none --caps "$1"
+	assert_success
+	assert_output "$(expected_list "$FAKE4" "${2:-$1}")"
+}
+
+@test "--caps utility lists exactly the utility files" {
+	list_caps utility
+}
+
+@test "--caps compute lists exactly the compute files and the uvm nodes" {
+	list_caps compute
+}
+
+@test "--caps video brings the compute libraries and uvm, not the MPS binaries" {
+	list_caps video
+	assert_output --partial "/libcuda.so.$DRIVER_VERSION"
+	refute_output --partial nvidia-cuda-mps
+}
+
+@test "--caps graphics lists exactly the graphics libraries, without uvm or modeset" {
+	list_caps graphics
+	refute_output --partial /dev/nvidia-uvm
+	refute_output --partial /dev/nvidia-modeset
+}
+
+@test "--caps display brings the graphics libraries and /dev/nvidia-modeset" {
+	list_caps display
+	assert_line /dev/nvidia-modeset
+}
+
+@test "--caps ngx lists exactly the ngx library" {
+	list_caps ngx
+}
+
+@test "--caps all is every capability" {
+	list_caps all utility,compute,video,graphics,display,ngx
+}
+
+@test "uvm nodes come only with compute or video" {
+	for caps in utility graphics display ngx; do
+		run --separate-stderr "$GPURUN" list --driver-root "$FAKE4" --gpus none --caps "$caps"
+		assert_success
+		refute_output --partial /dev/nvidia-uvm
+	done
+}
+
+@test "an unknown capability is an error naming it" {
+	run --separate-stderr gpu4 --caps compute,warp --gpus 0 "$GLIBC_TAR" true
+	assert_gpurun_error 125 'unknown driver capability "warp"'
+}
+
+@test "each capability injects exactly its reference files into the container" {
+	for caps in utility compute video graphics display ngx; do
+		run --separate-stderr gpu4 --gpus 0 --caps "$caps" "$GLIBC_TAR" sh -c "$INJECTED_INSIDE"
+		assert_success
+		assert_output "$(expected_injected "$caps")"
+	done
+}
+
+@test "the default capabilities are utility,compute" {
+	run --separate-stderr gpu4 --gpus 0 "$GLIBC_TAR" sh -c "$INJECTED_INSIDE"
+	assert_success
+	assert_output "$(expected_injected utility,compute)"
+}
+
+@test "NVIDIA_DRIVER_CAPABILITIES given with -e sets the capabilities" {
+	run --separate-stderr gpu4 --gpus 0 -e NVIDIA_DRIVER_CAPABILITIES=video "$GLIBC_TAR" sh -c "$INJECTED_INSIDE"
+	assert_success
+	assert_output "$(expected_injected video)"
+}
+
+@test "--caps wins over NVIDIA_DRIVER_CAPABILITIES" {
+	run --separate-stderr gpu4 --gpus 0 --caps ngx -e NVIDIA_DRIVER_CAPABILITIES=video "$GLIBC_TAR" \
+		sh -c "$INJECTED_INSIDE"
+	assert_success
+	assert_output "$(expected_injected ngx)"
+}
+
+# ---- selection -------------------------------------------------------------------
+
+# smi_line I: what nvidia-smi -L prints for GPU index I of the four, when it
+# is the Nth visible one.
+smi_line() {
+	echo "GPU $2: ${FOUR_MODEL[$1]} (UUID: ${FOUR_UUID[$1]})"
+}
+
+@test "--gpus 1 exposes the minor of the second bus id, and nvidia-smi sees that GPU" {
+	run --separate-stderr gpu4 --gpus 1 "$GLIBC_TAR" sh -c 'ls /dev | grep "^nvidia[0-9]"; nvidia-smi -L'
+	assert_success
+	assert_output "nvidia0
+$(smi_line 1 0)"
+}
+
+@test "--gpus all: nvidia-smi -L lists the four GPUs in bus order with their UUIDs" {
+	run --separate-stderr gpu4 --gpus all "$GLIBC_TAR" nvidia-smi -L
+	assert_success
+	assert_output "$(smi_line 0 0)
+$(smi_line 1 1)
+$(smi_line 2 2)
+$(smi_line 3 3)"
+}
+
+@test "--gpus 0,2 gives exactly those two GPUs" {
+	run --separate-stderr gpu4 --gpus 2,0 "$GLIBC_TAR" nvidia-smi -L
+	assert_success
+	assert_output "$(smi_line 0 0)
+$(smi_line 2 1)"
+}
+
+@test "--gpus none gives the driver and control nodes but no GPU" {
+	run --separate-stderr gpu4 --gpus none "$GLIBC_TAR" sh -c \
+		'ls /dev | grep nvidia; ls /proc/driver/nvidia/gpus | wc -l; nvidia-smi -L; echo "smi exit $?"'
+	assert_success
+	assert_output "nvidia-uvm
+nvidia-uvm-tools
+nvidiactl
+0
+No devices were found
+smi exit 6"
+}
+
+@test "--gpus void injects nothing" {
+	run --separate-stderr gpu4 --gpus void "$GLIBC_TAR" sh -c 'ls /dev | grep -c nvidia; ls /usr/bin/nvidia-smi'
+	assert_failure
+	assert_line --index 0 0
+}
+
+@test "GPU-<uuid> selects a GPU, in any case" {
+	uuid=${FOUR_UUID[3]}
+	run --separate-stderr gpu4 --gpus "${uuid^^}" "$GLIBC_TAR" nvidia-smi -L
+	assert_success
+	assert_output "$(smi_line 3 0)"
+}
+
+@test "a PCI bus id selects a GPU in short and 8-digit-domain forms" {
+	run --separate-stderr gpu4 --gpus 86:00.0,00000000:AF:00.0 "$GLIBC_TAR" nvidia-smi -L
+	assert_success
+	assert_output "$(smi_line 2 0)
+$(smi_line 3 1)"
+}
+
+@test "docker's device=0,2 form selects devices, quoted or not" {
+	for spec in 'device=0,2' '"device=0,2"'; do
+		run --separate-stderr gpu4 --gpus "$spec" "$GLIBC_TAR" nvidia-smi -L
+		assert_success
+		assert_output "$(smi_line 0 0)
+$(smi_line 2 1)"
+	done
+}
+
+@test "docker's count=2 selects the first two GPUs" {
+	run --separate-stderr gpu4 --gpus count=2 "$GLIBC_TAR" nvidia-smi -L
+	assert_success
+	assert_output "$(smi_line 0 0)
+$(smi_line 1 1)"
+}
+
+@test "NVIDIA_VISIBLE_DEVICES given with -e selects GPUs" {
+	run --separate-stderr gpu4 -e NVIDIA_VISIBLE_DEVICES=3 "$GLIBC_TAR" nvidia-smi -L
+	assert_success
+	assert_output "$(smi_line 3 0)"
+}
+
+@test "--gpus wins over NVIDIA_VISIBLE_DEVICES" {
+	run --separate-stderr gpu4 --gpus 1 -e NVIDIA_VISIBLE_DEVICES=3 "$GLIBC_TAR" nvidia-smi -L
+	assert_success
+	assert_output "$(smi_line 1 0)"
+}
+
+@test "NVIDIA_VISIBLE_DEVICES=void or empty is not a GPU container" {
+	for v in void ""; do
+		run --separate-stderr gpu4 -e "NVIDIA_VISIBLE_DEVICES=$v" "$GLIBC_TAR" sh -c 'ls /dev | grep -c nvidia'
+		assert_output 0
+	done
+}
+
+@test "the host's own NVIDIA_VISIBLE_DEVICES never selects GPUs" {
+	NVIDIA_VISIBLE_DEVICES=all run --separate-stderr gpu4 "$GLIBC_TAR" sh -c 'ls /dev | grep -c nvidia'
+	assert_output 0
+}
+
+@test "an unknown device index is an error naming it, exit 125" {
+	run --separate-stderr gpu4 --gpus 0,7 "$GLIBC_TAR" true
+	assert_gpurun_error 125 "--gpus: unknown device 7 (4 GPUs under $FAKE4)"
+}
+
+@test "an unknown GPU UUID in NVIDIA_VISIBLE_DEVICES is an error naming it" {
+	run --separate-stderr gpu4 -e NVIDIA_VISIBLE_DEVICES=GPU-deadbeef "$GLIBC_TAR" true
+	assert_gpurun_error 125 "NVIDIA_VISIBLE_DEVICES: unknown device GPU-deadbeef"
+}
+
+@test "a malformed device is refused before any driver is looked for" {
+	mkdir "$BATS_TEST_TMPDIR/empty"
+	run --separate-stderr "$GPURUN" --driver-root "$BATS_TEST_TMPDIR/empty" --gpus 0,gpu1 "$GLIBC_TAR" true
+	assert_gpurun_error 125 "--gpus: gpu1: not a GPU index, GPU-<uuid>, PCI bus id or MIG device"
+}
+
+@test "MIG device specs are refused with a clear message" {
+	for spec in 0:1 MIG-4b7d8c43-1f5e-5a2b-9c3d-1e2f3a4b5c6d; do
+		run --separate-stderr gpu4 --gpus "$spec" "$GLIBC_TAR" true
+		assert_gpurun_error 125 "$spec: MIG devices are not supported yet"
+	done
+}
+
+@test "none cannot be combined with devices" {
+	run --separate-stderr gpu4 --gpus none,1 "$GLIBC_TAR" true
+	assert_gpurun_error 125 '"none" cannot be combined with devices'
+}
+
+# ---- placement ------------------------------------------------------------------
+
+@test "on a Debian image the libraries land in the multiarch dir and ldconfig -p lists them" {
+	run --separate-stderr gpu4 --gpus 0 "$GLIBC_TAR" sh -c \
+		"ls $LIBDIR_DEBIAN/libnvidia-ml.so.$DRIVER_VERSION && ldconfig -p | grep -F 'libnvidia-ml.so.1 '"
+	assert_success
+	assert_line --index 0 "$LIBDIR_DEBIAN/libnvidia-ml.so.$DRIVER_VERSION"
+	assert_line --index 1 --partial "=> $LIBDIR_DEBIAN/libnvidia-ml.so.1"
+}
+
+@test "with --read-only, ldconfig still ran and nvidia-smi works" {
+	run --separate-stderr gpu4 --read-only --gpus 0 "$GLIBC_TAR" sh -c \
+		"ldconfig -p | grep -cF 'libnvidia-ml.so.1 '; nvidia-smi -L; touch /x 2>/dev/null || echo read-only"
+	assert_success
+	assert_output "1
+$(smi_line 0 0)
+read-only"
+}
+
+@test "on a non-Debian image without ldconfig the libraries land in /usr/lib64 and it still runs" {
+	run --separate-stderr gpu4 --gpus 0 "$BUSYBOX_TAR" sh -c \
+		"ls /usr/lib64/libcuda.so.$DRIVER_VERSION /usr/bin/nvidia-smi; readlink /usr/lib64/libcuda.so"
+	assert_success
+	assert_output "/usr/bin/nvidia-smi
+/usr/lib64/libcuda.so.$DRIVER_VERSION
+libcuda.so.1"
+}
+
+@test "binaries land in /usr/bin, firmware and IPC paths at their driver-root paths" {
+	run --separate-stderr gpu4 --gpus 0 "$GLIBC_TAR" sh -c '
+		nvidia-debugdump
+		cat /lib/firmware/nvidia/'"$DRIVER_VERSION"'/gsp_ga10x.bin
+		test -S /run/nvidia-persistenced/socket && echo socket
+		test -d /tmp/nvidia-mps && echo mps-dir'
+	assert_success
+	assert_output "fake nvidia-debugdump
+GSP firmware $DRIVER_VERSION ga10x
+socket
+mps-dir"
+}
+
+@test "libcuda.so links to libcuda.so.1, which ldconfig made" {
+	run --separate-stderr gpu4 --gpus 0 "$GLIBC_TAR" sh -c \
+		"readlink $LIBDIR_DEBIAN/libcuda.so; readlink $LIBDIR_DEBIAN/libcuda.so.1"
+	assert_success
+	assert_output "libcuda.so.1
+libcuda.so.$DRIVER_VERSION"
+}
+
+@test "device nodes are bound ro,nosuid,noexec but not nodev, with the driver's numbers" {
+	run --separate-stderr gpu4 --gpus 1 "$GLIBC_TAR" sh -c \
+		'for d in /dev/nvidiactl /dev/nvidia-uvm /dev/nvidia0; do probe mountinfo-has $d; probe stat $d; done'
+	assert_success
+	for d in nvidiactl nvidia-uvm nvidia0; do
+		assert_line --regexp "^/dev/$d opts=ro,nosuid,noexec(,|$| )"
+	done
+	refute_output --partial nodev
+	# (owned by root, or by the overflow id in a user namespace)
+	assert_line --partial "type=chr mode=0666 rdev=195:255 "
+	assert_line --partial "type=chr mode=0666 rdev=510:0 "
+	assert_line --partial "type=chr mode=0666 rdev=195:0 "
+}
+
+@test "libraries, binaries and firmware are bound read-only, nodev and nosuid" {
+	run --separate-stderr gpu4 --gpus 0 "$GLIBC_TAR" sh -c "
+		probe mountinfo-has $LIBDIR_DEBIAN/libcuda.so.$DRIVER_VERSION
+		probe mountinfo-has /usr/bin/nvidia-smi
+		probe mountinfo-has /usr/lib/firmware/nvidia/$DRIVER_VERSION/gsp_tu10x.bin
+		probe write $LIBDIR_DEBIAN/libcuda.so.$DRIVER_VERSION"
+	assert_success
+	# The image is usrmerged: /lib/firmware/... is /usr/lib/firmware/...
+	for p in "$LIBDIR_DEBIAN/libcuda.so.$DRIVER_VERSION" /usr/bin/nvidia-smi \
+		"/usr/lib/firmware/nvidia/$DRIVER_VERSION/gsp_tu10x.bin"; do
+		assert_line --regexp "^$p opts=ro,nosuid,nodev(,| )"
+	done
+	assert_line --regexp "write: E(ROFS|ACCES)"
+}
+
+@test "the plan runs the image's ldconfig over the lib dir after the pivot" {
+	run --separate-stderr gpu4 --dry-run --gpus 0 "$GLIBC_TAR" true
+	assert_success
+	pivot=$(grep -n '^pivot_root' <<<"$output" | cut -d: -f1)
+	ldc=$(grep -n '^ldconfig ' <<<"$output" | cut -d: -f1)
+	[[ -n "$pivot" && -n "$ldc" && $pivot -lt $ldc ]] || fail "ldconfig (line $ldc) not after pivot_root (line $pivot)"
+	assert_line --partial "/dev/nvidia2 dev/nvidia2   # GPU 0 = PCI 0000:3b:00.0, minor 2"
+}
+
+# ---- /proc/driver/nvidia and /dev -----------------------------------------------
+
+@test "/proc/driver/nvidia has params with ModifyDeviceFiles: 0, version and registry" {
+	run --separate-stderr gpu4 --gpus 0 "$GLIBC_TAR" sh -c \
+		'cd /proc/driver/nvidia && cat params && echo ---- && cat version registry'
+	assert_success
+	assert_output "$(sed 's/^ModifyDeviceFiles: 1$/ModifyDeviceFiles: 0/' "$FAKE4/proc/driver/nvidia/params")
+----
+$(cat "$FAKE4/proc/driver/nvidia/version" "$FAKE4/proc/driver/nvidia/registry")"
+	assert_line "ModifyDeviceFiles: 0"
+}
+
+@test "/proc/driver/nvidia/gpus shows only the selected GPUs" {
+	run --separate-stderr gpu4 --gpus 3,1 "$GLIBC_TAR" sh -c \
+		'ls /proc/driver/nvidia/gpus; cat /proc/driver/nvidia/gpus/*/information | grep Minor'
+	assert_success
+	assert_output "${FOUR_BUS[1]}
+${FOUR_BUS[3]}
+Device Minor: 	 0
+Device Minor: 	 1"
+}
+
+@test "/dev holds only the selected GPU nodes" {
+	run --separate-stderr gpu4 --gpus 0,2 "$GLIBC_TAR" sh -c 'ls /dev | grep "^nvidia[0-9]"'
+	assert_success
+	assert_output "nvidia2
+nvidia3"
+}
+
+@test "/proc/driver/nvidia cannot be changed inside" {
+	run --separate-stderr gpu4 --gpus 0 "$GLIBC_TAR" sh -c \
+		'probe write /proc/driver/nvidia/params; probe write /proc/driver/nvidia/gpus/new; probe mountinfo-has /proc/driver/nvidia/gpus/0000:3b:00.0'
+	assert_success
+	assert_line --index 0 --regexp "write: E(ROFS|ACCES)"
+	assert_line --index 1 --regexp "write: E(ROFS|ACCES)"
+	assert_line --index 2 --regexp "opts=ro,nosuid,nodev,noexec"
+}
+
+@test "a container given GPU 0 cannot create the node of another GPU" {
+	run --separate-stderr gpu4 --gpus 0 "$GLIBC_TAR" probe mknod /dev/nvidia0
+	assert_success
+	assert_output --regexp "mknod: E(PERM|ACCES)"
+}
+
+# ---- requirements -----------------------------------------------------------------
+
+@test "an unmet cuda requirement stops the launch with the reference message" {
+	run --separate-stderr gpu4 --gpus 0 -e 'NVIDIA_REQUIRE_CUDA=cuda>=12.5' "$GLIBC_TAR" true
+	assert_gpurun_error 125 "requirement error: unsatisfied condition: cuda>=12.5, please update your driver to a newer version, or use an earlier cuda container"
+}
+
+@test "a met requirement lets the container run" {
+	run --separate-stderr gpu4 --gpus 0 -e 'NVIDIA_REQUIRE_CUDA=cuda>=12.4 driver>=999' "$GLIBC_TAR" echo ran
+	assert_success
+	assert_output ran
+}
+
+@test "in a requirement a space is OR and a comma is AND" {
+	run --separate-stderr gpu4 --gpus 0 -e 'NVIDIA_REQUIRE_X=cuda>=99 driver>=550,driver<551' "$GLIBC_TAR" echo ran
+	assert_success
+	run --separate-stderr gpu4 --gpus 0 -e 'NVIDIA_REQUIRE_X=cuda>=12.0,driver<550 arch<9' "$GLIBC_TAR" true
+	assert_gpurun_error 125 "unsatisfied condition: cuda>=12.0,driver<550"
+	refute_output --partial "please update"
+}
+
+@test "--require adds a constraint" {
+	run --separate-stderr gpu4 --gpus 0 --require 'driver<550' "$GLIBC_TAR" true
+	assert_gpurun_error 125 "unsatisfied condition: driver<550"
+}
+
+@test "NVIDIA_DISABLE_REQUIRE=true skips the image's requirements" {
+	run --separate-stderr gpu4 --gpus 0 -e 'NVIDIA_REQUIRE_CUDA=cuda>=99' -e NVIDIA_DISABLE_REQUIRE=true \
+		"$GLIBC_TAR" echo ran
+	assert_success
+	assert_output ran
+}
+
+@test "the legacy CUDA_VERSION rule requires cuda>=MAJOR.MINOR" {
+	run --separate-stderr gpu4 --gpus 0 -e CUDA_VERSION=12.6.2 "$GLIBC_TAR" true
+	assert_gpurun_error 125 "unsatisfied condition: cuda>=12.6, please update your driver"
+	run --separate-stderr gpu4 --gpus 0 -e CUDA_VERSION=12.6.2 -e 'NVIDIA_REQUIRE_CUDA=cuda>=12.0' "$GLIBC_TAR" echo ran
+	assert_success
+}
+
+@test "arch and brand are checked for each selected GPU" {
+	run --separate-stderr gpu4 --gpus 0 --require 'arch>=8.0' "$GLIBC_TAR" echo ran
+	assert_success
+	run --separate-stderr gpu4 --gpus 0,2 --require 'arch>=8.0' "$GLIBC_TAR" true
+	assert_gpurun_error 125 "unsatisfied condition: arch>=8.0"
+	run --separate-stderr gpu4 --gpus 2 --require 'brand=TESLA' "$GLIBC_TAR" echo ran
+	assert_success
+	run --separate-stderr gpu4 --gpus none --require 'brand=geforce,arch>=10' "$GLIBC_TAR" echo ran
+	assert_success
+}
+
+@test "an invalid requirement expression is an error" {
+	run --separate-stderr gpu4 --gpus 0 --require 'brand>tesla' "$GLIBC_TAR" true
+	assert_gpurun_error 125 'invalid expression "brand>tesla"'
+}
+
+@test "requirements are not looked at when no GPU is asked for" {
+	run --separate-stderr gpu4 -e 'NVIDIA_REQUIRE_CUDA=cuda>=99' "$GLIBC_TAR" echo ran
+	assert_success
+}
+
+# ---- no driver ----------------------------------------------------------------------
+
+@test "without --gpus, a host without a driver runs as before" {
+	mkdir "$BATS_TEST_TMPDIR/empty"
+	run --separate-stderr "$GPURUN" --driver-root "$BATS_TEST_TMPDIR/empty" "$GLIBC_TAR" echo ran
+	assert_success
+	assert_output ran
+}
+
+@test "--gpus 0 without a driver is one line naming the driver root, exit 125" {
+	mkdir "$BATS_TEST_TMPDIR/empty"
+	e=$BATS_TEST_TMPDIR/empty
+	run --separate-stderr "$GPURUN" --driver-root "$e" --gpus 0 "$GLIBC_TAR" true
+	assert_gpurun_error 125
+	assert_equal "$stderr" "gpurun: no NVIDIA driver found under $e: $e/proc/driver/nvidia/version: No such file or directory"
+}
+
+@test "gpurun info without a driver fails the same way" {
+	run --separate-stderr "$GPURUN" info --driver-root /nonexistent-gpurun-root
+	assert_gpurun_error 125 "no NVIDIA driver found under /nonexistent-gpurun-root"
+}
+
+# ---- unprivileged ------------------------------------------------------------------
+
+@test "an unprivileged caller gets its GPUs by bind mounts in a user namespace" {
+	skip_unless_user
+	run --separate-stderr gpu4 --gpus 1 "$GLIBC_TAR" sh -c \
+		'probe ns user; probe mountinfo-has /dev/nvidia0; nvidia-smi -L'
+	assert_success
+	refute_line "$(host_ns user)"
+	assert_line --index 1 --partial "/dev/nvidia0 opts=ro,nosuid,noexec"
+	assert_line --index 2 "$(smi_line 1 0)"
+}
