@@ -354,6 +354,7 @@ static int run_main(int argc, char **argv)
 	if (cfg.read_only)
 		plan_why(plan_add(&plan, OP_REMOUNT, OPF_RO, NULL, "/"), "--read-only, after ldconfig");
 
+	free(gr.ldconfig_dirs); /* copied into the plan */
 	if (cfg.dry_run) {
 		ns_print_plan(&cfg, stdout);
 		return 0;

@@ -209,6 +209,8 @@ void ns_print_plan(const struct run_config *cfg, FILE *out)
 		cfg->unprivileged ? " --user --map-root-user" : "", cfg->new_uts ? " --uts" : "",
 		cfg->new_net ? " --net" : "");
 	fprintf(out, "mount --make-rslave /   # nothing mounted from here on reaches the host\n");
+	fprintf(out, "LIBDIR=/usr/lib/x86_64-linux-gnu   # /usr/lib64 when the image has no "
+		     "/etc/debian_version\n");
 	for (size_t i = 0; i < cfg->plan->n; i++) {
 		b.len = 0;
 		if (b.s)

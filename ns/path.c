@@ -82,7 +82,7 @@ static char *base_name(const char *base)
 	return b;
 }
 
-int root_mkdir_p(int rootfd, const char *path, mode_t mode, struct gerr *err)
+static int mkdir_p_depth(int rootfd, const char *path, mode_t mode, int depth, struct gerr *err)
 {
 	struct gerr e2 = {0};
 	int fd = root_open(rootfd, path, O_PATH | O_DIRECTORY, &e2);
@@ -90,24 +90,44 @@ int root_mkdir_p(int rootfd, const char *path, mode_t mode, struct gerr *err)
 		return fd;
 	if (errno != ENOENT)
 		return gerr_set(err, errno, "directory %s in the container root", path);
+	if (depth > 40)
+		return gerr_set(err, ELOOP, "directory %s in the container root", path);
 
 	const char *base;
 	_cleanup_free_ char *parent = split_parent(path, &base);
 	_cleanup_free_ char *name = base_name(base);
 	if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
 		return gerr_set(err, ENOENT, "directory %s in the container root", path);
-	_cleanup_fd_ int pfd = root_mkdir_p(rootfd, parent, mode, err);
+	_cleanup_fd_ int pfd = mkdir_p_depth(rootfd, parent, mode, depth + 1, err);
 	if (pfd < 0)
 		return -1;
 	/* pfd is an O_PATH fd: mkdirat accepts it as a directory fd. */
 	if (mkdirat(pfd, name, mode) < 0 && errno != EEXIST)
 		return gerr_set(err, errno, "mkdir %s in the container root", path);
-	/* Re-resolve from the root: if the name already existed as a dangling
-	 * symlink, this reports it instead of following it out. */
+	if (errno == EEXIST) {
+		/* A dangling image symlink (lib -> /srv/x): make its target,
+		 * which is resolved inside the root like everything else. */
+		char link[4096];
+		ssize_t n = readlinkat(pfd, name, link, sizeof link - 1);
+		if (n > 0) {
+			link[n] = '\0';
+			_cleanup_free_ char *target =
+				link[0] == '/' ? xstrdup(link) : xasprintf("%s/%s", parent, link);
+			_cleanup_fd_ int tfd = mkdir_p_depth(rootfd, target, mode, depth + 1, err);
+			if (tfd < 0)
+				return -1;
+		}
+	}
+	/* Re-resolve from the root, never by following what we just saw. */
 	fd = root_open(rootfd, path, O_PATH | O_DIRECTORY, err);
 	if (fd < 0)
 		return gerr_prefix(err, "create mount point");
 	return fd;
+}
+
+int root_mkdir_p(int rootfd, const char *path, mode_t mode, struct gerr *err)
+{
+	return mkdir_p_depth(rootfd, path, mode, 0, err);
 }
 
 int root_parent(int rootfd, const char *path, const char **base, struct gerr *err)

@@ -80,9 +80,16 @@ void plan_free(struct plan *p)
 	memset(p, 0, sizeof *p);
 }
 
-/* Paths inside the root are printed relative to it, as after `cd $ROOT`. */
+/* Paths inside the root are printed relative to it, as after `cd $ROOT`.
+ * "$LIBDIR/x" stays a shell variable (ns_print_plan defines it). */
 static void rel(struct sbuf *b, const char *dst)
 {
+	if (!strncmp(dst, "$LIBDIR", 7)) {
+		sbuf_puts(b, "\".$LIBDIR\"");
+		if (dst[7])
+			sbuf_shquote(b, dst + 7);
+		return;
+	}
 	while (*dst == '/')
 		dst++;
 	sbuf_shquote(b, *dst ? dst : ".");
