@@ -1,0 +1,161 @@
+#!/usr/bin/env bats
+# What the command can no longer do (DESIGN.md §3): capabilities dropped,
+# mknod and mount refused, no_new_privs, a seccomp filter, no inherited fds.
+# Escape probes print SAFE/RISK.
+
+load lib/common
+
+setup_file() {
+	require_gpurun
+	common_images
+}
+
+# ---- capabilities (root mode: in a user namespace they only reach the
+# namespace's own objects) ------------------------------------------------------
+
+assert_cap_dropped() {
+	skip_unless_root "capabilities in a user namespace only act on the namespace's own objects"
+	run --separate-stderr "$GPURUN" "$BUSYBOX_DIR" probe has-cap "$1"
+	assert_success
+	assert_output "$1 eff=no bnd=no"
+}
+
+@test "CAP_SYS_ADMIN is dropped from the effective and bounding sets" {
+	assert_cap_dropped CAP_SYS_ADMIN
+}
+
+@test "CAP_MKNOD is dropped from the effective and bounding sets" {
+	assert_cap_dropped CAP_MKNOD
+}
+
+@test "CAP_SYS_MODULE is dropped from the effective and bounding sets" {
+	assert_cap_dropped CAP_SYS_MODULE
+}
+
+@test "CAP_SYS_RAWIO is dropped from the effective and bounding sets" {
+	assert_cap_dropped CAP_SYS_RAWIO
+}
+
+@test "CAP_SYS_PTRACE is dropped from the effective and bounding sets" {
+	assert_cap_dropped CAP_SYS_PTRACE
+}
+
+@test "CAP_SYS_BOOT is dropped from the effective and bounding sets" {
+	assert_cap_dropped CAP_SYS_BOOT
+}
+
+@test "CAP_SYS_TIME is dropped from the effective and bounding sets" {
+	assert_cap_dropped CAP_SYS_TIME
+}
+
+@test "root inside keeps the ordinary capabilities (CAP_CHOWN)" {
+	skip_unless_root "capabilities in a user namespace only act on the namespace's own objects"
+	run --separate-stderr "$GPURUN" "$BUSYBOX_DIR" probe has-cap CAP_CHOWN
+	assert_success
+	assert_output "CAP_CHOWN eff=yes bnd=yes"
+}
+
+@test "a --user process has no effective capabilities" {
+	run --separate-stderr "$GPURUN" -u 1000:1000 "$BUSYBOX_DIR" probe caps
+	assert_success
+	assert_output --regexp '^CapEff=0000000000000000 CapPrm=0000000000000000 '
+}
+
+# ---- refused operations ------------------------------------------------------------
+
+@test "mknod of a device fails with EPERM" {
+	run --separate-stderr "$GPURUN" "$BUSYBOX_DIR" probe mknod /tmp/mem
+	assert_success
+	assert_output "mknod: EPERM"
+}
+
+@test "mounting a file system fails with EPERM" {
+	skip_unless_root "in a user namespace its root may mount what the namespace owns"
+	run --separate-stderr "$GPURUN" "$BUSYBOX_DIR" probe mount /mnt
+	assert_success
+	assert_output "mount: EPERM"
+}
+
+@test "no_new_privs is set" {
+	run --separate-stderr "$GPURUN" "$BUSYBOX_DIR" probe nnp
+	assert_success
+	assert_output "NoNewPrivs: 1"
+}
+
+@test "a seccomp filter is active" {
+	run --separate-stderr "$GPURUN" "$BUSYBOX_DIR" probe seccomp
+	assert_success
+	assert_output "Seccomp: 2"
+}
+
+# Without the filter these calls fail differently (ok, EINVAL, ENOSYS,
+# ENOENT...): only the filter answers EPERM to all of them.
+assert_syscall_denied() {
+	run --separate-stderr "$GPURUN" "$BUSYBOX_DIR" probe syscall "$1"
+	assert_success
+	assert_output "$1: EPERM"
+}
+
+@test "seccomp denies keyctl" {
+	assert_syscall_denied keyctl
+}
+
+@test "seccomp denies add_key" {
+	assert_syscall_denied add_key
+}
+
+@test "seccomp denies kexec_load" {
+	assert_syscall_denied kexec_load
+}
+
+@test "seccomp denies open_by_handle_at" {
+	assert_syscall_denied open_by_handle_at
+}
+
+@test "seccomp denies init_module" {
+	assert_syscall_denied init_module
+}
+
+@test "seccomp denies bpf" {
+	assert_syscall_denied bpf
+}
+
+@test "ordinary system calls still work under the filter (fork, exec, pipes)" {
+	run --separate-stderr "$GPURUN" "$BUSYBOX_DIR" /bin/sh -c 'echo a | cat | wc -c'
+	assert_success
+	assert_output "2"
+}
+
+# ---- file descriptors ----------------------------------------------------------------
+
+@test "every fd above 2 is closed before the command runs" {
+	exec 5</dev/null
+	exec 7>"$BATS_TEST_TMPDIR/fd7"
+	run --separate-stderr "$GPURUN" "$BUSYBOX_DIR" probe fds
+	exec 5<&- 7>&-
+	assert_success
+	assert_line --regexp '^0 -> '
+	assert_line --regexp '^1 -> '
+	assert_line --regexp '^2 -> '
+	refute_line --regexp '^([3-9]|[1-9][0-9]+) -> '
+}
+
+# ---- escape probes -----------------------------------------------------------------
+
+@test "a --user cannot change its groups (setgroups is SAFE)" {
+	run --separate-stderr "$GPURUN" -u 1000:1000 "$BUSYBOX_DIR" probe setgroups
+	assert_success
+	assert_output --regexp '^SAFE setgroups: EPERM$'
+}
+
+@test "/proc/kcore cannot be read (SAFE)" {
+	run --separate-stderr "$GPURUN" "$BUSYBOX_DIR" probe open /proc/kcore
+	assert_success
+	refute_output --partial "read: ok"
+}
+
+@test "a --user cannot chroot out of the container (SAFE)" {
+	run --separate-stderr "$GPURUN" -u 1000:1000 "$BUSYBOX_DIR" probe chroot-escape
+	assert_success
+	assert_output --partial "SAFE chroot-escape"
+}

@@ -1,0 +1,158 @@
+# tests/lib/common.bash — what every gpurun bats suite loads first:
+#   load lib/common
+#
+# Sets GPURUN (the binary under test, absolute), TESTS_BUILD (the git-ignored
+# cache of fixtures), GPURUN_TEST_MODE (root | user), and offers the mode
+# skips and the host snapshot used to prove that a run (or a failed run)
+# leaves nothing behind.  Images: lib/images.bash (sourced from here).
+
+bats_require_minimum_version 1.5.0
+bats_load_library bats-support
+bats_load_library bats-assert
+bats_load_library bats-file
+
+TESTS_DIR=$(cd "$BATS_TEST_DIRNAME" && pwd)
+GPURUN="${GPURUN:-$TESTS_DIR/../gpurun}"
+GPURUN="$(cd "$(dirname "$GPURUN")" && pwd)/$(basename "$GPURUN")"
+TESTS_BUILD="${TESTS_BUILD:-$TESTS_DIR/build}"
+mkdir -p "$TESTS_BUILD" 2>/dev/null || true
+export GPURUN TESTS_BUILD
+
+# root: run as uid 0, no user namespace.  user: an unprivileged caller, the
+# launcher adds a user namespace.  run-bats.sh sets it; by hand it follows
+# the caller's uid.
+if [[ -z "${GPURUN_TEST_MODE:-}" ]]; then
+	if [[ $(id -u) -eq 0 ]]; then GPURUN_TEST_MODE=root; else GPURUN_TEST_MODE=user; fi
+fi
+export GPURUN_TEST_MODE
+
+# A hung launcher must fail its test, not the whole run.
+: "${BATS_TEST_TIMEOUT:=120}"
+export BATS_TEST_TIMEOUT
+
+# shellcheck source=images.bash
+source "$TESTS_DIR/lib/images.bash"
+
+skip_unless_root() {
+	if [[ "$GPURUN_TEST_MODE" != root || $(id -u) -ne 0 ]]; then
+		skip "${1:-needs root} (mode $GPURUN_TEST_MODE)"
+	fi
+}
+
+skip_unless_user() {
+	if [[ "$GPURUN_TEST_MODE" != user || $(id -u) -eq 0 ]]; then
+		skip "${1:-needs an unprivileged caller} (mode $GPURUN_TEST_MODE)"
+	fi
+}
+
+# The launcher must exist; a missing binary is a failure, not a skip.
+require_gpurun() {
+	[[ -x "$GPURUN" ]] || fail "$GPURUN is missing: build it with 'make gpurun'"
+}
+
+# host_snapshot FILE: what a run must not change on the host —
+#   the mount table of this process (mount and parent ids dropped: they are
+#   counters, the rest says what is mounted where and how),
+#   the entries of ${TMPDIR:-/tmp} (bats' own run directories left out),
+#   the entries of /dev.
+host_snapshot() {
+	local out=$1 tmp=${TMPDIR:-/tmp}
+	{
+		echo "## /proc/self/mountinfo"
+		cut -d' ' -f3- /proc/self/mountinfo
+		echo "## $tmp"
+		find "$tmp" -mindepth 1 -maxdepth 1 ! -name 'bats-run-*' ! -name 'bats.*' \
+			-printf '%f %y\n' 2>/dev/null | LC_ALL=C sort
+		echo "## /dev"
+		find /dev -mindepth 1 -maxdepth 1 -printf '%f %y\n' 2>/dev/null | LC_ALL=C sort
+	} >"$out"
+}
+
+# assert_host_unchanged FILE: compare with a new snapshot; the diff is the
+# failure message.
+assert_host_unchanged() {
+	local before=$1 after diff
+	after=$(mktemp "${BATS_TEST_TMPDIR:-/tmp}/host-after.XXXXXX")
+	host_snapshot "$after"
+	if ! diff=$(diff -u "$before" "$after"); then
+		rm -f "$after"
+		batslib_print_kv_single_or_multi 8 "host changed" "$diff" |
+			batslib_decorate "the run left something behind on the host" | fail
+		return 1
+	fi
+	rm -f "$after"
+}
+
+# host_ns NAME: the host's namespace link, to compare with `probe ns NAME`.
+host_ns() {
+	echo "$1 $(readlink "/proc/self/ns/$1")"
+}
+
+# wait_for_line FILE TEXT [SECS]: until FILE has a line TEXT (a background
+# launcher printing "ready").
+wait_for_line() {
+	local file=$1 text=$2 secs=${3:-30} i
+	for ((i = 0; i < secs * 20; i++)); do
+		grep -qxF -- "$text" "$file" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "no line '$text' in $file after ${secs}s; it has:" >&2
+	cat "$file" >&2
+	return 1
+}
+
+# The fixtures most suites need, as variables.  Call from setup_file.
+common_images() {
+	BUSYBOX_DIR=$(fixture busybox)
+	BUSYBOX_TAR=$(fixture busybox.tar)
+	BUSYBOX_TGZ=$(fixture busybox.tar.gz)
+	export BUSYBOX_DIR BUSYBOX_TAR BUSYBOX_TGZ
+}
+
+# image_copy NAME [DEST]: a private, modifiable copy of the fixture directory
+# NAME (busybox, glibc); prints its path.
+image_copy() {
+	local dest=${2:-$BATS_TEST_TMPDIR/$1-copy}
+	cp -a "$(fixture "$1")" "$dest" && printf '%s\n' "$dest"
+}
+
+# tty_run CMD [ARG...]: run a command with a terminal on its stdin, stdout
+# and stderr (script(1) allocates one); carriage returns are stripped.
+tty_run() {
+	local cmdline
+	printf -v cmdline '%q ' "$@"
+	run bash -c "script -qec $(printf '%q' "$cmdline") /dev/null </dev/null | tr -d '\r'"
+}
+
+# assert_gpurun_error STATUS [FRAGMENT...]: after `run --separate-stderr`:
+# the launcher failed with STATUS, printed nothing on stdout and exactly one
+# error line "gpurun: ..." on stderr (an optional "hint: ..." line may
+# follow; "gpurun: warning: ..." lines are ignored), containing each FRAGMENT.
+assert_gpurun_error() {
+	local want=$1 frag line n=0
+	shift
+	assert_equal "$status" "$want"
+	assert_equal "$output" ""
+	for line in "${stderr_lines[@]}"; do
+		case $line in
+		"hint: "* | "gpurun: hint: "*) ;;
+		# Warnings are the subject of their own tests ("prints nothing on
+		# stderr"); here only the error line counts.
+		"gpurun: warning: "*) ;;
+		"gpurun: "*) n=$((n + 1)) ;;
+		*) fail "unexpected stderr line: '$line' (stderr: $stderr)" ;;
+		esac
+	done
+	[[ $n -eq 1 ]] || fail "want exactly one 'gpurun: ' line on stderr, got $n: $stderr"
+	local err
+	err=$(printf '%s\n' "${stderr_lines[@]}" | grep '^gpurun: ' | grep -v '^gpurun: \(warning\|hint\): ')
+	for frag in "$@"; do
+		[[ "$err" == *"$frag"* ]] || fail "the error line does not mention '$frag': $err"
+	done
+}
+
+# assert_stderr_partial FRAGMENT: after `run --separate-stderr`, stderr
+# contains FRAGMENT.
+assert_stderr_partial() {
+	[[ "$stderr" == *"$1"* ]] || fail "stderr does not contain '$1': $stderr"
+}

@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# tests/run-bats.sh — run every tests/*.bats twice: as root
+# (GPURUN_TEST_MODE=root) and as an unprivileged user (GPURUN_TEST_MODE=user),
+# then print one line "N passed, N failed, N skipped" with the totals of both
+# runs; exit non-zero when anything failed.  `make check` calls it.
+#
+#   tests/run-bats.sh [SUITE.bats ...]     default: tests/*.bats
+#   RUN_MODES="user" tests/run-bats.sh     only one mode
+#   SUITE_TIMEOUT=900 (s, per file), BATS_TEST_TIMEOUT=120 (s, per test),
+#   GPURUN_TEST_USER=gpurun-test (created when missing)
+#
+# Before both runs, as root, it builds the shared fixtures (the test images
+# and, when tests/fakedriver/build.sh exists, the fake NVIDIA drivers), so
+# that the unprivileged run only reads them.  The binary under test is
+# ./gpurun; it is never rebuilt here (`make gpurun` first).  Never reads
+# stdin, never prompts.
+set -uo pipefail
+
+cd "$(dirname "$0")/.." || exit 2
+REPO=$(pwd)
+TEST_USER=${GPURUN_TEST_USER:-gpurun-test}
+RUN_MODES=${RUN_MODES:-root user}
+export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
+
+say() { printf 'run-bats: %s\n' "$*" >&2; }
+
+if [[ ! -x "$REPO/gpurun" ]]; then
+	say "$REPO/gpurun is missing: run 'make gpurun' first"
+	echo "0 passed, 1 failed, 0 skipped"
+	exit 1
+fi
+
+suites=("$@")
+if [[ ${#suites[@]} -eq 0 ]]; then
+	suites=(tests/*.bats)
+fi
+for i in "${!suites[@]}"; do
+	suites[i]=$(realpath "${suites[i]}")
+done
+
+if [[ $(id -u) -ne 0 ]]; then
+	say "not root: running the unprivileged mode only"
+	RUN_MODES=user
+fi
+
+# ---- shared fixtures, built once by root (or by the caller) ------------------
+mkdir -p tests/build
+say "building test images"
+if ! bash tests/lib/images.bash all >/dev/null </dev/null; then
+	say "building the test images failed"
+	echo "0 passed, 1 failed, 0 skipped"
+	exit 1
+fi
+if [[ -f tests/fakedriver/build.sh ]]; then
+	for n in one four; do
+		say "building the fake driver tests/build/fakedriver-$n"
+		sh tests/fakedriver/build.sh "tests/build/fakedriver-$n" "$n" </dev/null >&2 ||
+			say "tests/fakedriver/build.sh $n failed (the GPU suites will say what is missing)"
+	done
+fi
+
+work=$(mktemp -d /tmp/gpurun-bats.XXXXXX)
+chmod 0755 "$work"
+cleanup() {
+	rm -rf "$work" 2>/dev/null
+}
+trap cleanup EXIT
+
+# ---- the unprivileged user ------------------------------------------------------
+GPURUN_UNDER_TEST="$REPO/gpurun"
+SUITES_UNDER_TEST=("${suites[@]}")
+if [[ " $RUN_MODES " == *" user "* && $(id -u) -eq 0 ]]; then
+	if ! id "$TEST_USER" >/dev/null 2>&1; then
+		say "creating the unprivileged test user $TEST_USER"
+		useradd -M -r -d /nonexistent -s /usr/sbin/nologin "$TEST_USER" || exit 2
+	fi
+	# The fixtures and the checkout must be readable by that user.  A checkout
+	# it cannot reach (say under /root) is copied to a directory it can read.
+	chmod -R a+rX tests/build 2>/dev/null
+	if ! runuser -u "$TEST_USER" -- test -r "$REPO/tests/lib/common.bash" -a -x "$REPO/gpurun" \
+		-a -r "$REPO/tests/build" </dev/null 2>/dev/null; then
+		say "$TEST_USER cannot read $REPO; testing a copy in $work/repo"
+		mkdir -p "$work/repo"
+		cp -a "$REPO/gpurun" "$REPO/tests" "$work/repo/" || exit 2
+		[[ -d "$REPO/examples" ]] && cp -a "$REPO/examples" "$work/repo/"
+		chmod -R a+rX "$work/repo"
+		GPURUN_UNDER_TEST="$work/repo/gpurun"
+		for i in "${!suites[@]}"; do
+			SUITES_UNDER_TEST[i]="$work/repo/${suites[i]#"$REPO/"}"
+		done
+	fi
+	mkdir -p "$work/user/tmp"
+	chown -R "$TEST_USER:" "$work/user"
+	if [[ -r /proc/sys/kernel/unprivileged_userns_clone &&
+		$(cat /proc/sys/kernel/unprivileged_userns_clone) == 0 ]]; then
+		say "warning: kernel.unprivileged_userns_clone=0: the unprivileged run cannot create user namespaces"
+	fi
+fi
+
+# ---- run and count -----------------------------------------------------------------
+total_pass=0 total_fail=0 total_skip=0
+
+# count TAPFILE STATUS: add a run's results to the totals.
+count() {
+	local tap=$1 status=$2 pass fail skip plan
+	pass=$(grep -cE '^ok [0-9]+ ' "$tap")
+	skip=$(grep -cE '^ok [0-9]+ .* # skip' "$tap")
+	fail=$(grep -cE '^not ok [0-9]+ ' "$tap")
+	pass=$((pass - skip))
+	plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$tap" | head -n1)
+	# bats died before or between tests: what did not report counts as failed.
+	if [[ -n "$plan" && $((pass + skip + fail)) -lt $plan ]]; then
+		fail=$((plan - pass - skip))
+	fi
+	if [[ $status -ne 0 && $fail -eq 0 ]]; then
+		fail=1
+	fi
+	# Not the "N passed, ..." form: that line is the final total alone.
+	say "$3: ok $pass, not ok $fail, skipped $skip"
+	echo
+	total_pass=$((total_pass + pass))
+	total_fail=$((total_fail + fail))
+	total_skip=$((total_skip + skip))
+}
+
+clean_env=(env -i "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	"LANG=C.UTF-8" "BATS_TEST_TIMEOUT=$BATS_TEST_TIMEOUT")
+
+# run_suite MODE SUITE TAPFILE: one bats file under a time limit.  bats'
+# own per-test timeout cannot end a test whose output pipe is held by a
+# process that escaped (a container that outlived its launcher), so each file
+# also runs under timeout(1), writing to a file (no pipe anyone could hold)
+# that tail shows live.
+run_suite() {
+	local mode=$1 suite=$2 tap=$3 cmd
+	case $mode in
+	root)
+		cmd=("${clean_env[@]}" HOME=/root TMPDIR="$work/root/tmp" GPURUN_TEST_MODE=root
+			GPURUN="$REPO/gpurun")
+		;;
+	user-as-root)
+		cmd=("${clean_env[@]}" HOME="$work/user" TMPDIR="$work/user/tmp" USER="$TEST_USER"
+			GPURUN_TEST_MODE=user GPURUN="$GPURUN_UNDER_TEST"
+			setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --init-groups --)
+		;;
+	user)
+		cmd=("${clean_env[@]}" HOME="${HOME:-$work/user}" TMPDIR="$work/user/tmp"
+			GPURUN_TEST_MODE=user GPURUN="$REPO/gpurun")
+		;;
+	esac
+	: >"$tap"
+	(cd "${HOME_DIR:-/}" && exec timeout -k 10 "$SUITE_TIMEOUT" "${cmd[@]}" \
+		bats --tap --jobs 1 "$suite") </dev/null >"$tap" 2>&1 &
+	local pid=$!
+	tail -n +1 -f --pid="$pid" "$tap"
+	wait "$pid"
+	local status=$?
+	[[ $status -eq 124 || $status -eq 137 ]] && say "$(basename "$suite"): stopped after ${SUITE_TIMEOUT}s"
+	count "$tap" "$status" "$mode $(basename "$suite")"
+}
+
+SUITE_TIMEOUT=${SUITE_TIMEOUT:-900}
+mkdir -p "$work/root/tmp" "$work/user/tmp"
+for mode in $RUN_MODES; do
+	echo "#### gpurun tests as $mode ####"
+	if [[ $mode == root ]]; then
+		for suite in "${suites[@]}"; do
+			run_suite root "$suite" "$work/root-$(basename "$suite").tap"
+		done
+	elif [[ $(id -u) -eq 0 ]]; then
+		chown -R "$TEST_USER:" "$work/user"
+		for i in "${!SUITES_UNDER_TEST[@]}"; do
+			HOME_DIR="$work/user" run_suite user-as-root "${SUITES_UNDER_TEST[i]}" \
+				"$work/user-$(basename "${suites[i]}").tap"
+		done
+	else
+		for suite in "${suites[@]}"; do
+			run_suite user "$suite" "$work/user-$(basename "$suite").tap"
+		done
+	fi
+done
+
+echo "$total_pass passed, $total_fail failed, $total_skip skipped"
+[[ $total_fail -eq 0 ]]
