@@ -15,8 +15,11 @@
 
 struct unpack_stats {
 	size_t entries;         /* entries written */
-	size_t devices_skipped; /* char/block device, fifo and socket entries not created */
-	unsigned long long bytes;
+	size_t devices_skipped; /* char/block device, fifo and socket entries not created
+				 * (outside dev/: worth a warning) */
+	size_t dev_skipped;     /* entries below dev/ not created: the container gets
+				 * gpurun's own /dev, so these are expected */
+	unsigned long long bytes; /* file data written */
 };
 
 /* Unpack the tar archive read from in_fd (plain, gzip, xz, zstd or bzip2,
@@ -24,24 +27,36 @@ struct unpack_stats {
  * messages.  Any entry that would land outside dirfd (.., absolute paths,
  * paths through a symlink, hard links pointing outside) is refused with an
  * error naming the entry; any libarchive status other than OK is an error;
- * an archive with no entries is an error.  Device nodes are never created.
- * Changes the process's cwd (libarchive works relative to it). */
+ * an archive with no entries is an error.  Device nodes, FIFOs and sockets
+ * are never created, nor anything below dev/.  With UNPACK_CLEAR_SUID the
+ * setuid/setgid bits are dropped; directories are at least u+rwx.
+ * Caps: 2,000,000 entries, 4096-byte paths, 64 GiB of data.
+ * Errors read "unpack <name>: <problem>", e.g. "unpack a.tar: entry
+ * '../evil': path contains '..'", "unpack a.tar: truncated archive".
+ * Changes the process's cwd (libarchive works relative to it) and, for a
+ * compressed archive, runs a decompressor thread for the duration of the
+ * call.  On error the partial tree is left for the caller to discard. */
 int rootfs_unpack(int in_fd, const char *name, int dirfd, unsigned flags,
 		  struct unpack_stats *st, struct gerr *err);
 
 /* Cheap check before any namespace work: is fd an archive gpurun accepts?
- * Returns 0, or -1 with err ("<name>: not a tar archive", "<name>: empty file",
- * "<name>: zip archives are not supported", ...).  Rewinds fd. */
+ * Returns 0, or -1 with err ("image <name>: empty file", "image <name>: not
+ * a tar archive (zip archives are not supported; use tar, ...)", "image
+ * <name>: archive has no entries", ...).  Rewinds fd to offset 0. */
 int rootfs_probe(int fd, const char *name, struct gerr *err);
 
 /* Lexical check of one archive entry path (also used by the fuzzer):
- * 0 when acceptable, else -1 with err naming the entry. */
+ * 0 when acceptable (relative, no ".." component, at most 4096 bytes; "./"
+ * prefixes are fine), else -1 with err "entry '<path>': <problem>". */
 int rootfs_check_entry_path(const char *path, struct gerr *err);
 
 /* Resolve a --user spec ("uid", "uid:gid", "name", "name:group", "uid:group"...)
  * against the image's /etc/passwd and /etc/group under rootfd (read safely:
- * resolved inside the root, regular files only).  *home gets the user's home
- * directory (malloc'ed) or NULL when the user has no passwd entry. */
+ * resolved inside the root, regular files only).  Docker's rules: a numeric
+ * uid needs no entry; the gid is the one given, else the passwd entry's, else
+ * 0.  *home gets the user's home directory (malloc'ed) or NULL when the user
+ * has no passwd entry.  Errors: "user 'abc': no such user in the image's
+ * /etc/passwd", "group 'x': no such group in the image's /etc/group". */
 int rootfs_lookup_user(int rootfd, const char *spec, uid_t *uid, gid_t *gid, char **home,
 		       struct gerr *err);
 

@@ -1,0 +1,148 @@
+/* rootfs/probe.c — the check gpurun makes on an image file before any
+ * namespace work: is it a tar archive (plain, gzip, xz, zstd or bzip2,
+ * judged by content, never by name)?  It runs on every launch, so the
+ * accepting path reads one block and one tar header.  Only a refusal costs
+ * more: a second look at the (decompressed) first bytes, to tell the user
+ * what the file is instead of a bare "not a tar archive". */
+#include "rootfs_int.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PROBE_BLOCK (64 * 1024)
+#define SNIFF_BYTES (32 * 1024 + 8) /* up to the ISO 9660 volume descriptor */
+
+#define USE_TAR "use tar, optionally compressed with gzip, xz, zstd or bzip2"
+
+static const struct magic {
+	size_t off, len;
+	const char *bytes, *what;
+} magics[] = {
+	{0, 4, "PK\x03\x04", "zip archives"},
+	{0, 4, "PK\x05\x06", "zip archives"},
+	{0, 6, "7z\xbc\xaf\x27\x1c", "7-Zip archives"},
+	{0, 6, "Rar!\x1a\x07", "RAR archives"},
+	{0, 8, "!<arch>\n", "ar archives (such as .deb packages)"},
+	{0, 6, "070701", "cpio archives"},
+	{0, 6, "070702", "cpio archives"},
+	{0, 6, "070707", "cpio archives"},
+	{0, 4, "\xed\xab\xee\xdb", "RPM packages"},
+	{0, 4, "hsqs", "squashfs images"},
+	{0, 4, "MSCF", "cab archives"},
+	{0, 4, "xar!", "xar archives"},
+	{0, 4, "QFI\xfb", "qcow2 disk images"},
+	{0, 4, "\x04\x22\x4d\x18", "lz4-compressed files"},
+	{0, 4, "LZIP", "lzip-compressed files"},
+	{0, 2, "\x1f\x9d", "compress (.Z) files"},
+	{32769, 5, "CD001", "ISO 9660 images"},
+};
+
+/* First entries of the archives that hold an image rather than a root file
+ * system: an OCI image layout, or what `docker save` writes. */
+static const char *const layout_names[] = {"oci-layout", "index.json", "manifest.json", "repositories",
+					   "blobs", "blobs/"};
+
+static const char *sniff(const unsigned char *buf, size_t n)
+{
+	for (size_t i = 0; i < sizeof magics / sizeof magics[0]; i++) {
+		const struct magic *m = &magics[i];
+		if (n >= m->off + m->len && !memcmp(buf + m->off, m->bytes, m->len))
+			return m->what;
+	}
+	return NULL;
+}
+
+/* Why is fd not a tar archive?  Decompress its first bytes again, with the
+ * raw format, and look at them. */
+static int explain_refusal(int fd, const char *name, struct gerr *err)
+{
+	struct archive *a;
+	struct fd_source src = {.fd = fd, .block = PROBE_BLOCK};
+	size_t n = 0;
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return gerr_set(err, errno, "image %s: cannot rewind", name);
+	const char *comp = compression_of(fd);
+	unsigned char *head = xmalloc(SNIFF_BYTES);
+	int r = raw_open(&a, &src);
+	while (r == ARCHIVE_OK && n < SNIFF_BYTES) {
+		const void *block;
+		size_t size;
+		la_int64_t off;
+		r = archive_read_data_block(a, &block, &size, &off);
+		if (r != ARCHIVE_OK)
+			break;
+		if (size > SNIFF_BYTES - n)
+			size = SNIFF_BYTES - n;
+		if (size)
+			memcpy(head + n, block, size);
+		n += size;
+	}
+	const char *what = sniff(head, n), *msg = archive_error_string(a);
+	int failed = r != ARCHIVE_OK && r != ARCHIVE_EOF;
+	if (what)
+		gerr_set(err, 0, "image %s: not a tar archive (%s are not supported; " USE_TAR ")", name, what);
+	else if (comp && failed && n == 0 && archive_errno(a) == LA_ERRNO_FILE_FORMAT)
+		gerr_set(err, 0, "image %s: not a tar archive (empty after %s decompression)", name, comp);
+	else if (comp && failed && src.eof)
+		gerr_set(err, 0, "image %s: truncated %s data", name, comp);
+	else if (comp && failed)
+		gerr_set(err, 0, "image %s: damaged %s data (%s)", name, comp,
+			 msg ? msg : "unknown error");
+	else
+		gerr_set(err, 0, "image %s: not a tar archive", name);
+	free(head);
+	source_free(&src);
+	archive_read_free(a);
+	return -1;
+}
+
+static int is_layout_entry(const char *path)
+{
+	while (path[0] == '.' && path[1] == '/')
+		path += 2;
+	for (size_t i = 0; i < sizeof layout_names / sizeof layout_names[0]; i++)
+		if (!strcmp(path, layout_names[i]))
+			return 1;
+	return 0;
+}
+
+int rootfs_probe(int fd, const char *name, struct gerr *err)
+{
+	struct archive *a = reader_new(1, 1);
+	struct fd_source src = {.fd = fd, .block = PROBE_BLOCK};
+	struct archive_entry *e;
+	int rc = 0;
+
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		archive_read_free(a);
+		return gerr_set(err, errno, "image %s: cannot rewind", name);
+	}
+	void *saved_locale = locale_utf8_enter();
+	int r = source_open(a, &src);
+	if (r == ARCHIVE_OK)
+		r = archive_read_next_header(a, &e);
+	if (src.read_errno)
+		rc = gerr_set(err, src.read_errno, "image %s: read", name);
+	else if (src.total == 0)
+		rc = gerr_set(err, 0, "image %s: empty file", name);
+	else if (r == ARCHIVE_EOF)
+		rc = gerr_set(err, 0, "image %s: archive has no entries", name);
+	else if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
+		rc = explain_refusal(fd, name, err);
+	else if (archive_entry_pathname(e) && is_layout_entry(archive_entry_pathname(e)))
+		rc = gerr_set(err, 0,
+			      "image %s: an OCI image layout or docker save archive, not a root file system "
+			      "(not supported yet; use a flat root file system tar, as `docker export` writes)",
+			      name);
+	locale_restore(saved_locale);
+	source_free(&src);
+	archive_read_free(a);
+	if (lseek(fd, 0, SEEK_SET) < 0 && rc == 0)
+		rc = gerr_set(err, errno, "image %s: cannot rewind", name);
+	return rc;
+}

@@ -1,0 +1,250 @@
+/* rootfs/stream.c — the input side of image archives: which formats and
+ * filters libarchive may use, and the decompressor thread.
+ *
+ * Unpacking a .tar.gz in one thread spends about as long inflating as it does
+ * creating files; GNU tar hides the first behind a gzip child process.  Here
+ * a second thread runs a raw-format reader (filters only) and writes the plain
+ * tar stream into a pipe; the caller's thread reads the pipe with a tar-only
+ * reader and extracts.  The thread never creates files: libarchive's
+ * write-disk code calls umask(), which is process-wide (CVE-2023-30571). */
+#include "rootfs_int.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define STREAM_READ_BLOCK (256 * 1024)
+#define STREAM_PIPE_SIZE (1024 * 1024)
+
+struct archive *reader_new(int tar, int filters)
+{
+	struct archive *a = archive_read_new();
+	if (!a)
+		die(GPURUN_EXIT_FAIL, "out of memory");
+	int r = tar ? archive_read_support_format_tar(a) : archive_read_support_format_raw(a);
+	if (filters && r == ARCHIVE_OK) {
+		/* These return WARN when they fall back to an external program;
+		 * Debian's libarchive links all four libraries. */
+		if (archive_read_support_filter_gzip(a) < ARCHIVE_WARN ||
+		    archive_read_support_filter_xz(a) < ARCHIVE_WARN ||
+		    archive_read_support_filter_zstd(a) < ARCHIVE_WARN ||
+		    archive_read_support_filter_bzip2(a) < ARCHIVE_WARN)
+			r = ARCHIVE_FATAL;
+	}
+	if (r != ARCHIVE_OK)
+		die(GPURUN_EXIT_FAIL, "libarchive: cannot set up the archive reader: %s",
+		    archive_error_string(a) ? archive_error_string(a) : "unknown error");
+	return a;
+}
+
+const char *compression_of(int fd)
+{
+	static const struct {
+		size_t len;
+		const char *magic, *name;
+	} comp[] = {
+		{2, "\x1f\x8b", "gzip"},
+		{6, "\xfd" "7zXZ\0", "xz"},
+		{4, "\x28\xb5\x2f\xfd", "zstd"},
+		{3, "BZh", "bzip2"},
+	};
+	unsigned char buf[8];
+	off_t at = lseek(fd, 0, SEEK_CUR);
+	ssize_t n = at < 0 ? -1 : pread(fd, buf, sizeof buf, at);
+	if (n < 0)
+		return "unknown";
+	for (size_t i = 0; i < sizeof comp / sizeof comp[0]; i++)
+		if ((size_t)n >= comp[i].len && !memcmp(buf, comp[i].magic, comp[i].len))
+			return comp[i].name;
+	return NULL;
+}
+
+void quote_name(char *dst, size_t cap, const char *name)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = 0, limit = cap < QUOTED_NAME_MAX ? cap : QUOTED_NAME_MAX;
+	if (!cap)
+		return;
+	/* Room for one escape and "..." at the end. */
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+		if (n + 4 + 4 >= limit) {
+			memcpy(dst + n, "...", 3);
+			n += 3;
+			break;
+		}
+		if (*p < 0x20 || *p == 0x7f) {
+			dst[n++] = '\\';
+			dst[n++] = 'x';
+			dst[n++] = hex[*p >> 4];
+			dst[n++] = hex[*p & 15];
+		} else {
+			dst[n++] = (char)*p;
+		}
+	}
+	dst[n] = '\0';
+}
+
+void *locale_utf8_enter(void)
+{
+	locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0), old;
+	if (utf8 == (locale_t)0)
+		return NULL;
+	old = uselocale(utf8);
+	if (old == (locale_t)0)
+		freelocale(utf8);
+	return old;
+}
+
+void locale_restore(void *saved)
+{
+	if (!saved)
+		return;
+	locale_t cur = uselocale((locale_t)saved);
+	if (cur != (locale_t)0 && cur != LC_GLOBAL_LOCALE)
+		freelocale(cur);
+}
+
+static la_ssize_t source_read(struct archive *a, void *arg, const void **buf)
+{
+	struct fd_source *src = arg;
+	for (;;) {
+		ssize_t n = read(src->fd, src->buf, src->block);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			src->read_errno = errno;
+			archive_set_error(a, errno, "read: %s", strerror(errno));
+			return -1;
+		}
+		if (n == 0)
+			src->eof = 1;
+		src->total += (size_t)n;
+		*buf = src->buf;
+		return n;
+	}
+}
+
+int source_open(struct archive *a, struct fd_source *src)
+{
+	src->buf = xmalloc(src->block);
+	src->eof = src->read_errno = 0;
+	src->total = 0;
+	archive_read_set_read_callback(a, source_read);
+	archive_read_set_callback_data(a, src);
+	return archive_read_open1(a);
+}
+
+void source_free(struct fd_source *src)
+{
+	free(src->buf);
+	src->buf = NULL;
+}
+
+static void stream_fail(struct stream *s, struct archive *a)
+{
+	const char *msg = archive_error_string(a);
+	s->failed = 1;
+	/* Data that stops early fails once the whole input has been read. */
+	s->truncated = s->src.eof && !s->src.read_errno;
+	snprintf(s->msg, sizeof s->msg, "%s", msg ? msg : "unknown error");
+}
+
+int raw_open(struct archive **ap, struct fd_source *src)
+{
+	struct archive_entry *e;
+	*ap = reader_new(0, 1);
+	int r = source_open(*ap, src);
+	return r == ARCHIVE_OK ? archive_read_next_header(*ap, &e) : r;
+}
+
+static void *stream_main(void *arg)
+{
+	struct stream *s = arg;
+	struct archive *a;
+	/* The raw format takes any stream of at least one byte, so an
+	 * unrecognised format means an empty (decompressed) stream: not a
+	 * failure here, the tar side reports an archive without entries. */
+	int r = raw_open(&a, &s->src);
+	if (r != ARCHIVE_OK) {
+		if (archive_errno(a) != LA_ERRNO_FILE_FORMAT)
+			stream_fail(s, a);
+		goto out;
+	}
+	for (;;) {
+		const void *block;
+		size_t size;
+		la_int64_t off;
+		r = archive_read_data_block(a, &block, &size, &off);
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r != ARCHIVE_OK) {
+			stream_fail(s, a);
+			break;
+		}
+		if (size > s->max_bytes - s->out_bytes) {
+			s->failed = s->too_big = 1;
+			break;
+		}
+		if (write_all(s->out_fd, block, size) < 0) {
+			/* EPIPE: the extracting side stopped first and has its own
+			 * reason; that is not ours to report. */
+			if (errno != EPIPE) {
+				s->failed = 1;
+				snprintf(s->msg, sizeof s->msg, "write to the unpack pipe: %s", strerror(errno));
+			}
+			break;
+		}
+		s->out_bytes += size;
+	}
+out:
+	archive_read_free(a);
+	source_free(&s->src);
+	close(s->out_fd);
+	s->out_fd = -1;
+	return NULL;
+}
+
+int stream_start(struct stream *s, int in_fd, unsigned long long max_bytes, int *read_fd,
+		 struct gerr *err)
+{
+	int p[2];
+	memset(s, 0, sizeof *s);
+	s->src.fd = in_fd;
+	s->src.block = STREAM_READ_BLOCK;
+	s->max_bytes = max_bytes;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return gerr_set(err, errno, "pipe for the decompressor");
+	/* Fewer, larger hand-overs between the threads.  Above
+	 * /proc/sys/fs/pipe-max-size an unprivileged caller gets EPERM; the
+	 * default size then still works, only slower. */
+	(void)fcntl(p[1], F_SETPIPE_SZ, STREAM_PIPE_SIZE);
+	s->out_fd = p[1];
+
+	/* The thread starts with every signal blocked: signals for the
+	 * launcher go to its main thread, and a write to the pipe after the
+	 * reader has gone gives EPIPE instead of killing the process. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int r = pthread_create(&s->thread, NULL, stream_main, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r != 0) {
+		close(p[0]);
+		close(p[1]);
+		return gerr_set(err, r, "start the decompressor thread");
+	}
+	*read_fd = p[0];
+	return 0;
+}
+
+void stream_join(struct stream *s)
+{
+	pthread_join(s->thread, NULL);
+}

@@ -1,0 +1,387 @@
+/* rootfs/unpack.c — unpacking an image archive into the container root.
+ *
+ * The archive is hostile input and the unpack runs with the launcher's
+ * privileges, so each entry passes three gates before libarchive's write-disk
+ * code sees it: our lexical path check (so that the error names the entry),
+ * the entry-type policy (no device nodes, FIFOs or sockets, nothing below
+ * dev/: the container gets its own /dev), and libarchive's SECURE_* flags,
+ * which walk the path on disk and refuse to write through a symlink.  Every
+ * libarchive status other than OK ends the unpack: a damaged header that the
+ * reader would skip, or a truncated stream, must not become a silently
+ * shorter root file system (security.md §1.3).  The partial tree is left
+ * for the caller, which throws its scratch file system away. */
+#include "rootfs_int.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define GIB (1024ULL * 1024 * 1024)
+#define TAR_BLOCK 512
+#define TAR_READ_BLOCK (1024 * 1024)
+
+const struct unpack_limits unpack_default_limits = {
+	.max_entries = 2000000,
+	.max_path = 4096,
+	.max_bytes = 64 * GIB,
+};
+
+/* security.md §1.2: the SECURE_* trio applies to the entry path and to a hard
+ * link's target; PERM keeps modes exactly (a 1777 /tmp stays 1777), TIME keeps
+ * mtimes.  Never OWNER, XATTR, ACL or FFLAGS: root-owned files, file
+ * capabilities, trusted.* xattrs and immutable files on the host's disk. */
+#define WRITE_FLAGS                                                                                 \
+	(ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT |                        \
+	 ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME)
+
+struct unpacker {
+	unsigned flags;
+	const struct unpack_limits *lim;
+	struct unpack_stats *st;
+	struct gerr *err;
+	struct archive *in, *out;
+	struct fd_source src; /* the image, or the pipe from the decompressor thread */
+	size_t seen;          /* entries read, written or not */
+	la_int64_t entry_end; /* tar stream offset after the last entry */
+	int read_failed;      /* err comes from reading: the decompressor may know better */
+};
+
+/* NULL when path is acceptable as an entry name or hard-link target, else
+ * what is wrong with it.  A leading "./" (and the entry "./" itself) is what
+ * `tar -C dir .` writes, so "." components are fine; ".." never is. */
+static const char *path_problem(const char *path, size_t max_path)
+{
+	if (!*path)
+		return "empty path";
+	if (strlen(path) > max_path)
+		return "path too long";
+	if (*path == '/')
+		return "absolute path";
+	for (const char *p = path; *p; p++) {
+		if ((p == path || p[-1] == '/') && p[0] == '.' && p[1] == '.' && (p[2] == '/' || !p[2]))
+			return "path contains '..'";
+	}
+	return NULL;
+}
+
+static int path_error(struct gerr *err, const char *entry, const char *target, const char *problem,
+		      size_t max_path)
+{
+	char qe[QUOTED_NAME_MAX], qt[QUOTED_NAME_MAX], why[64];
+	quote_name(qe, sizeof qe, entry);
+	if (!strcmp(problem, "path too long")) {
+		snprintf(why, sizeof why, "path longer than %zu bytes", max_path);
+		problem = why;
+	}
+	if (!target)
+		return gerr_set(err, 0, "entry '%s': %s", qe, problem);
+	quote_name(qt, sizeof qt, target);
+	return gerr_set(err, 0, "entry '%s': hard link target '%s': %s", qe, qt, problem);
+}
+
+int rootfs_check_entry_path(const char *path, struct gerr *err)
+{
+	const char *problem = path_problem(path, unpack_default_limits.max_path);
+	if (problem)
+		return path_error(err, path, NULL, problem, unpack_default_limits.max_path);
+	return 0;
+}
+
+/* Skip "." components and slashes; returns the start of the next real
+ * component or of the terminating NUL. */
+static const char *next_component(const char *p)
+{
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (p[0] == '.' && (p[1] == '/' || !p[1]))
+			p++;
+		else
+			return p;
+	}
+}
+
+/* 1 when path names something below dev/, 2 when it names dev itself.
+ * gpurun mounts its own /dev, and debootstrap or `docker export` trees carry
+ * device nodes and placeholders there (Charliecloud and enroot skip dev/ too). */
+static int dev_relation(const char *path)
+{
+	const char *p = next_component(path);
+	if (strncmp(p, "dev", 3) || (p[3] && p[3] != '/'))
+		return 0;
+	return *next_component(p + 3) ? 1 : 2;
+}
+
+/* Only called after libarchive refused an entry, to say why in our words:
+ * does an existing non-final component of path (relative to the cwd, the
+ * target directory) turn out to be a symlink? */
+static int through_symlink(const char *path)
+{
+	char *copy = xstrdup(path);
+	int found = 0;
+	for (char *slash = strchr(copy, '/'); slash && !found; slash = strchr(slash + 1, '/')) {
+		struct stat st;
+		*slash = '\0';
+		if (fstatat(AT_FDCWD, copy, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			*slash = '/';
+			break;
+		}
+		found = S_ISLNK(st.st_mode);
+		*slash = '/';
+	}
+	free(copy);
+	return found;
+}
+
+static int write_error(struct unpacker *u, struct archive_entry *e)
+{
+	const char *path = archive_entry_pathname(e), *link = archive_entry_hardlink(e);
+	const char *msg = archive_error_string(u->out);
+	int eno = archive_errno(u->out);
+	char qe[QUOTED_NAME_MAX];
+
+	if (through_symlink(path))
+		return path_error(u->err, path, NULL, "path passes through a symlink", 0);
+	if (link && through_symlink(link))
+		return path_error(u->err, path, link, "path passes through a symlink", 0);
+	quote_name(qe, sizeof qe, path);
+	/* Write-disk messages mostly leave the errno out ("Write failed"). */
+	if (eno > 0 && msg && !strstr(msg, strerror(eno)))
+		return gerr_set(u->err, eno, "entry '%s': %s", qe, msg);
+	return gerr_set(u->err, 0, "entry '%s': %s", qe, msg ? msg : "cannot be written");
+}
+
+/* A reading failure: the tar stream itself (truncated, damaged) or, when the
+ * pipe was cut short, the decompressor, which the caller asks afterwards. */
+static int read_error(struct unpacker *u, int status, struct archive_entry *e)
+{
+	const char *msg = archive_error_string(u->in);
+	u->read_failed = 1;
+	if (status == ARCHIVE_RETRY)
+		return gerr_set(u->err, 0, "damaged tar header");
+	if (u->seen == 0 && archive_errno(u->in) == LA_ERRNO_FILE_FORMAT)
+		return gerr_set(u->err, 0, u->src.total ? "not a tar archive" : "archive has no entries");
+	if (u->src.eof && status == ARCHIVE_FATAL)
+		return gerr_set(u->err, 0, "truncated archive");
+	if (e && archive_entry_pathname(e)) {
+		char qe[QUOTED_NAME_MAX];
+		quote_name(qe, sizeof qe, archive_entry_pathname(e));
+		return gerr_set(u->err, 0, "entry '%s': %s", qe, msg ? msg : "cannot be read");
+	}
+	return gerr_set(u->err, 0, "%s", msg ? msg : "cannot read the archive");
+}
+
+/* what: "of file data" (written) or "after decompression" (the stream). */
+static int size_error(struct gerr *err, unsigned long long max, const char *what)
+{
+	if (max % GIB == 0)
+		return gerr_set(err, 0, "more than %llu GiB %s", max / GIB, what);
+	return gerr_set(err, 0, "more than %llu bytes %s", max, what);
+}
+
+static int copy_data(struct unpacker *u, struct archive_entry *e)
+{
+	for (;;) {
+		const void *buf;
+		size_t size;
+		la_int64_t off;
+		int r = archive_read_data_block(u->in, &buf, &size, &off);
+		if (r == ARCHIVE_EOF)
+			return 0;
+		if (r != ARCHIVE_OK)
+			return read_error(u, r, e);
+		/* Counts what is written: the holes of a sparse file cost nothing. */
+		if (size > u->lim->max_bytes - u->st->bytes)
+			return size_error(u->err, u->lim->max_bytes, "of file data");
+		if (archive_write_data_block(u->out, buf, size, off) < ARCHIVE_OK)
+			return write_error(u, e);
+		u->st->bytes += size;
+	}
+}
+
+static int unpack_entry(struct unpacker *u, struct archive_entry *e)
+{
+	const char *path = archive_entry_pathname(e), *link = archive_entry_hardlink(e), *problem;
+	if (!path)
+		return gerr_set(u->err, 0, "entry %zu has no usable name", u->seen);
+	if ((problem = path_problem(path, u->lim->max_path)))
+		return path_error(u->err, path, NULL, problem, u->lim->max_path);
+	if (link && (problem = path_problem(link, u->lim->max_path)))
+		return path_error(u->err, path, link, problem, u->lim->max_path);
+
+	/* A hard link has no type of its own (0); it is made with link(2). */
+	mode_t type = link ? AE_IFREG : archive_entry_filetype(e);
+	int dev = dev_relation(path);
+	/* A hard link into dev/ would point at an entry that was not created. */
+	if (dev == 1 || (dev == 2 && type != AE_IFDIR) || (link && dev_relation(link))) {
+		u->st->dev_skipped++;
+		return 0;
+	}
+	switch (type) {
+	case AE_IFCHR:
+	case AE_IFBLK:
+	case AE_IFIFO:
+	case AE_IFSOCK:
+		/* Never mknod: a node an image chose could reach host devices
+		 * (or defeat GPU selection), and a FIFO hangs whoever reads it. */
+		u->st->devices_skipped++;
+		return 0;
+	case AE_IFREG:
+	case AE_IFDIR:
+	case AE_IFLNK:
+		break;
+	default: {
+		char qe[QUOTED_NAME_MAX];
+		quote_name(qe, sizeof qe, path);
+		return gerr_set(u->err, 0, "entry '%s': unsupported file type %#o", qe, (unsigned)type);
+	}
+	}
+
+	mode_t perm = archive_entry_perm(e);
+	if (u->flags & UNPACK_CLEAR_SUID)
+		perm &= ~(mode_t)(S_ISUID | S_ISGID);
+	/* A 0555 directory would refuse its own children. */
+	if (type == AE_IFDIR)
+		perm |= S_IRWXU;
+	archive_entry_set_perm(e, perm);
+
+	if (archive_write_header(u->out, e) != ARCHIVE_OK)
+		return write_error(u, e);
+	if (type == AE_IFREG && copy_data(u, e) < 0)
+		return -1;
+	if (archive_write_finish_entry(u->out) != ARCHIVE_OK)
+		return write_error(u, e);
+	u->st->entries++;
+	return 0;
+}
+
+static int unpack_all(struct unpacker *u)
+{
+	for (;;) {
+		struct archive_entry *e;
+		int r = archive_read_next_header(u->in, &e);
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r != ARCHIVE_OK)
+			return read_error(u, r, r == ARCHIVE_WARN ? e : NULL);
+		if (++u->seen > u->lim->max_entries)
+			return gerr_set(u->err, 0, "more than %zu entries", u->lim->max_entries);
+		if (unpack_entry(u, e) < 0)
+			return -1;
+		/* Consume the rest of the entry (a skipped entry's data, the
+		 * padding) so that the offset below is where the next header
+		 * starts. */
+		r = archive_read_data_skip(u->in);
+		if (r != ARCHIVE_OK)
+			return read_error(u, r, e);
+		u->entry_end = archive_filter_bytes(u->in, 0);
+	}
+	if (u->seen == 0) {
+		u->read_failed = 1;
+		return gerr_set(u->err, 0, "archive has no entries");
+	}
+	/* The tar reader also ends quietly when the stream stops right at a
+	 * header boundary, because some writers omit the end-of-archive zero
+	 * blocks.  A real end consumed at least one zero block. */
+	if (archive_filter_bytes(u->in, 0) - u->entry_end < TAR_BLOCK) {
+		u->read_failed = 1;
+		return gerr_set(u->err, 0, "truncated archive");
+	}
+	/* Directory modes and times are applied here, deepest first. */
+	if (archive_write_close(u->out) != ARCHIVE_OK) {
+		const char *msg = archive_error_string(u->out);
+		return gerr_set(u->err, archive_errno(u->out) > 0 ? archive_errno(u->out) : 0,
+				"set directory modes and times: %s", msg ? msg : "failed");
+	}
+	return 0;
+}
+
+static void drain(struct fd_source *src)
+{
+	for (;;) {
+		ssize_t n = read(src->fd, src->buf, src->block);
+		if (n == 0 || (n < 0 && errno != EINTR))
+			return;
+	}
+}
+
+/* After the thread has stopped: when the tar side saw its input end early
+ * (or saw no failure at all), the decompressor's reason is the real one. */
+static int stream_verdict(const struct stream *s, int rc, const struct unpacker *u)
+{
+	if (!s->failed || (rc < 0 && !u->read_failed))
+		return rc;
+	if (s->too_big)
+		return size_error(u->err, u->lim->max_bytes, "after decompression");
+	if (s->src.read_errno)
+		return gerr_set(u->err, s->src.read_errno, "read");
+	if (s->truncated)
+		return gerr_set(u->err, 0, "truncated archive");
+	return gerr_set(u->err, 0, "decompression failed: %s", s->msg);
+}
+
+int rootfs_unpack_limited(int in_fd, const char *name, int dirfd, unsigned flags,
+			  const struct unpack_limits *lim, struct unpack_stats *st, struct gerr *err)
+{
+	struct stream s = {0};
+	int tar_fd = in_fd;
+	memset(st, 0, sizeof *st);
+	/* write-disk resolves entry names against the cwd. */
+	if (fchdir(dirfd) < 0)
+		return gerr_set(err, errno, "unpack %s: chdir to the new root", name);
+	/* A plain tar goes straight to the tar reader: a thread would only
+	 * copy it through the pipe. */
+	int threaded = compression_of(in_fd) != NULL;
+	if (threaded && stream_start(&s, in_fd, lim->max_bytes, &tar_fd, err) < 0)
+		return gerr_prefix(err, "unpack %s", name);
+
+	void *saved_locale = locale_utf8_enter();
+	struct unpacker u = {
+		.flags = flags,
+		.lim = lim,
+		.st = st,
+		.err = err,
+		.in = reader_new(1, 0),
+		.out = archive_write_disk_new(),
+		.src = {.fd = tar_fd, .block = TAR_READ_BLOCK},
+	};
+	if (!u.out)
+		die(GPURUN_EXIT_FAIL, "out of memory");
+	archive_write_disk_set_options(u.out, WRITE_FLAGS);
+
+	int rc;
+	if (source_open(u.in, &u.src) != ARCHIVE_OK)
+		rc = read_error(&u, ARCHIVE_FATAL, NULL);
+	else
+		rc = unpack_all(&u);
+	/* Let the decompressor finish (trailing padding, or the rest of a
+	 * stream the tar reader gave up on) so that its verdict, below, does
+	 * not depend on which thread was faster.  Bounded by its byte cap. */
+	if (threaded && (rc == 0 || u.read_failed))
+		drain(&u.src);
+
+	archive_read_free(u.in);
+	archive_write_free(u.out);
+	source_free(&u.src);
+	if (threaded) {
+		close(tar_fd);
+		stream_join(&s);
+		rc = stream_verdict(&s, rc, &u);
+	}
+	locale_restore(saved_locale);
+	if (rc < 0)
+		return gerr_prefix(err, "unpack %s", name);
+	return 0;
+}
+
+int rootfs_unpack(int in_fd, const char *name, int dirfd, unsigned flags, struct unpack_stats *st,
+		  struct gerr *err)
+{
+	return rootfs_unpack_limited(in_fd, name, dirfd, flags, &unpack_default_limits, st, err);
+}

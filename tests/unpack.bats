@@ -1,0 +1,416 @@
+#!/usr/bin/env bats
+# Unpacking a tar image safely (rootfs/unpack.c, rootfs/probe.c,
+# rootfs/user.c; security.md §1 and §4).  Each hostile archive is built at
+# test time with python3's tarfile, so the suite documents the attack it
+# refuses.  A refusal is one line "gpurun: unpack IMAGE: entry 'NAME':
+# PROBLEM" (or "gpurun: image IMAGE: PROBLEM" when the file is no tar at all),
+# exit 125, and nothing written outside the container's root: escape targets
+# are real host paths under $BATS_TEST_TMPDIR, checked after each run.
+
+load 'lib/common'
+
+setup_file() {
+	require_gpurun
+	common_images
+}
+
+setup() {
+	host_snapshot "$BATS_TEST_TMPDIR/host.before"
+	IMG=$BATS_TEST_TMPDIR/img.tar
+	VICTIM=$BATS_TEST_TMPDIR/victim
+	VICTIM_DIR=$BATS_TEST_TMPDIR/victimdir
+	mkdir -p "$VICTIM_DIR"
+	echo original >"$VICTIM"
+	chmod 0666 "$VICTIM"
+	chmod 0777 "$VICTIM_DIR" "$BATS_TEST_TMPDIR"
+}
+
+teardown() {
+	chmod -R u+rwX "$BATS_TEST_TMPDIR" 2>/dev/null || true
+}
+
+# mktar OUT [--pax] [--base TAR] ENTRY...: write a tar archive.  ENTRY is
+# KIND|NAME[|ARG...]:  f|name|content[|mode]   d|name[|mode]   s|name|target
+# (symlink)   h|name|target[|data] (hard link; data makes it a pax hard link
+# with content)   c|name  b|name  p|name (char/block device, FIFO).  With
+# --base, the entries are appended to a copy of TAR.  Every mtime is
+# 1700000000.
+mktar() {
+	python3 - "$@" <<-'EOF'
+		import io, shutil, sys, tarfile
+		args = sys.argv[1:]
+		out, fmt, base = args.pop(0), tarfile.GNU_FORMAT, None
+		while args and args[0].startswith('--'):
+		    opt = args.pop(0)
+		    if opt == '--pax':
+		        fmt = tarfile.PAX_FORMAT
+		    elif opt == '--base':
+		        base = args.pop(0)
+		if base:
+		    shutil.copyfile(base, out)
+		with tarfile.open(out, 'a' if base else 'w', format=fmt) as tf:
+		    for spec in args:
+		        kind, name, *rest = spec.split('|')
+		        t = tarfile.TarInfo(name)
+		        t.mtime, t.mode, data = 1700000000, 0o644, b''
+		        if kind == 'f':
+		            data = rest[0].encode() if rest else b''
+		            if len(rest) > 1:
+		                t.mode = int(rest[1], 8)
+		        elif kind == 'd':
+		            t.type, t.mode = tarfile.DIRTYPE, int(rest[0], 8) if rest else 0o755
+		        elif kind == 's':
+		            t.type, t.linkname = tarfile.SYMTYPE, rest[0]
+		        elif kind == 'h':
+		            t.type, t.linkname = tarfile.LNKTYPE, rest[0]
+		            if len(rest) > 1:
+		                data = rest[1].encode()
+		                t.pax_headers = {'comment': 'hard link with data'}
+		        elif kind in 'cb':
+		            t.type = tarfile.CHRTYPE if kind == 'c' else tarfile.BLKTYPE
+		            t.devmajor, t.devminor = 1, 3
+		        elif kind == 'p':
+		            t.type = tarfile.FIFOTYPE
+		        t.size = len(data)
+		        tf.addfile(t, io.BytesIO(data) if data else None)
+	EOF
+}
+
+# refused IMAGE MESSAGE: gpurun fails with exactly "gpurun: MESSAGE", 125,
+# and the host is as it was.
+refused() {
+	run --separate-stderr "$GPURUN" "$1" /bin/true </dev/null
+	assert_gpurun_error 125
+	assert_equal "${stderr_lines[0]}" "gpurun: $2"
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
+}
+
+victim_untouched() {
+	assert_equal "$(cat "$VICTIM")" original
+	assert_equal "$(stat -c %h "$VICTIM")" 1
+	assert_equal "$(ls -A "$VICTIM_DIR")" ""
+}
+
+# ---- path escapes ---------------------------------------------------------------
+
+@test "an entry '../evil' is refused and named" {
+	mktar "$IMG" --base "$BUSYBOX_TAR" "f|../evil|x"
+	refused "$IMG" "unpack $IMG: entry '../evil': path contains '..'"
+}
+
+@test "an entry with '..' in the middle is refused" {
+	mktar "$IMG" --base "$BUSYBOX_TAR" "d|etc/" "f|etc/../../evil|x"
+	refused "$IMG" "unpack $IMG: entry 'etc/../../evil': path contains '..'"
+}
+
+@test "an absolute entry is refused and nothing appears at that host path" {
+	mktar "$IMG" --base "$BUSYBOX_TAR" "f|$BATS_TEST_TMPDIR/abs-evil|x"
+	refused "$IMG" "unpack $IMG: entry '$BATS_TEST_TMPDIR/abs-evil': absolute path"
+	[[ ! -e "$BATS_TEST_TMPDIR/abs-evil" ]]
+}
+
+@test "a write through a symlink to a host directory is refused; the directory stays empty" {
+	mktar "$IMG" --base "$BUSYBOX_TAR" "s|link|$VICTIM_DIR" "f|link/pwned|x"
+	refused "$IMG" "unpack $IMG: entry 'link/pwned': path passes through a symlink"
+	victim_untouched
+}
+
+@test "a write through a relative symlink that climbs out is refused" {
+	mktar "$IMG" --base "$BUSYBOX_TAR" "d|a/" "s|a/up|../../../../../../../../..$VICTIM_DIR" \
+		"f|a/up/pwned|x"
+	refused "$IMG" "unpack $IMG: entry 'a/up/pwned': path passes through a symlink"
+	victim_untouched
+}
+
+@test "a symlink replaced by a directory entry of the same name does not redirect later entries" {
+	mktar "$IMG" --base "$BUSYBOX_TAR" "s|d|$VICTIM_DIR" "d|d/" "f|d/file|inside"
+	run "$GPURUN" "$IMG" /bin/cat /d/file
+	assert_success
+	assert_output inside
+	victim_untouched
+}
+
+# ---- hard links -------------------------------------------------------------------
+
+@test "a hard link to an absolute host path is refused" {
+	mktar "$IMG" --base "$BUSYBOX_TAR" "h|etc/shadow-link|$VICTIM"
+	refused "$IMG" "unpack $IMG: entry 'etc/shadow-link': hard link target '$VICTIM': absolute path"
+	victim_untouched
+}
+
+@test "a hard link with '..' in its target is refused" {
+	mktar "$IMG" --base "$BUSYBOX_TAR" "h|h|../../victim"
+	refused "$IMG" "unpack $IMG: entry 'h': hard link target '../../victim': path contains '..'"
+	victim_untouched
+}
+
+@test "a hard link through a symlink to a host file is refused" {
+	mktar "$IMG" --base "$BUSYBOX_TAR" "s|s|$BATS_TEST_TMPDIR" "h|h|s/victim"
+	refused "$IMG" "unpack $IMG: entry 'h': hard link target 's/victim': path passes through a symlink"
+	victim_untouched
+}
+
+@test "a pax hard link carrying data cannot overwrite a host file (CVE-2016-5418)" {
+	mktar "$IMG" --pax --base "$BUSYBOX_TAR" "s|s|$BATS_TEST_TMPDIR" "h|h|s/victim|pwned"
+	refused "$IMG" "unpack $IMG: entry 'h': hard link target 's/victim': path passes through a symlink"
+	victim_untouched
+}
+
+@test "a hard link inside the image is made as a hard link" {
+	mktar "$IMG" --base "$BUSYBOX_TAR" $'f|etc/a|same\n' "h|etc/b|etc/a"
+	run "$GPURUN" "$IMG" /bin/sh -c 'cat /etc/b; [ /etc/a -ef /etc/b ] && echo linked'
+	assert_success
+	assert_output $'same\nlinked'
+}
+
+# ---- entry types and metadata ------------------------------------------------------
+
+@test "device nodes and FIFOs are not created, and gpurun warns with their count" {
+	mktar "$IMG" --base "$BUSYBOX_TAR" "d|opt/" "c|opt/mem" "b|opt/disk" "p|etc/initctl"
+	run --separate-stderr "$GPURUN" "$IMG" /bin/sh -c 'ls -A /opt; [ -e /etc/initctl ] || echo "no initctl"'
+	assert_success
+	assert_output "no initctl"
+	assert_equal "${#stderr_lines[@]}" 1
+	[[ "${stderr_lines[0]}" == "gpurun: warning: "*"3 device, fifo or socket entries not created" ]] ||
+		fail "no warning with the count: $stderr"
+}
+
+@test "everything below dev/ in the image is skipped silently; /dev is gpurun's own" {
+	mktar "$IMG" --base "$BUSYBOX_TAR" "c|dev/sda" "f|dev/null|image data" "f|dev/planted|x" \
+		"s|dev/shm|/etc"
+	run --separate-stderr "$GPURUN" "$IMG" /bin/sh -c \
+		'probe stat /dev/null; ls /dev/planted /dev/sda 2>&1; probe stat /dev/shm'
+	assert_equal "$stderr" ""
+	assert_line --index 0 --regexp '^type=chr mode=0666 rdev=1:3 '
+	assert_line --index 1 "ls: /dev/planted: No such file or directory"
+	assert_line --index 2 "ls: /dev/sda: No such file or directory"
+	assert_line --index 3 --regexp '^type=dir '
+}
+
+@test "setuid and setgid bits are cleared in an unprivileged run" {
+	skip_unless_user "root runs keep the bits (the root is mounted nosuid)"
+	mktar "$IMG" --base "$BUSYBOX_TAR" "f|bin/su|x|4755" "f|bin/wall|x|2755" "d|t/|1777"
+	run "$GPURUN" "$IMG" /bin/sh -c 'stat -c %a /bin/su /bin/wall /t'
+	assert_success
+	assert_output $'755\n755\n1777'
+}
+
+@test "setuid bits are kept in a root run (the root file system is nosuid)" {
+	skip_unless_root
+	mktar "$IMG" --base "$BUSYBOX_TAR" "f|bin/su|x|4755" "d|t/|1777"
+	run "$GPURUN" "$IMG" /bin/sh -c 'stat -c %a /bin/su /t'
+	assert_success
+	assert_output $'4755\n1777'
+}
+
+@test "a 0555 directory still receives its children and becomes u+rwx" {
+	mktar "$IMG" --base "$BUSYBOX_TAR" "d|ro/|555" "f|ro/child|kid|444"
+	run "$GPURUN" "$IMG" /bin/sh -c 'stat -c %a /ro /ro/child; cat /ro/child'
+	assert_success
+	assert_output $'755\n444\nkid'
+}
+
+@test "file modes and modification times are kept" {
+	mktar "$IMG" --base "$BUSYBOX_TAR" "f|etc/secret|s|640" "d|var/empty/|711"
+	run "$GPURUN" "$IMG" /bin/sh -c 'stat -c "%a %Y" /etc/secret /var/empty'
+	assert_success
+	assert_output $'640 1700000000\n711 1700000000'
+}
+
+@test "pax UTF-8 names are unpacked as UTF-8" {
+	mktar "$IMG" --pax --base "$BUSYBOX_TAR" "d|café/" "f|café/über|umlaut"
+	run "$GPURUN" "$IMG" /bin/cat /café/über
+	assert_success
+	assert_output umlaut
+}
+
+@test "a leading './' and the './' entry itself are accepted" {
+	mktar "$IMG" --base "$BUSYBOX_TAR" "d|./|755" "d|./opt/" "f|./opt/x|dot"
+	run "$GPURUN" "$IMG" /bin/cat /opt/x
+	assert_success
+	assert_output dot
+}
+
+@test "a path longer than 4096 bytes is refused" {
+	local long
+	long=$(printf 'a/%.0s' {1..2100})x
+	mktar "$IMG" --base "$BUSYBOX_TAR" "f|$long|x"
+	run --separate-stderr "$GPURUN" "$IMG" /bin/true
+	assert_gpurun_error 125 "unpack $IMG: entry 'a/a/a/" "...': path longer than 4096 bytes"
+}
+
+@test "more than 2,000,000 entries are refused (takes a few seconds)" {
+	# 2,000,001 copies of one header below dev/ (skipped, so nothing is
+	# created): 1 GB of tar that gzip squeezes to a few MB.
+	python3 - "$BATS_TEST_TMPDIR/many.tar.gz" <<-'EOF'
+		import gzip, sys, tarfile
+		hdr = tarfile.TarInfo('dev/x').tobuf(tarfile.GNU_FORMAT)
+		chunk = hdr * 10000
+		with gzip.open(sys.argv[1], 'wb', compresslevel=1) as f:
+		    for _ in range(200):
+		        f.write(chunk)
+		    f.write(hdr + b'\0' * 1024)
+	EOF
+	refused "$BATS_TEST_TMPDIR/many.tar.gz" "unpack $BATS_TEST_TMPDIR/many.tar.gz: more than 2000000 entries"
+}
+
+# ---- formats, detected by content ------------------------------------------------------
+
+@test "gzip, xz, zstd and bzip2 images are recognised by content, whatever their name" {
+	local c
+	for c in gz xz zst bz2; do
+		case $c in
+		gz) gzip -c "$BUSYBOX_TAR" ;;
+		xz) xz -c "$BUSYBOX_TAR" ;;
+		zst) zstd -q -c "$BUSYBOX_TAR" ;;
+		bz2) bzip2 -c "$BUSYBOX_TAR" ;;
+		esac >"$BATS_TEST_TMPDIR/image-$c.bin"
+		run "$GPURUN" "$BATS_TEST_TMPDIR/image-$c.bin" /bin/echo "ok $c"
+		assert_success
+		assert_output "ok $c"
+	done
+}
+
+@test "a zip archive is refused with a message that says what to use" {
+	python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1], "w").writestr("bin/sh", "x")' \
+		"$BATS_TEST_TMPDIR/image.tar"
+	refused "$BATS_TEST_TMPDIR/image.tar" "image $BATS_TEST_TMPDIR/image.tar: not a tar archive (zip archives are not supported; use tar, optionally compressed with gzip, xz, zstd or bzip2)"
+}
+
+@test "a gzip-compressed zip archive is refused as zip" {
+	python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1], "w").writestr("bin/sh", "x")' \
+		"$BATS_TEST_TMPDIR/a.zip"
+	gzip -c "$BATS_TEST_TMPDIR/a.zip" >"$BATS_TEST_TMPDIR/image.tar.gz"
+	refused "$BATS_TEST_TMPDIR/image.tar.gz" "image $BATS_TEST_TMPDIR/image.tar.gz: not a tar archive (zip archives are not supported; use tar, optionally compressed with gzip, xz, zstd or bzip2)"
+}
+
+@test "gzip-compressed text is not a tar archive" {
+	seq 1 2000 | gzip -c >"$BATS_TEST_TMPDIR/t.tar.gz"
+	refused "$BATS_TEST_TMPDIR/t.tar.gz" "image $BATS_TEST_TMPDIR/t.tar.gz: not a tar archive"
+}
+
+@test "an empty file is refused: 'empty file'" {
+	: >"$IMG"
+	refused "$IMG" "image $IMG: empty file"
+}
+
+@test "a tar with no entries is refused: 'archive has no entries'" {
+	head -c 10240 /dev/zero >"$IMG"
+	refused "$IMG" "image $IMG: archive has no entries"
+}
+
+@test "an OCI image layout is refused as not a root file system" {
+	mktar "$IMG" "f|oci-layout|{\"imageLayoutVersion\": \"1.0.0\"}" "d|blobs/"
+	run --separate-stderr "$GPURUN" "$IMG" /bin/true
+	assert_gpurun_error 125 "image $IMG: an OCI image layout or docker save archive"
+}
+
+# ---- damaged archives are errors, never a shorter tree ---------------------------------
+
+@test "a tar cut off at an entry boundary is refused: 'truncated archive'" {
+	# Drop the end-of-archive blocks: every entry is whole, the end is not.
+	local size
+	mktar "$BATS_TEST_TMPDIR/full.tar" --base "$BUSYBOX_TAR" "f|zzz|last"
+	size=$(python3 -c '
+import sys, tarfile
+with tarfile.open(sys.argv[1]) as tf:
+    last = tf.getmembers()[-1]
+    print(last.offset_data + (last.size + 511) // 512 * 512)' "$BATS_TEST_TMPDIR/full.tar")
+	head -c "$size" "$BATS_TEST_TMPDIR/full.tar" >"$IMG"
+	refused "$IMG" "unpack $IMG: truncated archive"
+}
+
+@test "a tar cut off inside file data is refused: 'truncated archive'" {
+	head -c $(($(stat -c %s "$BUSYBOX_TAR") / 2)) "$BUSYBOX_TAR" >"$IMG"
+	refused "$IMG" "unpack $IMG: truncated archive"
+}
+
+@test "a .tar.gz cut off is refused: 'truncated archive'" {
+	local tgz=$BATS_TEST_TMPDIR/img.tar.gz
+	head -c $(($(stat -c %s "$BUSYBOX_TGZ") * 3 / 4)) "$BUSYBOX_TGZ" >"$tgz"
+	refused "$tgz" "unpack $tgz: truncated archive"
+}
+
+@test "a .tar.xz cut off is refused: 'truncated archive'" {
+	local txz=$BATS_TEST_TMPDIR/img.tar.xz
+	xz -c "$BUSYBOX_TAR" | head -c 300000 >"$txz"
+	refused "$txz" "unpack $txz: truncated archive"
+}
+
+@test "a damaged header in the middle is refused, not skipped: 'damaged tar header'" {
+	mktar "$IMG" --base "$BUSYBOX_TAR" "f|a|1" "f|b|2" "f|c|3"
+	# Break the checksum of the header of "b": libarchive would skip ahead.
+	python3 - "$IMG" <<-'EOF'
+		import sys, tarfile
+		with tarfile.open(sys.argv[1]) as tf:
+		    off = [m for m in tf.getmembers() if m.name == 'b'][0].offset
+		with open(sys.argv[1], 'r+b') as f:
+		    f.seek(off + 148)
+		    f.write(b'0000000\0')
+	EOF
+	refused "$IMG" "unpack $IMG: damaged tar header"
+}
+
+@test "corrupt xz data is refused: 'decompression failed'" {
+	local txz=$BATS_TEST_TMPDIR/img.tar.xz
+	xz -c "$BUSYBOX_TAR" >"$txz"
+	printf 'garbage!' | dd of="$txz" bs=1 seek=$(($(stat -c %s "$txz") / 2)) conv=notrunc status=none
+	run --separate-stderr "$GPURUN" "$txz" /bin/true
+	assert_gpurun_error 125 "unpack $txz: decompression failed: "
+}
+
+# ---- --user against a hostile /etc -------------------------------------------------------
+
+@test "--user NAME does not follow /etc/passwd when it is a symlink to the host's" {
+	printf 'hostonly:x:4242:4242::/nonexistent:/bin/sh\n' >"$BATS_TEST_TMPDIR/hostpasswd"
+	python3 - "$BUSYBOX_TAR" "$IMG" "$BATS_TEST_TMPDIR/hostpasswd" <<-'EOF'
+		import sys, tarfile
+		src, out, target = sys.argv[1:]
+		with tarfile.open(src) as tin, tarfile.open(out, 'w', format=tarfile.GNU_FORMAT) as tout:
+		    for m in tin.getmembers():
+		        if m.name.lstrip('./') == 'etc/passwd':
+		            m.type, m.linkname, m.size = tarfile.SYMTYPE, target, 0
+		            tout.addfile(m)
+		        else:
+		            tout.addfile(m, tin.extractfile(m) if m.isfile() else None)
+	EOF
+	run --separate-stderr "$GPURUN" -u hostonly "$IMG" /bin/true
+	assert_gpurun_error 125 "user 'hostonly'" "passwd: Too many levels of symbolic links"
+	# A number needs no entry: it still runs, with gid 0 as docker does.
+	run "$GPURUN" -u 4242 "$IMG" /bin/sh -c 'echo "$(id -u) $(id -g)"'
+	assert_success
+	assert_output "4242 0"
+}
+
+@test "--user NAME resolves a symlinked /etc inside the image, not on the host" {
+	mktar "$BATS_TEST_TMPDIR/base.tar" --base "$BUSYBOX_TAR" "d|private/" "d|private/etc/" \
+		$'f|private/etc/passwd|carol:x:2024:2025::/home/carol:/bin/sh\n'
+	python3 - "$BATS_TEST_TMPDIR/base.tar" "$IMG" <<-'EOF'
+		import sys, tarfile
+		src, out = sys.argv[1:]
+		with tarfile.open(src) as tin, tarfile.open(out, 'w', format=tarfile.GNU_FORMAT) as tout:
+		    for m in tin.getmembers():
+		        n = m.name[2:] if m.name.startswith('./') else m.name
+		        if n == 'etc' or n.startswith('etc/'):
+		            continue
+		        tout.addfile(m, tin.extractfile(m) if m.isfile() else None)
+		    link = tarfile.TarInfo('etc')
+		    link.type, link.linkname = tarfile.SYMTYPE, '/private/etc'
+		    tout.addfile(link)
+	EOF
+	run "$GPURUN" -u carol "$IMG" /bin/sh -c 'echo "$(id -u) $(id -g) $HOME"'
+	assert_success
+	assert_output "2024 2025 /home/carol"
+}
+
+@test "--user with an unknown name names the user and the image's passwd" {
+	cp "$BUSYBOX_TAR" "$IMG"
+	refused_user() {
+		run --separate-stderr "$GPURUN" -u "$1" "$IMG" /bin/true
+		assert_gpurun_error 125
+		assert_equal "${stderr_lines[0]}" "gpurun: $2"
+	}
+	refused_user mallory "user 'mallory': no such user in the image's /etc/passwd"
+	refused_user alice:nogroupx "group 'nogroupx': no such group in the image's /etc/group"
+	refused_user 4294967295 "user '4294967295': not a valid uid (0 to 4294967294)"
+}
