@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,6 +170,92 @@ static int preopen_sources(struct plan *p, struct gerr *err)
 	return 0;
 }
 
+/* Unprivileged, a directory image's files belong to an unmapped uid, so
+ * the container's root may not create anything in, say, the image's /etc
+ * through the overlay - not even the mount point for /etc/resolv.conf.
+ * But an upper-layer directory is ours, and overlayfs gives a merged
+ * directory the attributes of its upper half.  So before mounting the
+ * overlay, mirror into the upper layer the deepest existing directory (with
+ * symlinks resolved inside the image) above every path the plan will
+ * create.  Best effort: a failure here shows up, with its path, later. */
+static void mirror_into_upper(struct exec_state *st, int lowerfd, int upperfd, const char *dir)
+{
+	_cleanup_free_ char *d = xstrdup(dir);
+	int fd = -1;
+	for (;;) {
+		struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+		fd = (int)syscall(SYS_openat2, lowerfd, *d ? d : ".", &how, sizeof how);
+		if (fd >= 0 || errno != ENOENT)
+			break;
+		char *slash = strrchr(d, '/');
+		if (!slash)
+			return;
+		*slash = '\0';
+	}
+	if (fd < 0)
+		return;
+	/* The resolved path, from the kernel's own record of the fd. */
+	char link[64], real[4096];
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, real, sizeof real - 1);
+	close(fd);
+	size_t pl = strlen(SCRATCH "/lower");
+	if (n < (ssize_t)pl || strncmp(real, SCRATCH "/lower", pl) != 0)
+		return;
+	real[n] = '\0';
+	_cleanup_fd_ int lcur = dup(lowerfd), ucur = dup(upperfd);
+	for (char *save = NULL, *c = strtok_r(real + pl, "/", &save); c && lcur >= 0 && ucur >= 0;
+	     c = strtok_r(NULL, "/", &save)) {
+		struct stat ls;
+		if (fstatat(lcur, c, &ls, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(ls.st_mode))
+			return;
+		if (mkdirat(ucur, c, ls.st_mode & 07777) < 0 && errno != EEXIST)
+			return;
+		int nl = openat(lcur, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int nu = openat(ucur, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(lcur);
+		close(ucur);
+		lcur = nl;
+		ucur = nu;
+	}
+	(void)st;
+}
+
+static void prepare_upper(struct exec_state *st, struct gerr *err)
+{
+	_cleanup_fd_ int lowerfd = open(SCRATCH "/lower", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_fd_ int upperfd = open(SCRATCH "/upper", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (lowerfd < 0 || upperfd < 0)
+		return;
+	/* $LIBDIR, decided from the lower layer (the root is not mounted yet). */
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT};
+	int dv = (int)syscall(SYS_openat2, lowerfd, "etc/debian_version", &how, sizeof how);
+	const char *libdir = dv >= 0 ? "/usr/lib/x86_64-linux-gnu" : "/usr/lib64";
+	if (dv >= 0)
+		close(dv);
+	const struct plan *p = st->cfg->plan;
+	for (size_t i = 0; i < p->n; i++) {
+		const struct op *op = &p->v[i];
+		if (!op->dst || op->kind == OP_ROOTFS || op->kind == OP_REMOUNT)
+			continue;
+		char path[4096];
+		if (!strncmp(op->dst, "$LIBDIR", 7))
+			snprintf(path, sizeof path, "%s%s", libdir, op->dst + 7);
+		else
+			snprintf(path, sizeof path, "%s", op->dst);
+		if (op->kind != OP_MKDIR) {
+			char *slash = strrchr(path, '/');
+			if (slash)
+				*slash = '\0';
+		}
+		const char *rel = path + strspn(path, "/");
+		if (*rel)
+			mirror_into_upper(st, lowerfd, upperfd, rel);
+	}
+	(void)err;
+}
+
 static int do_rootfs(struct exec_state *st, struct op *op, struct gerr *err)
 {
 	const struct run_config *cfg = st->cfg;
@@ -186,6 +273,8 @@ static int do_rootfs(struct exec_state *st, struct op *op, struct gerr *err)
 			return gerr_set(err, errno, "bind image %s", op->src);
 		close(op->fd);
 		op->fd = -1;
+		if (cfg->unprivileged)
+			prepare_upper(st, err);
 		/* userxattr: in a user namespace overlayfs keeps its metadata in
 		 * user.* xattrs (trusted.* needs real root). */
 		const char *data = cfg->unprivileged

@@ -86,8 +86,18 @@ __attribute__((noreturn)) static void exec_command(char **argv, char **envp, int
 	const char *cmd = argv[0];
 	if (strchr(cmd, '/')) {
 		execve(cmd, argv, envp);
-		err.code = (errno == ENOENT || errno == ENOTDIR) ? GPURUN_EXIT_NOTFOUND : GPURUN_EXIT_NOEXEC;
-		gerr_set(&err, errno, "exec %s", cmd);
+		int e = errno;
+		if ((e == ENOENT || e == ENOTDIR) && faccessat(AT_FDCWD, cmd, F_OK, AT_EACCESS) < 0) {
+			err.code = GPURUN_EXIT_NOTFOUND;
+			gerr_set(&err, 0, "%s: command not found", cmd);
+		} else {
+			/* It exists: ENOENT now means a missing #! interpreter
+			 * or ELF loader, which a shell reports as 126 too. */
+			err.code = GPURUN_EXIT_NOEXEC;
+			gerr_set(&err, e, "exec %s", cmd);
+			if (e == ENOENT)
+				gerr_hint(&err, "its interpreter or dynamic loader is missing from the image");
+		}
 		fail(err_fd, &err);
 	}
 	const char *path = env_get(envp, "PATH");
