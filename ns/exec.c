@@ -290,7 +290,7 @@ static int do_rootfs(struct exec_state *st, struct op *op, struct gerr *err)
 		if (dfd < 0)
 			return gerr_set(err, errno, "open %s/root", SCRATCH);
 		struct unpack_stats us = {0};
-		if (rootfs_unpack(st->image_fd, cfg->image, dfd, cfg->unprivileged ? UNPACK_CLEAR_SUID : 0,
+		if (rootfs_unpack(st->image_fd, cfg->image, dfd, cfg->unprivileged ? UNPACK_CLEAR_SUID : UNPACK_KEEP_OWNER,
 				  &us, err) < 0)
 			return -1;
 		if (chdir("/") < 0)

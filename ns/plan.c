@@ -130,7 +130,8 @@ void op_describe(const struct op *op, struct sbuf *b)
 				sbuf_puts(b, ",nodev");
 			sbuf_puts(b, " overlay /tmp/root");
 		} else {
-			sbuf_puts(b, "mkdir /tmp/root && tar -C /tmp/root --no-same-owner --exclude='dev/*' -xf ");
+			/* GNU tar keeps owners as root and cannot otherwise: so does gpurun. */
+			sbuf_puts(b, "mkdir /tmp/root && tar -C /tmp/root --exclude='dev/*' -xpf ");
 			sbuf_shquote(b, op->src);
 			sbuf_puts(b, "\nmount --bind");
 			mount_opts(b, op->flags & (OPF_NODEV | OPF_NOSUID), NULL);

@@ -12,6 +12,7 @@
 
 /* rootfs_unpack() flags */
 #define UNPACK_CLEAR_SUID 0x1 /* clear setuid/setgid bits (unprivileged runs) */
+#define UNPACK_KEEP_OWNER 0x2 /* chown to the archive's uid/gid (root runs, private tmpfs) */
 
 struct unpack_stats {
 	size_t entries;         /* entries written */

@@ -34,8 +34,10 @@ const struct unpack_limits unpack_default_limits = {
 
 /* security.md §1.2: the SECURE_* trio applies to the entry path and to a hard
  * link's target; PERM keeps modes exactly (a 1777 /tmp stays 1777), TIME keeps
- * mtimes.  Never OWNER, XATTR, ACL or FFLAGS: root-owned files, file
- * capabilities, trusted.* xattrs and immutable files on the host's disk. */
+ * mtimes.  Never XATTR, ACL or FFLAGS: file capabilities, trusted.* xattrs and
+ * immutable files.  OWNER only with UNPACK_KEEP_OWNER: the launcher asks for
+ * it as root, where the target is a tmpfs private to a mount namespace no
+ * host process shares, so /home/alice can belong to alice as in the image. */
 #define WRITE_FLAGS                                                                                 \
 	(ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT |                        \
 	 ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME)
@@ -353,7 +355,8 @@ int rootfs_unpack_limited(int in_fd, const char *name, int dirfd, unsigned flags
 	};
 	if (!u.out)
 		die(GPURUN_EXIT_FAIL, "out of memory");
-	archive_write_disk_set_options(u.out, WRITE_FLAGS);
+	int owner = (flags & UNPACK_KEEP_OWNER) ? ARCHIVE_EXTRACT_OWNER : 0;
+	archive_write_disk_set_options(u.out, WRITE_FLAGS | owner);
 
 	int rc;
 	if (source_open(u.in, &u.src) != ARCHIVE_OK)
