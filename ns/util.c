@@ -142,15 +142,23 @@ char *xstrdup(const char *s)
 	return d;
 }
 
-char *xasprintf(const char *fmt, ...)
+static char *xvasprintf(size_t *len, const char *fmt, va_list ap)
 {
 	char *s;
-	va_list ap;
-	va_start(ap, fmt);
 	int n = vasprintf(&s, fmt, ap);
-	va_end(ap);
 	if (n < 0)
 		die(GPURUN_EXIT_FAIL, "out of memory");
+	if (len)
+		*len = (size_t)n;
+	return s;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = xvasprintf(NULL, fmt, ap);
+	va_end(ap);
 	return s;
 }
 
@@ -175,14 +183,12 @@ void sbuf_puts(struct sbuf *b, const char *s)
 
 void sbuf_printf(struct sbuf *b, const char *fmt, ...)
 {
-	char *s;
+	size_t n;
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vasprintf(&s, fmt, ap);
+	char *s = xvasprintf(&n, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		die(GPURUN_EXIT_FAIL, "out of memory");
-	sbuf_add(b, s, (size_t)n);
+	sbuf_add(b, s, n);
 	free(s);
 }
 
