@@ -308,7 +308,7 @@ static int run_main(int argc, char **argv)
 	cfg.workdir = c.workdir;
 	cfg.env = build_env(&c);
 
-	struct op *root = plan_add(&plan, OP_ROOTFS, cfg.image_is_dir ? OPF_DIR | OPF_NODEV : OPF_NODEV,
+	struct op *root = plan_add(&plan, OP_ROOTFS, (cfg.image_is_dir ? OPF_DIR : 0) | OPF_NODEV | OPF_NOSUID,
 				   cfg.image, "/");
 	plan_why(root, "the per-run root: a tmpfs of this mount namespace, gone with it");
 	if (c.hostname)

@@ -307,6 +307,14 @@ void init_main(const struct run_config *cfg, int image_fd, int sync_fd, int err_
 	if (home)
 		snprintf(ga.home, sizeof ga.home, "%s", home);
 	close(st.rootfd);
+	if (cfg->verbose) {
+		struct sbuf b = {0};
+		char spec[32];
+		snprintf(spec, sizeof spec, "%u:%u", (unsigned)ga.uid, (unsigned)ga.gid);
+		ns_describe_exec(cfg, spec, &b);
+		fprintf(stderr, "+ %s   # pid 2, after dropping capabilities, no_new_privs, seccomp\n", b.s);
+		sbuf_free(&b);
+	}
 	if (write_all(gop[1], &ga, sizeof ga) < 0)
 		gerr_set(&err, errno, "start the command"), fail(err_fd, &err);
 	close(gop[1]);

@@ -200,6 +200,21 @@ int ns_run(struct run_config *cfg)
 	return code;
 }
 
+void ns_describe_exec(const struct run_config *cfg, const char *userspec, struct sbuf *b)
+{
+	sbuf_puts(b, "exec chroot --userspec ");
+	sbuf_shquote(b, userspec);
+	sbuf_puts(b, " / env -i");
+	for (char **e = cfg->env; e && *e; e++) {
+		sbuf_puts(b, " ");
+		sbuf_shquote(b, *e);
+	}
+	for (char **a = cfg->argv; a && *a; a++) {
+		sbuf_puts(b, " ");
+		sbuf_shquote(b, *a);
+	}
+}
+
 void ns_print_plan(const struct run_config *cfg, FILE *out)
 {
 	struct sbuf b = {0};
@@ -219,15 +234,7 @@ void ns_print_plan(const struct run_config *cfg, FILE *out)
 		fprintf(out, "%s\n", b.s);
 	}
 	b.len = 0;
-	sbuf_printf(&b, "exec chroot --userspec %s / env -i", cfg->user_spec ? cfg->user_spec : "0:0");
-	for (char **e = cfg->env; e && *e; e++) {
-		sbuf_puts(&b, " ");
-		sbuf_shquote(&b, *e);
-	}
-	for (char **a = cfg->argv; a && *a; a++) {
-		sbuf_puts(&b, " ");
-		sbuf_shquote(&b, *a);
-	}
+	ns_describe_exec(cfg, cfg->user_spec ? cfg->user_spec : "0:0", &b);
 	fprintf(out, "%s\n# (the command runs as pid 2 under gpurun's init, after dropping capabilities,\n"
 		     "#  no_new_privs, a seccomp deny-list and closing every fd above 2)\n",
 		b.s);

@@ -38,6 +38,9 @@ struct run_config {
 /* Run it: returns the exit status gpurun should exit with. */
 int ns_run(struct run_config *cfg);
 
+/* The last step as a shell line: "exec chroot --userspec U:G / env -i ... CMD". */
+void ns_describe_exec(const struct run_config *cfg, const char *userspec, struct sbuf *b);
+
 /* --dry-run: print the whole plan as equivalent shell commands. */
 void ns_print_plan(const struct run_config *cfg, FILE *out);
 

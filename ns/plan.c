@@ -128,6 +128,8 @@ void op_describe(const struct op *op, struct sbuf *b)
 				     "lowerdir=/tmp/lower,upperdir=/tmp/upper,workdir=/tmp/work");
 			if (op->flags & OPF_NODEV)
 				sbuf_puts(b, ",nodev");
+			if (op->flags & OPF_NOSUID)
+				sbuf_puts(b, ",nosuid");
 			sbuf_puts(b, " overlay /tmp/root");
 		} else {
 			/* GNU tar keeps owners as root and cannot otherwise: so does gpurun. */
