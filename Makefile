@@ -74,7 +74,7 @@ demo: deps
 check: deps-test
 	$(MAKE) gpurun
 	$(MAKE) sanitize
-	sh tests/run-bats.sh
+	bash tests/run-bats.sh
 
 test: check
 
@@ -107,7 +107,7 @@ fuzz: $(FUZZ_BINS)
 
 bench: deps-bench
 	$(MAKE) gpurun
-	sh tests/bench/run.sh
+	bash tests/bench/run.sh
 
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
