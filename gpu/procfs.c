@@ -83,15 +83,8 @@ static void copy_value(char *dst, size_t cap, const char *v, size_t vn)
 /* Decimal in [0, max], the whole string; -1 otherwise. */
 static long parse_small_uint(const char *s, size_t n, long max)
 {
-	long x = 0;
-	if (n == 0 || n > 9)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		x = x * 10 + (s[i] - '0');
-	}
-	return x <= max ? x : -1;
+	unsigned long v;
+	return parse_decimal(s, n, (unsigned long)max, &v) < 0 ? -1 : (long)v;
 }
 
 int procfs_parse_information(const char *text, size_t len, struct gpu_information *out)

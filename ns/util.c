@@ -264,6 +264,23 @@ char *read_small_file_at(int dirfd, const char *path, size_t max, size_t *len, s
 	return buf;
 }
 
+int parse_decimal(const char *s, size_t n, unsigned long max, unsigned long *out)
+{
+	unsigned long v = 0;
+	/* 19 digits always fit in 64 bits, so the loop cannot overflow. */
+	if (n == 0 || n > 19)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (unsigned long)(s[i] - '0');
+	}
+	if (v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
 int write_all(int fd, const void *buf, size_t n)
 {
 	const char *p = buf;

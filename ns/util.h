@@ -61,6 +61,11 @@ void sbuf_free(struct sbuf *b);
  * with err set. */
 char *read_small_file_at(int dirfd, const char *path, size_t max, size_t *len, struct gerr *err);
 
+/* Parse exactly n decimal digits (no sign, no spaces) into *out, refusing
+ * values above max.  Returns 0, or -1 when malformed or too big.  Shared by
+ * the parsers of image and /proc files, which must never trust their input. */
+int parse_decimal(const char *s, size_t n, unsigned long max, unsigned long *out);
+
 /* write(2) all of buf, retrying on EINTR and short writes. */
 int write_all(int fd, const void *buf, size_t n);
 

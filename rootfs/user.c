@@ -30,20 +30,10 @@ struct field {
 
 /* A uid or gid in decimal: digits only, and it must fit in the 32-bit id
  * types without being (uid_t)-1, which the kernel reads as "unchanged". */
+/* uid_t values: -1 (UINT32_MAX) means "no change" to setresuid, never an id. */
 static int parse_id(const char *s, size_t n, unsigned long *out)
 {
-	unsigned long v = 0;
-	if (n == 0 || n > 10)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (unsigned long)(s[i] - '0');
-	}
-	if (v >= UINT32_MAX)
-		return -1;
-	*out = v;
-	return 0;
+	return parse_decimal(s, n, UINT32_MAX - 1, out);
 }
 
 static int all_digits(const char *s)
