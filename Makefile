@@ -89,6 +89,8 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,tests/build/%,$(FUZZ_SRCS))
 SAN_CFLAGS = $(CSTD) -D_GNU_SOURCE -DGPURUN_VERSION='"$(VERSION)"' $(SAN_FLAGS) \
 	$(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 SAN_OBJS := $(patsubst %.c,tests/build/san/%.o,$(LIB_SRCS))
+# Keep them between runs: they are intermediates of the fuzz_% pattern rule.
+.SECONDARY: $(SAN_OBJS)
 
 # The library once, instrumented for coverage and sanitizers; each fuzz
 # target then links against it.
