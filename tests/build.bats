@@ -1,0 +1,51 @@
+#!/usr/bin/env bats
+# The skeleton of issue 2: the design card's layout, `make install` with
+# PREFIX and DESTDIR, and `make demo`'s script running the demo image.
+
+load lib/common
+
+setup_file() {
+	require_gpurun
+}
+
+REPO="$BATS_TEST_DIRNAME/.."
+
+@test "the design card's layout is in place" {
+	for f in Makefile README.md LICENSE gpurun.c .ci/run; do
+		assert_file_exists "$REPO/$f"
+	done
+	for d in ns gpu rootfs examples tests; do
+		assert_dir_exists "$REPO/$d"
+	done
+	assert_file_executable "$REPO/.ci/run"
+	run grep -c 'Permission is hereby granted' "$REPO/LICENSE"
+	assert_output 1
+}
+
+@test "the README gives the two commands" {
+	run grep -c -e '^    make demo' -e '^    make check' "$REPO/README.md"
+	assert_output 2
+}
+
+@test "make install honours PREFIX and DESTDIR" {
+	skip_unless_root "writes into the checkout's build outputs"
+	local dest="$BATS_TEST_TMPDIR/dest"
+	run make -C "$REPO" -s install PREFIX=/opt/gpurun-test DESTDIR="$dest"
+	assert_success
+	assert_file_executable "$dest/opt/gpurun-test/bin/gpurun"
+	assert_file_not_exists /opt/gpurun-test/bin/gpurun
+	run "$dest/opt/gpurun-test/bin/gpurun" --version
+	assert_success
+	assert_output --regexp '^gpurun [0-9]+\.[0-9]+\.[0-9]+$'
+}
+
+@test "the demo builds its image offline and runs the main job in it" {
+	skip_unless_root "the demo builds into examples/build and the fake driver needs mknod"
+	cd "$REPO"
+	run sh examples/demo.sh
+	assert_success
+	assert_output --partial 'hello from demo'
+	# The GPU part: the real driver, or the test suite's fake one, GPU 0 only.
+	assert_output --regexp 'GPU 0: [^\n]*\(UUID: GPU-'
+	refute_output --partial 'GPU 1:'
+}
