@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,20 @@ __attribute__((noreturn)) static void fail(int err_fd, const struct gerr *err)
 	if (write_all(err_fd, b.s, b.len) < 0)
 		(void)write_all(2, b.s, b.len);
 	_exit(err->code ? err->code : GPURUN_EXIT_FAIL);
+}
+
+/* fail() with a fresh message: "what: strerror(errnum)". */
+__attribute__((noreturn, format(printf, 3, 4))) static void failf(int err_fd, int errnum,
+								  const char *fmt, ...)
+{
+	struct gerr err = {0};
+	char msg[sizeof err.msg];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	gerr_set(&err, errnum, "%s", msg);
+	fail(err_fd, &err);
 }
 
 static int write_proc_self(const char *file, const char *text, struct gerr *err)
@@ -182,11 +197,10 @@ __attribute__((noreturn)) static void command_main(const struct run_config *cfg,
 	const char *wd = cfg->workdir ? cfg->workdir : "/";
 	char cwd[PATH_MAX];
 	if (chdir(wd) < 0)
-		gerr_set(&err, errno, "workdir %s", wd), fail(err_fd, &err);
+		failf(err_fd, errno, "workdir %s", wd);
 	/* The cwd must be inside the new root (CVE-2024-21626). */
 	if (!getcwd(cwd, sizeof cwd) || cwd[0] != '/')
-		gerr_set(&err, errno ? errno : EACCES, "workdir %s is outside the container", wd),
-			fail(err_fd, &err);
+		failf(err_fd, errno ? errno : EACCES, "workdir %s is outside the container", wd);
 
 	if (cfg->tty_foreground) {
 		/* Own process group in the foreground: ^C reaches the command
@@ -194,11 +208,11 @@ __attribute__((noreturn)) static void command_main(const struct run_config *cfg,
 		 * here the terminal's foreground group is invisible. */
 		signal(SIGTTOU, SIG_IGN);
 		if (setpgid(0, 0) < 0 || tcsetpgrp(0, getpid()) < 0)
-			gerr_set(&err, errno, "make the command the terminal's foreground job"), fail(err_fd, &err);
+			failf(err_fd, errno, "make the command the terminal's foreground job");
 		signal(SIGTTOU, SIG_DFL);
 	} else if (setsid() < 0) {
 		/* No controlling terminal: TIOCSTI has nothing to inject into. */
-		gerr_set(&err, errno, "setsid"), fail(err_fd, &err);
+		failf(err_fd, errno, "setsid");
 	}
 	if (cfg->unprivileged) {
 		if ((uid || gid) && nested_userns(uid, gid, &err) < 0)
@@ -211,8 +225,7 @@ __attribute__((noreturn)) static void command_main(const struct run_config *cfg,
 		if (uid || gid) {
 			/* chroot --userspec: the one group, no supplementary ones. */
 			if (setgroups(1, &gid) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
-				gerr_set(&err, errno, "switch to user %u:%u", (unsigned)uid, (unsigned)gid),
-					fail(err_fd, &err);
+				failf(err_fd, errno, "switch to user %u:%u", (unsigned)uid, (unsigned)gid);
 		}
 	}
 	if (sec_no_new_privs(&err) < 0)
@@ -220,7 +233,7 @@ __attribute__((noreturn)) static void command_main(const struct run_config *cfg,
 	/* Every fd above 2 goes at exec (CVE-2024-21626: a leaked host fd
 	 * is a way out); err_fd is already close-on-exec. */
 	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-		gerr_set(&err, errno, "close_range"), fail(err_fd, &err);
+		failf(err_fd, errno, "close_range");
 	if (sec_seccomp(&err) < 0)
 		fail(err_fd, &err);
 	exec_command(cfg->argv, envp, err_fd);
@@ -251,7 +264,7 @@ void init_main(const struct run_config *cfg, int image_fd, int sync_fd, int err_
 	char go;
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		gerr_set(&err, errno, "prctl(PR_SET_PDEATHSIG)"), fail(err_fd, &err);
+		failf(err_fd, errno, "prctl(PR_SET_PDEATHSIG)");
 	const int keep[] = {image_fd, sync_fd, err_fd, status_fd};
 	close_inherited(keep, sizeof keep / sizeof keep[0]);
 	/* EOF instead of "g": P0 died or could not write the id maps. */
@@ -262,7 +275,7 @@ void init_main(const struct run_config *cfg, int image_fd, int sync_fd, int err_
 	 * files belong to the host's root, and P0 could not write them.
 	 * After this, the container's root cannot ptrace or read P1. */
 	if (prctl(PR_SET_DUMPABLE, 0) < 0)
-		gerr_set(&err, errno, "prctl(PR_SET_DUMPABLE)"), fail(err_fd, &err);
+		failf(err_fd, errno, "prctl(PR_SET_DUMPABLE)");
 
 	sigset_t all, orig;
 	sigemptyset(&all);
@@ -276,14 +289,14 @@ void init_main(const struct run_config *cfg, int image_fd, int sync_fd, int err_
 		sigdelset(&orig, relayed[i]);
 	int sfd = signalfd(-1, &all, SFD_CLOEXEC);
 	if (sfd < 0)
-		gerr_set(&err, errno, "signalfd"), fail(err_fd, &err);
+		failf(err_fd, errno, "signalfd");
 
 	int gop[2];
 	if (pipe2(gop, O_CLOEXEC) < 0)
-		gerr_set(&err, errno, "pipe"), fail(err_fd, &err);
+		failf(err_fd, errno, "pipe");
 	pid_t child = fork();
 	if (child < 0)
-		gerr_set(&err, errno, "fork the command"), fail(err_fd, &err);
+		failf(err_fd, errno, "fork the command");
 	if (child == 0) {
 		close(gop[1]);
 		close(sfd);
@@ -316,7 +329,7 @@ void init_main(const struct run_config *cfg, int image_fd, int sync_fd, int err_
 		sbuf_free(&b);
 	}
 	if (write_all(gop[1], &ga, sizeof ga) < 0)
-		gerr_set(&err, errno, "start the command"), fail(err_fd, &err);
+		failf(err_fd, errno, "start the command");
 	close(gop[1]);
 	close(err_fd);
 	prctl(PR_SET_NAME, "gpurun-init");
