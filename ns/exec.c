@@ -178,7 +178,7 @@ static int preopen_sources(struct plan *p, struct gerr *err)
  * overlay, mirror into the upper layer the deepest existing directory (with
  * symlinks resolved inside the image) above every path the plan will
  * create.  Best effort: a failure here shows up, with its path, later. */
-static void mirror_into_upper(struct exec_state *st, int lowerfd, int upperfd, const char *dir)
+static void mirror_into_upper(int lowerfd, int upperfd, const char *dir)
 {
 	_cleanup_free_ char *d = xstrdup(dir);
 	int fd = -1;
@@ -219,10 +219,9 @@ static void mirror_into_upper(struct exec_state *st, int lowerfd, int upperfd, c
 		lcur = nl;
 		ucur = nu;
 	}
-	(void)st;
 }
 
-static void prepare_upper(struct exec_state *st, struct gerr *err)
+static void prepare_upper(const struct exec_state *st)
 {
 	_cleanup_fd_ int lowerfd = open(SCRATCH "/lower", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	_cleanup_fd_ int upperfd = open(SCRATCH "/upper", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -251,9 +250,8 @@ static void prepare_upper(struct exec_state *st, struct gerr *err)
 		}
 		const char *rel = path + strspn(path, "/");
 		if (*rel)
-			mirror_into_upper(st, lowerfd, upperfd, rel);
+			mirror_into_upper(lowerfd, upperfd, rel);
 	}
-	(void)err;
 }
 
 static int do_rootfs(struct exec_state *st, struct op *op, struct gerr *err)
@@ -274,7 +272,7 @@ static int do_rootfs(struct exec_state *st, struct op *op, struct gerr *err)
 		close(op->fd);
 		op->fd = -1;
 		if (cfg->unprivileged)
-			prepare_upper(st, err);
+			prepare_upper(st);
 		/* userxattr: in a user namespace overlayfs keeps its metadata in
 		 * user.* xattrs (trusted.* needs real root). */
 		const char *data = cfg->unprivileged
