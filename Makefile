@@ -22,9 +22,9 @@ ARCHIVE_DEPS = $(filter-out -larchive,$(shell $(PKG_CONFIG) --static --libs-only
 LIBS = -Wl,--as-needed -Wl,-Bstatic -larchive -Wl,-Bdynamic $(ARCHIVE_DEPS) \
 	$(shell $(PKG_CONFIG) --libs libcap-ng libseccomp 2>/dev/null) -ldl -lpthread
 
-LIB_SRCS := $(sort $(wildcard ns/*.c gpu/*.c rootfs/*.c))
+LIB_SRCS := $(sort $(wildcard base/*.c ns/*.c gpu/*.c rootfs/*.c))
 LIB_OBJS := $(LIB_SRCS:.c=.o)
-HDRS := $(wildcard ns/*.h gpu/*.h rootfs/*.h)
+HDRS := $(wildcard base/*.h ns/*.h gpu/*.h rootfs/*.h)
 
 # Debian packages each target needs; `make deps` installs the missing ones.
 DEPS_BUILD := gcc make pkg-config libarchive-dev libcap-ng-dev libseccomp-dev \
@@ -34,7 +34,7 @@ DEPS_TEST := bats bats-assert bats-support bats-file clang libclang-rt-14-dev ll
 	busybox-static util-linux passwd procps zstd xz-utils bzip2 gzip tar iproute2 libc-bin file python3
 DEPS_BENCH := hyperfine bubblewrap crun runc debootstrap
 
-.PHONY: all clean install demo check test sanitize fuzz bench lint deps deps-test deps-bench
+.PHONY: all clean install demo check test sanitize fuzz unit bench lint layering deps deps-test deps-bench
 
 all: gpurun
 
@@ -69,11 +69,13 @@ demo: deps
 	$(MAKE) gpurun
 	sh examples/demo.sh
 
-# Every test: C units under sanitizers and the fuzz corpora, then the bats
-# suites as root and as an unprivileged user.
+# Every test: the layering check, C units under sanitizers and the fuzz
+# corpora, then the bats suites as root and as an unprivileged user.
 check: deps-test
 	$(MAKE) gpurun
+	$(MAKE) layering
 	$(MAKE) sanitize
+	$(MAKE) unit
 	bash tests/run-bats.sh
 
 test: check
@@ -101,6 +103,16 @@ tests/build/san/%.o: %.c $(HDRS)
 tests/build/fuzz_%: tests/fuzz/fuzz_%.c $(SAN_OBJS)
 	clang $(SAN_CFLAGS) -fsanitize=fuzzer -o $@ $< $(SAN_OBJS) $(LIBS)
 
+# C unit tests of pure library code (tests/unit/*_test.c), under the same
+# sanitizers; tests/unit.bats runs their cases.
+UNIT_SRCS := $(wildcard tests/unit/*_test.c)
+UNIT_BINS := $(patsubst tests/unit/%_test.c,tests/build/unit_%,$(UNIT_SRCS))
+
+tests/build/unit_%: tests/unit/%_test.c $(SAN_OBJS)
+	clang $(SAN_CFLAGS) -o $@ $< $(SAN_OBJS) $(LIBS)
+
+unit: $(UNIT_BINS)
+
 sanitize: $(FUZZ_BINS)
 	@sh tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
 
@@ -111,6 +123,11 @@ bench: deps-bench
 	$(MAKE) gpurun
 	bash tests/bench/run.sh
 
+# The layers (base < plan < rootfs, gpu < ns < gpurun.c) and no circle of
+# files: from the #include lines and from the objects' symbols.
+layering: gpurun
+	bash tests/layering.sh
+
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
-		--std=c11 --inline-suppr -D_GNU_SOURCE gpurun.c ns gpu rootfs
+		--std=c11 --inline-suppr -D_GNU_SOURCE gpurun.c base ns gpu rootfs

@@ -1,11 +1,12 @@
 /* gpurun.c — the command line.  It reads options, the image and the GPU
- * request, and turns them into a plan (ns/plan.h): an ordered list of setup
+ * request, and turns them into a plan (base/plan.h): an ordered list of setup
  * steps that ns/ carries out inside fresh namespaces, or prints for
- * --dry-run.  main() reads as the story of a launch:
+ * --dry-run.  It is the only place that decides to exit.  run_main() reads
+ * as the story of a launch:
  *
- *   image -> rootfs op, base file systems (/proc, /dev, /sys, /tmp, /run),
- *   host network files, GPU injection (gpu/), volumes, workdir, pivot,
- *   ldconfig, read-only root -> run (or print). */
+ *   image -> the baseline layout (ns/layout.c: root, /proc, /dev, /sys,
+ *   /tmp, /run, host network files), GPU injection (gpu/), volumes, workdir,
+ *   pivot, ldconfig, read-only root -> run (or print). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -20,8 +21,6 @@
 #include "gpu/gpu.h"
 #include "ns/ns.h"
 #include "rootfs/rootfs.h"
-
-#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 struct cli {
 	char **env;
@@ -161,7 +160,7 @@ static void check_values(const struct cli *c, struct run_config *cfg)
 		size_t n = strlen(c->hostname);
 		if (n == 0 || n > 64 || strchr(c->hostname, '/'))
 			die(GPURUN_EXIT_FAIL, "--hostname: invalid host name '%s'", c->hostname);
-		cfg->new_uts = 1;
+		cfg->hostname = c->hostname;
 	}
 	if (c->user && (!*c->user || *c->user == ':' || c->user[strlen(c->user) - 1] == ':'))
 		die(GPURUN_EXIT_FAIL, "--user: invalid value '%s' (expected UID[:GID] or NAME[:GROUP])", c->user);
@@ -199,76 +198,11 @@ static void open_image(struct run_config *cfg, const char *image)
 		gerr_die(&err);
 }
 
-static void add_dev(struct plan *p)
-{
-	static const struct {
-		const char *name;
-		unsigned maj, min;
-	} nodes[] = {{"null", 1, 3}, {"zero", 1, 5}, {"full", 1, 7}, {"random", 1, 8}, {"urandom", 1, 9},
-		     {"tty", 5, 0}};
-	plan_why(plan_tmpfs(p, "/dev", "mode=0755", OPF_NOSUID | OPF_NOEXEC),
-		 "a private /dev: no host device is visible unless gpurun binds it");
-	for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
-		char host[32], dst[32];
-		snprintf(host, sizeof host, "/dev/%s", nodes[i].name);
-		snprintf(dst, sizeof dst, "/dev/%s", nodes[i].name);
-		struct op *op = plan_bind(p, host, dst, OPF_DEVICE | OPF_NOSUID | OPF_NOEXEC);
-		op->rdev = makedev(nodes[i].maj, nodes[i].min);
-	}
-	static const char *const links[][2] = {{"/proc/self/fd", "/dev/fd"},	 {"/proc/self/fd/0", "/dev/stdin"},
-					       {"/proc/self/fd/1", "/dev/stdout"}, {"/proc/self/fd/2", "/dev/stderr"},
-					       {"pts/ptmx", "/dev/ptmx"}};
-	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++)
-		plan_symlink(p, links[i][0], links[i][1]);
-	plan_add(p, OP_DEVPTS, OPF_NOSUID | OPF_NOEXEC, NULL, "/dev/pts");
-	plan_why(plan_tmpfs(p, "/dev/shm", "mode=1777", OPF_NOSUID | OPF_NODEV),
-		 "no small size cap: NCCL and data loaders live here");
-}
-
-/* /etc/resolv.conf and /etc/hosts are the host's when the network is
- * shared.  Bound read-only rather than copied: binding over an existing file
- * needs no write access to the image's /etc, which a directory image owned
- * by someone else does not give an unprivileged user.  An image symlink
- * there (often dangling: ../run/systemd/resolve/...) is replaced. */
-static void add_host_net_files(struct plan *p)
-{
-	static const char *const files[] = {"/etc/resolv.conf", "/etc/hosts"};
-	for (size_t i = 0; i < 2; i++)
-		plan_why(plan_bind(p, files[i], files[i],
-				   OPF_OPTIONAL | OPF_REPLACE | OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC),
-			 "the host's, as the network is shared");
-}
-
-static void add_volume(struct plan *p, const char *spec)
-{
-	_cleanup_free_ char *copy = xstrdup(spec);
-	char *src = copy, *dst = strchr(copy, ':'), *mode = NULL;
-	if (!dst)
-		die(GPURUN_EXIT_FAIL, "--volume '%s': expected SRC:DST[:ro]", spec);
-	*dst++ = '\0';
-	mode = strchr(dst, ':');
-	if (mode)
-		*mode++ = '\0';
-	if (!*src || !*dst)
-		die(GPURUN_EXIT_FAIL, "--volume '%s': expected SRC:DST[:ro]", spec);
-	if (mode && strcmp(mode, "ro") && strcmp(mode, "rw"))
-		die(GPURUN_EXIT_FAIL, "--volume '%s': unknown mode '%s' (expected ro or rw)", spec, mode);
-	if (dst[0] != '/')
-		die(GPURUN_EXIT_FAIL, "--volume '%s': destination must be an absolute path", spec);
-	if (dst[strspn(dst, "/")] == '\0')
-		die(GPURUN_EXIT_FAIL, "--volume '%s': cannot mount over the container's root", spec);
-	_cleanup_free_ char *abs = realpath(src, NULL);
-	if (!abs)
-		die(GPURUN_EXIT_FAIL, "volume source %s: %s", src, strerror(errno));
-	unsigned flags = OPF_REC | OPF_NOSUID | OPF_NODEV | (mode && !strcmp(mode, "ro") ? OPF_RO : 0);
-	plan_bind(p, abs, dst, flags);
-}
-
-static char **build_env(struct cli *c)
+static char **container_env(struct cli *c)
 {
 	char **env = NULL;
 	size_t n = 0;
-	push(&env, &n, xstrdup("PATH=" DEFAULT_PATH));
+	push(&env, &n, xstrdup("PATH=" NS_DEFAULT_PATH));
 	if (isatty(0)) {
 		const char *term = getenv("TERM");
 		push(&env, &n, xasprintf("TERM=%s", term && *term ? term : "xterm"));
@@ -302,34 +236,14 @@ static int run_main(int argc, char **argv)
 	cfg.host_gid = getegid();
 	cfg.unprivileged = cfg.host_uid != 0;
 	cfg.read_only = c.read_only;
-	cfg.dry_run = c.dry_run;
 	cfg.verbose = c.verbose;
 	cfg.user_spec = c.user;
 	cfg.workdir = c.workdir;
-	cfg.env = build_env(&c);
+	cfg.env = container_env(&c);
 
-	struct op *root = plan_add(&plan, OP_ROOTFS, (cfg.image_is_dir ? OPF_DIR : 0) | OPF_NODEV | OPF_NOSUID,
-				   cfg.image, "/");
-	plan_why(root, "the per-run root: a tmpfs of this mount namespace, gone with it");
-	if (c.hostname)
-		plan_add(&plan, OP_HOSTNAME, 0, c.hostname, NULL);
-	if (cfg.new_net)
-		plan_add(&plan, OP_LOOPBACK, 0, NULL, NULL);
-	plan_why(plan_add(&plan, OP_PROC, OPF_NOSUID | OPF_NODEV | OPF_NOEXEC, NULL, "/proc"),
-		 "fresh: only the container's processes; sys, sysrq-trigger, irq, bus, fs re-bound read-only");
-	add_dev(&plan);
-	if (cfg.new_net)
-		plan_add(&plan, OP_SYSFS, OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC, NULL, "/sys");
-	else
-		plan_bind(&plan, "/sys", "/sys", OPF_DIR | OPF_REC | OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC);
-	plan_tmpfs(&plan, "/tmp", "mode=1777", OPF_NOSUID | OPF_NODEV);
-	plan_tmpfs(&plan, "/run", "mode=0755", OPF_NOSUID | OPF_NODEV);
-	if (!cfg.new_net)
-		add_host_net_files(&plan);
-
-	const char *droot = c.driver_root ? c.driver_root : getenv("GPURUN_DRIVER_ROOT");
+	layout_base(&plan, &cfg);
 	struct gpu_opts go = {
-		.driver_root = droot && *droot ? droot : "/",
+		.driver_root = c.driver_root,
 		.gpus = c.gpus,
 		.caps = c.caps,
 		.requires = c.requires,
@@ -342,24 +256,65 @@ static int run_main(int argc, char **argv)
 	struct gpu_result gr = {0};
 	if (gpu_configure(&plan, &go, &gr, &err) < 0)
 		gerr_die(&err);
-
 	for (size_t v = 0; v < c.nvolumes; v++)
-		add_volume(&plan, c.volumes[v]);
-	if (c.workdir)
-		plan_mkdir(&plan, c.workdir, 0755);
-	plan_add(&plan, OP_PIVOT, 0, NULL, NULL);
-	if (gr.ldconfig_dirs)
-		plan_why(plan_add(&plan, OP_LDCONFIG, 0, gr.ldconfig_dirs, NULL),
-			 "the image's own ldconfig, inside, no capabilities to escape with");
-	if (cfg.read_only)
-		plan_why(plan_add(&plan, OP_REMOUNT, OPF_RO, NULL, "/"), "--read-only, after ldconfig");
-
+		if (layout_volume(&plan, c.volumes[v], &err) < 0)
+			gerr_die(&err);
+	layout_finish(&plan, &cfg, gr.ldconfig_dirs);
 	free(gr.ldconfig_dirs); /* copied into the plan */
-	if (cfg.dry_run) {
+
+	if (c.dry_run) {
 		ns_print_plan(&cfg, stdout);
 		return 0;
 	}
-	return ns_run(&cfg);
+	int code = ns_run(&cfg, &err);
+	if (code < 0)
+		gerr_die(&err);
+	return code;
+}
+
+/* The options of `info` and `list`: "--opt VALUE" or "--opt=VALUE". */
+static int opt_value(int argc, char **argv, int *i, const char *name, const char **out)
+{
+	size_t n = strlen(name);
+	if (strncmp(argv[*i], name, n) != 0)
+		return 0;
+	if (argv[*i][n] == '=') {
+		*out = argv[*i] + n + 1;
+		return 1;
+	}
+	if (argv[*i][n] || *i + 1 >= argc)
+		return 0;
+	*out = argv[++*i];
+	return 1;
+}
+
+static int gpu_verb(int argc, char **argv, int list)
+{
+	static const char *const usages[] = {"usage: gpurun info [--csv] [--driver-root DIR]\n",
+					     "usage: gpurun list [--gpus SPEC] [--caps LIST] [--driver-root DIR]\n"};
+	struct gpu_query q = {0};
+	struct gerr err = {0};
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(usages[list], stdout);
+			return 0;
+		}
+		if (opt_value(argc, argv, &i, "--driver-root", &q.driver_root))
+			continue;
+		if (!list && !strcmp(argv[i], "--csv")) {
+			q.csv = 1;
+			continue;
+		}
+		if (list && (opt_value(argc, argv, &i, "--gpus", &q.gpus) ||
+			     opt_value(argc, argv, &i, "--caps", &q.caps)))
+			continue;
+		fprintf(stderr, "gpurun: %s: unknown option %s\n", argv[0], argv[i]);
+		fputs(usages[list], stderr);
+		return GPURUN_EXIT_FAIL;
+	}
+	if ((list ? gpu_list(&q, &err) : gpu_info(&q, &err)) < 0)
+		gerr_die(&err);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -372,9 +327,9 @@ int main(int argc, char **argv)
 	 * "info" is given as ./info. */
 	const char *verb = argv[1];
 	if (!strcmp(verb, "info"))
-		return gpu_main_info(argc - 1, argv + 1);
+		return gpu_verb(argc - 1, argv + 1, 0);
 	if (!strcmp(verb, "list"))
-		return gpu_main_list(argc - 1, argv + 1);
+		return gpu_verb(argc - 1, argv + 1, 1);
 	if (!strcmp(verb, "version")) {
 		printf("gpurun %s\n", GPURUN_VERSION);
 		return 0;

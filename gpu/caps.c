@@ -65,13 +65,13 @@ static const struct {
 	unsigned cap;
 	unsigned inj;
 } cap_names[] = {
-	{"utility", CAP_UTILITY, INJ_UTILITY_BINS | INJ_UTILITY_LIBS},
-	{"compute", CAP_COMPUTE, INJ_COMPUTE_BINS | INJ_COMPUTE_LIBS},
-	{"video", CAP_VIDEO, INJ_VIDEO_LIBS | INJ_COMPUTE_LIBS},
-	{"graphics", CAP_GRAPHICS, INJ_GRAPHICS_LIBS},
-	{"display", CAP_DISPLAY, INJ_DISPLAY | INJ_GRAPHICS_LIBS},
-	{"compat32", CAP_COMPAT32, INJ_COMPAT32},
-	{"ngx", CAP_NGX, INJ_NGX_LIBS},
+	{"utility", DRVCAP_UTILITY, INJ_UTILITY_BINS | INJ_UTILITY_LIBS},
+	{"compute", DRVCAP_COMPUTE, INJ_COMPUTE_BINS | INJ_COMPUTE_LIBS},
+	{"video", DRVCAP_VIDEO, INJ_VIDEO_LIBS | INJ_COMPUTE_LIBS},
+	{"graphics", DRVCAP_GRAPHICS, INJ_GRAPHICS_LIBS},
+	{"display", DRVCAP_DISPLAY, INJ_DISPLAY | INJ_GRAPHICS_LIBS},
+	{"compat32", DRVCAP_COMPAT32, INJ_COMPAT32},
+	{"ngx", DRVCAP_NGX, INJ_NGX_LIBS},
 };
 
 int caps_parse(const char *list, unsigned *caps, struct gerr *err)
@@ -90,7 +90,7 @@ int caps_parse(const char *list, unsigned *caps, struct gerr *err)
 		if (n == 0)
 			continue;
 		if (n == 3 && !strncmp(item, "all", 3)) {
-			*caps |= CAP_ALL;
+			*caps |= DRVCAP_ALL;
 			continue;
 		}
 		size_t i;

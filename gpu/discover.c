@@ -18,12 +18,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #define VERSION_FILE "proc/driver/nvidia/version"
@@ -32,35 +30,6 @@
 #define SMALL_FILE_MAX (1 << 20)
 #define LDCACHE_MAX (64 << 20)
 
-void strv_add(struct strv *s, char *owned)
-{
-	s->v = xrealloc(s->v, (s->n + 1) * sizeof *s->v);
-	s->v[s->n++] = owned;
-}
-
-void strv_free(struct strv *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		free(s->v[i]);
-	free(s->v);
-	s->v = NULL;
-	s->n = 0;
-}
-
-static int open_in_root(const struct gpu_driver *drv, const char *path, int flags)
-{
-	struct open_how how = {
-		.flags = (unsigned)(flags | O_CLOEXEC),
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
-	while (*path == '/')
-		path++;
-	long fd;
-	do
-		fd = syscall(SYS_openat2, drv->rootfd, *path ? path : ".", &how, sizeof how);
-	while (fd < 0 && errno == EAGAIN);
-	return (int)fd;
-}
 
 /* The host path an fd refers to ("/tmp/fake/usr/lib/.../libcuda.so.550.54.14"). */
 static char *fd_path(int fd)
@@ -76,7 +45,7 @@ static char *fd_path(int fd)
 
 char *drv_resolve(const struct gpu_driver *drv, const char *path, struct stat *st, char **inroot)
 {
-	_cleanup_fd_ int fd = open_in_root(drv, path, O_PATH);
+	_cleanup_fd_ int fd = open_in_root(drv->rootfd, path, O_PATH);
 	if (fd < 0 || fstat(fd, st) < 0)
 		return NULL;
 	char *host = fd_path(fd);
@@ -97,7 +66,7 @@ char *drv_read(const struct gpu_driver *drv, const char *path, size_t max, size_
 	       struct gerr *err)
 {
 	const char *rel = path + strspn(path, "/");
-	_cleanup_fd_ int fd = open_in_root(drv, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	_cleanup_fd_ int fd = open_in_root(drv->rootfd, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY);
 	struct stat st;
 	if (fd < 0) {
 		gerr_set(err, errno, "%s/%s", drv->rootpath, rel);
@@ -175,7 +144,7 @@ static int read_gpu(struct gpu_driver *drv, const char *name, struct gpu_dev *g)
 
 static int read_gpus(struct gpu_driver *drv, struct gerr *err)
 {
-	int fd = open_in_root(drv, GPUS_DIR, O_RDONLY | O_DIRECTORY);
+	int fd = open_in_root(drv->rootfd, GPUS_DIR, O_RDONLY | O_DIRECTORY);
 	if (fd < 0) {
 		/* The module is loaded but drives no GPU: a valid, empty table. */
 		if (errno == ENOENT)

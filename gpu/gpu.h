@@ -8,11 +8,11 @@
 
 #include <stddef.h>
 
-#include "../ns/plan.h"
-#include "../ns/util.h"
+#include "../base/base.h"
+#include "../base/plan.h"
 
 struct gpu_opts {
-	const char *driver_root; /* --driver-root / GPURUN_DRIVER_ROOT; "/" by default */
+	const char *driver_root; /* --driver-root; NULL: GPURUN_DRIVER_ROOT, else "/" */
 	const char *gpus;        /* --gpus value, NULL when not given */
 	const char *caps;        /* --caps value, NULL when not given */
 	char **requires;         /* --require values */
@@ -35,10 +35,16 @@ struct gpu_result {
 int gpu_configure(struct plan *plan, const struct gpu_opts *o, struct gpu_result *res,
 		  struct gerr *err);
 
-/* The `gpurun info [--csv] [--driver-root DIR]` and
- * `gpurun list [--gpus SPEC] [--caps LIST] [--driver-root DIR]` verbs.
- * argv[0] is the verb.  Return the exit status. */
-int gpu_main_info(int argc, char **argv);
-int gpu_main_list(int argc, char **argv);
+/* What `gpurun info [--csv] [--driver-root DIR]` and
+ * `gpurun list [--gpus SPEC] [--caps LIST] [--driver-root DIR]` print on
+ * stdout.  Return 0, or -1 with err. */
+struct gpu_query {
+	const char *driver_root; /* NULL: GPURUN_DRIVER_ROOT, else "/" */
+	const char *gpus;        /* list: NULL for all */
+	const char *caps;        /* list: NULL for all */
+	int csv;                 /* info */
+};
+int gpu_info(const struct gpu_query *q, struct gerr *err);
+int gpu_list(const struct gpu_query *q, struct gerr *err);
 
 #endif

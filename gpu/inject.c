@@ -73,7 +73,7 @@ static int pick_caps(const struct gpu_opts *o, const struct gpu_request *rq, uns
 	if (caps_parse(list, caps, err) < 0)
 		return gerr_prefix(err, "%s", what);
 	if (!*caps)
-		*caps = legacy_image(o) && !o->caps ? CAP_ALL : CAP_DEFAULT;
+		*caps = legacy_image(o) && !o->caps ? DRVCAP_ALL : DRVCAP_DEFAULT;
 	return 0;
 }
 

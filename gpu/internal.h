@@ -20,16 +20,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include "../ns/util.h"
+#include "../base/base.h"
 #include "gpu.h"
-
-/* A growable list of malloc'ed strings (discover.c). */
-struct strv {
-	char **v;
-	size_t n;
-};
-void strv_add(struct strv *s, char *owned);
-void strv_free(struct strv *s);
 
 /* ---- ldcache.c ---------------------------------------------------------- */
 
@@ -143,16 +135,17 @@ const char *model_arch(const char *model);
 
 /* ---- caps.c ------------------------------------------------------------- */
 
-/* User-facing capabilities (NVIDIA_DRIVER_CAPABILITIES names). */
-#define CAP_UTILITY 0x01
-#define CAP_COMPUTE 0x02
-#define CAP_VIDEO 0x04
-#define CAP_GRAPHICS 0x08
-#define CAP_DISPLAY 0x10
-#define CAP_COMPAT32 0x20
-#define CAP_NGX 0x40
-#define CAP_ALL 0x7f
-#define CAP_DEFAULT (CAP_UTILITY | CAP_COMPUTE)
+/* NVIDIA driver capabilities (the NVIDIA_DRIVER_CAPABILITIES names), not Linux
+ * capabilities: hence DRVCAP_, never CAP_. */
+#define DRVCAP_UTILITY 0x01
+#define DRVCAP_COMPUTE 0x02
+#define DRVCAP_VIDEO 0x04
+#define DRVCAP_GRAPHICS 0x08
+#define DRVCAP_DISPLAY 0x10
+#define DRVCAP_COMPAT32 0x20
+#define DRVCAP_NGX 0x40
+#define DRVCAP_ALL 0x7f
+#define DRVCAP_DEFAULT (DRVCAP_UTILITY | DRVCAP_COMPUTE)
 
 /* What they turn into (nvidia-container-cli's container options). */
 #define INJ_UTILITY_BINS 0x001

@@ -15,7 +15,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,44 +31,13 @@
 #include "../rootfs/rootfs.h"
 #include "exec.h"
 
-#define SCRATCH "/tmp"
-
-static void verbose_op(const struct op *op)
+static int set_attrs(int fd, unsigned flags, int recursive, const char *what, struct gerr *err)
 {
-	struct sbuf b = {0};
-	op_describe(op, &b);
-	/* One "+ " per shell line, as `sh -x` would show it. */
-	for (char *line = b.s, *next; line && *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		fprintf(stderr, "+ %s\n", line);
-	}
-	sbuf_free(&b);
-}
-
-static unsigned long mount_attrs(unsigned flags)
-{
-	unsigned long a = 0;
-	if (flags & OPF_RO)
-		a |= MOUNT_ATTR_RDONLY;
-	if (flags & OPF_NOSUID)
-		a |= MOUNT_ATTR_NOSUID;
-	if (flags & OPF_NODEV)
-		a |= MOUNT_ATTR_NODEV;
-	if (flags & OPF_NOEXEC)
-		a |= MOUNT_ATTR_NOEXEC;
-	return a;
-}
-
-static int set_attrs(int fd, const char *path, unsigned flags, int recursive, const char *what,
-		     struct gerr *err)
-{
-	struct mount_attr attr = {.attr_set = mount_attrs(flags)};
+	struct mount_attr attr = {.attr_set = op_mount_attrs(flags)};
 	if (!attr.attr_set)
 		return 0;
 	unsigned at = AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0);
-	if (mount_setattr(fd, path, at, &attr, sizeof attr) < 0)
+	if (mount_setattr(fd, "", at, &attr, sizeof attr) < 0)
 		return gerr_set(err, errno, "set mount flags on %s", what);
 	return 0;
 }
@@ -81,16 +49,16 @@ static int attach(int tree, int target, const char *what, struct gerr *err)
 	return 0;
 }
 
-/* A fresh filesystem instance (tmpfs, proc, sysfs, devpts) built with the
- * fs-context API and attached to target.  data is "k=v,flag,...". */
-static int mount_fresh(const char *type, const char *data, unsigned flags, int target,
-		       const char *what, struct gerr *err)
+/* A fresh file system instance built with the fs-context API and attached
+ * to target.  data is "k=v,flag,..." (op_mount_data); source is what
+ * mountinfo shows in place of "none". */
+static int mount_fresh(const char *type, const char *source, const char *data, unsigned flags,
+		       int target, const char *what, struct gerr *err)
 {
 	_cleanup_fd_ int fs = fsopen(type, FSOPEN_CLOEXEC);
 	if (fs < 0)
 		return gerr_set(err, errno, "fsopen %s for %s", type, what);
-	/* "source" is what mountinfo shows in place of "none". */
-	if (fsconfig(fs, FSCONFIG_SET_STRING, "source", type, 0) < 0)
+	if (fsconfig(fs, FSCONFIG_SET_STRING, "source", source, 0) < 0)
 		return gerr_set(err, errno, "%s source for %s", type, what);
 	_cleanup_free_ char *copy = xstrdup(data ? data : "");
 	for (char *save = NULL, *kv = strtok_r(copy, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
@@ -113,27 +81,35 @@ static int mount_fresh(const char *type, const char *data, unsigned flags, int t
 				       "/proc (run it with an unmasked /proc, e.g. --security-opt unmask=/proc)");
 		return -1;
 	}
-	_cleanup_fd_ int mnt = fsmount(fs, FSMOUNT_CLOEXEC, (unsigned)mount_attrs(flags));
+	_cleanup_fd_ int mnt = fsmount(fs, FSMOUNT_CLOEXEC, (unsigned)op_mount_attrs(flags));
 	if (mnt < 0)
 		return gerr_set(err, errno, "fsmount %s for %s", type, what);
 	return attach(mnt, target, what, err);
 }
 
+/* A fresh mount of op's kind (tmpfs, proc, sysfs, devpts) or the overlay of
+ * a directory image, with the data the printer shows. */
+static int mount_op(const struct op *op, const char *type, int target, const char *what, struct gerr *err)
+{
+	struct sbuf data = {0};
+	op_mount_data(op, &data);
+	int r = mount_fresh(type, type, data.s, op->flags, target, what, err);
+	sbuf_free(&data);
+	return r;
+}
+
+/* $LIBDIR of the tree at dirfd (the image's root, or its lower layer). */
+static const char *image_libdir(int dirfd)
+{
+	_cleanup_fd_ int fd = open_in_root(dirfd, LIBDIR_MARKER, O_PATH);
+	return plan_libdir_for(fd >= 0);
+}
+
 static const char *expand_libdir(struct exec_state *st, const char *path, char *buf, size_t cap)
 {
-	if (strncmp(path, "$LIBDIR", 7) != 0)
-		return path;
-	if (!st->libdir) {
-		struct gerr ignore = {0};
-		int fd = root_open(st->rootfd, "/etc/debian_version", O_PATH, &ignore);
-		/* nvidia-container-cli's rule: Debian-like images use the
-		 * multiarch dir, everything else lib64. */
-		st->libdir = fd >= 0 ? "/usr/lib/x86_64-linux-gnu" : "/usr/lib64";
-		if (fd >= 0)
-			close(fd);
-	}
-	snprintf(buf, cap, "%s%s", st->libdir, path + 7);
-	return buf;
+	if (!st->libdir && !strncmp(path, LIBDIR_VAR, strlen(LIBDIR_VAR)))
+		st->libdir = image_libdir(st->rootfd);
+	return plan_expand_libdir(path, st->libdir, buf, cap);
 }
 
 /* Step 2: detached clones of every bind source, made while the host's
@@ -145,6 +121,7 @@ static int preopen_sources(struct plan *p, struct gerr *err)
 		int dir_image = op->kind == OP_ROOTFS && (op->flags & OPF_DIR);
 		if (op->kind != OP_BIND && !dir_image)
 			continue;
+		const char *what = dir_image ? "image" : "bind source";
 		unsigned fl = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC;
 		if (dir_image || (op->flags & OPF_REC))
 			fl |= AT_RECURSIVE;
@@ -154,9 +131,7 @@ static int preopen_sources(struct plan *p, struct gerr *err)
 				op->skipped = 1;
 				continue;
 			}
-			if (dir_image)
-				return gerr_set(err, errno, "image %s", op->src);
-			return gerr_set(err, errno, "bind source %s", op->src);
+			return gerr_set(err, errno, "%s %s", what, op->src);
 		}
 		struct stat s;
 		if (fstat(op->fd, &s) < 0)
@@ -164,8 +139,12 @@ static int preopen_sources(struct plan *p, struct gerr *err)
 		if ((op->flags & OPF_DEVICE) && (!S_ISCHR(s.st_mode) || s.st_rdev != op->rdev))
 			return gerr_set(err, 0, "%s is not the character device %u:%u", op->src,
 					major(op->rdev), minor(op->rdev));
+		/* The plan says (and prints) whether it is a directory; a source
+		 * swapped since then is refused rather than mounted as a surprise. */
 		if ((op->flags & OPF_DIR) && !S_ISDIR(s.st_mode))
-			return gerr_set(err, ENOTDIR, "%s %s", dir_image ? "image" : "bind source", op->src);
+			return gerr_set(err, ENOTDIR, "%s %s", what, op->src);
+		if (!(op->flags & OPF_DIR) && S_ISDIR(s.st_mode))
+			return gerr_set(err, EISDIR, "%s %s", what, op->src);
 	}
 	return 0;
 }
@@ -183,9 +162,7 @@ static void mirror_into_upper(int lowerfd, int upperfd, const char *dir)
 	_cleanup_free_ char *d = xstrdup(dir);
 	int fd = -1;
 	for (;;) {
-		struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-				       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
-		fd = (int)syscall(SYS_openat2, lowerfd, *d ? d : ".", &how, sizeof how);
+		fd = open_in_root(lowerfd, d, O_PATH | O_DIRECTORY);
 		if (fd >= 0 || errno != ENOENT)
 			break;
 		char *slash = strrchr(d, '/');
@@ -200,8 +177,8 @@ static void mirror_into_upper(int lowerfd, int upperfd, const char *dir)
 	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
 	ssize_t n = readlink(link, real, sizeof real - 1);
 	close(fd);
-	size_t pl = strlen(SCRATCH "/lower");
-	if (n < (ssize_t)pl || strncmp(real, SCRATCH "/lower", pl) != 0)
+	size_t pl = strlen(PLAN_LOWER);
+	if (n < (ssize_t)pl || strncmp(real, PLAN_LOWER, pl) != 0)
 		return;
 	real[n] = '\0';
 	_cleanup_fd_ int lcur = dup(lowerfd), ucur = dup(upperfd);
@@ -221,28 +198,21 @@ static void mirror_into_upper(int lowerfd, int upperfd, const char *dir)
 	}
 }
 
-static void prepare_upper(const struct exec_state *st)
+static void prepare_upper(const struct plan *p)
 {
-	_cleanup_fd_ int lowerfd = open(SCRATCH "/lower", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	_cleanup_fd_ int upperfd = open(SCRATCH "/upper", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_fd_ int lowerfd = open(PLAN_LOWER, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_fd_ int upperfd = open(PLAN_UPPER, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (lowerfd < 0 || upperfd < 0)
 		return;
 	/* $LIBDIR, decided from the lower layer (the root is not mounted yet). */
-	struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT};
-	int dv = (int)syscall(SYS_openat2, lowerfd, "etc/debian_version", &how, sizeof how);
-	const char *libdir = dv >= 0 ? "/usr/lib/x86_64-linux-gnu" : "/usr/lib64";
-	if (dv >= 0)
-		close(dv);
-	const struct plan *p = st->cfg->plan;
+	const char *libdir = image_libdir(lowerfd);
 	for (size_t i = 0; i < p->n; i++) {
 		const struct op *op = &p->v[i];
 		if (!op->dst || op->kind == OP_ROOTFS || op->kind == OP_REMOUNT)
 			continue;
-		char path[4096];
-		if (!strncmp(op->dst, "$LIBDIR", 7))
-			snprintf(path, sizeof path, "%s%s", libdir, op->dst + 7);
-		else
-			snprintf(path, sizeof path, "%s", op->dst);
+		char buf[4096];
+		const char *dst = plan_expand_libdir(op->dst, libdir, buf, sizeof buf);
+		_cleanup_free_ char *path = xstrdup(dst);
 		if (op->kind != OP_MKDIR) {
 			char *slash = strrchr(path, '/');
 			if (slash)
@@ -254,81 +224,84 @@ static void prepare_upper(const struct exec_state *st)
 	}
 }
 
+/* The root: a scratch tmpfs that hides the host's /tmp in this namespace
+ * only, and in it either an overlay of the directory image (a tmpfs upper
+ * layer takes the run's writes) or the unpacked archive bound onto itself,
+ * since pivot_root needs the new root to be a mount point. */
 static int do_rootfs(struct exec_state *st, struct op *op, struct gerr *err)
 {
 	const struct run_config *cfg = st->cfg;
-	/* The scratch tmpfs hides the host's /tmp in this namespace only. */
-	if (mount("gpurun", SCRATCH, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
-		return gerr_set(err, errno, "mount the scratch tmpfs on %s", SCRATCH);
-	if (mkdir(SCRATCH "/root", 0755) < 0)
-		return gerr_set(err, errno, "mkdir %s/root", SCRATCH);
+	{
+		_cleanup_fd_ int tmp = open(PLAN_SCRATCH, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (tmp < 0)
+			return gerr_set(err, errno, "open %s", PLAN_SCRATCH);
+		if (mount_fresh("tmpfs", "gpurun", PLAN_SCRATCH_DATA, PLAN_SCRATCH_FLAGS, tmp,
+				"the scratch tmpfs " PLAN_SCRATCH, err) < 0)
+			return -1;
+	}
+	if (mkdir(PLAN_ROOT, 0755) < 0)
+		return gerr_set(err, errno, "mkdir %s", PLAN_ROOT);
 	if (op->flags & OPF_DIR) {
-		static const char *const dirs[] = {SCRATCH "/lower", SCRATCH "/upper", SCRATCH "/work"};
-		for (size_t i = 0; i < 3; i++)
+		static const char *const dirs[] = {PLAN_LOWER, PLAN_UPPER, PLAN_WORK};
+		for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
 			if (mkdir(dirs[i], 0755) < 0)
 				return gerr_set(err, errno, "mkdir %s", dirs[i]);
-		if (move_mount(op->fd, "", AT_FDCWD, SCRATCH "/lower", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		if (move_mount(op->fd, "", AT_FDCWD, PLAN_LOWER, MOVE_MOUNT_F_EMPTY_PATH) < 0)
 			return gerr_set(err, errno, "bind image %s", op->src);
 		close(op->fd);
 		op->fd = -1;
 		if (cfg->unprivileged)
-			prepare_upper(st);
-		/* userxattr: in a user namespace overlayfs keeps its metadata in
-		 * user.* xattrs (trusted.* needs real root). */
-		const char *data = cfg->unprivileged
-			? "lowerdir=" SCRATCH "/lower,upperdir=" SCRATCH "/upper,workdir=" SCRATCH "/work,userxattr"
-			: "lowerdir=" SCRATCH "/lower,upperdir=" SCRATCH "/upper,workdir=" SCRATCH "/work";
-		if (mount("overlay", SCRATCH "/root", "overlay", MS_NODEV | MS_NOSUID, data) < 0) {
-			gerr_set(err, errno, "mount overlay of image %s", op->src);
+			prepare_upper(cfg->plan);
+		_cleanup_fd_ int root = open(PLAN_ROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (root < 0)
+			return gerr_set(err, errno, "open %s", PLAN_ROOT);
+		if (mount_op(op, "overlay", root, "the overlay of the image", err) < 0) {
+			gerr_prefix(err, "image %s", op->src);
 			return gerr_hint(err, "overlayfs with a tmpfs upper layer needs Linux >= 6.6 in a "
 					      "user namespace; run as root or use a tar image");
 		}
 	} else {
-		_cleanup_fd_ int dfd = open(SCRATCH "/root", O_DIRECTORY | O_CLOEXEC);
+		_cleanup_fd_ int dfd = open(PLAN_ROOT, O_DIRECTORY | O_CLOEXEC);
 		if (dfd < 0)
-			return gerr_set(err, errno, "open %s/root", SCRATCH);
+			return gerr_set(err, errno, "open %s", PLAN_ROOT);
 		struct unpack_stats us = {0};
-		if (rootfs_unpack(st->image_fd, cfg->image, dfd, cfg->unprivileged ? UNPACK_CLEAR_SUID : UNPACK_KEEP_OWNER,
-				  &us, err) < 0)
+		unsigned how = (op->flags & OPF_KEEP_OWNER) ? UNPACK_KEEP_OWNER : UNPACK_CLEAR_SUID;
+		if (rootfs_unpack(st->image_fd, cfg->image, dfd, how, &us, err) < 0)
 			return -1;
 		if (chdir("/") < 0)
 			return gerr_set(err, errno, "chdir /");
 		if (us.devices_skipped)
 			warnx_("image %s: %zu device, fifo or socket entries not created", cfg->image,
 			       us.devices_skipped);
-		/* pivot_root needs the new root to be a mount point. */
-		_cleanup_fd_ int tree = open_tree(AT_FDCWD, SCRATCH "/root", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		_cleanup_fd_ int tree = open_tree(AT_FDCWD, PLAN_ROOT, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 		if (tree < 0)
-			return gerr_set(err, errno, "bind %s/root", SCRATCH);
-		if (set_attrs(tree, "", OPF_NODEV | OPF_NOSUID, 0, "the root", err) < 0)
+			return gerr_set(err, errno, "bind %s", PLAN_ROOT);
+		if (set_attrs(tree, op->flags, 0, "the root", err) < 0)
 			return -1;
-		if (move_mount(tree, "", AT_FDCWD, SCRATCH "/root", MOVE_MOUNT_F_EMPTY_PATH) < 0)
-			return gerr_set(err, errno, "bind %s/root onto itself", SCRATCH);
+		if (move_mount(tree, "", AT_FDCWD, PLAN_ROOT, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			return gerr_set(err, errno, "bind %s onto itself", PLAN_ROOT);
 	}
-	st->rootfd = open(SCRATCH "/root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	st->rootfd = open(PLAN_ROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (st->rootfd < 0)
-		return gerr_set(err, errno, "open %s/root", SCRATCH);
+		return gerr_set(err, errno, "open %s", PLAN_ROOT);
 	return 0;
 }
 
 static int do_bind(struct exec_state *st, struct op *op, const char *dst, struct gerr *err)
 {
-	struct stat s;
 	if (op->skipped)
 		return 0;
-	if (fstat(op->fd, &s) < 0)
-		return gerr_set(err, errno, "stat %s", op->src);
-	_cleanup_fd_ int target = (op->flags & OPF_NOCREATE)
-		? root_open(st->rootfd, dst, O_PATH, err)
-		: root_mount_target(st->rootfd, dst, S_ISDIR(s.st_mode), !!(op->flags & OPF_REPLACE), err);
-	if (target < 0 && (op->flags & OPF_OPTIONAL) && (errno == EACCES || errno == EROFS || errno == EPERM)) {
+	_cleanup_fd_ int target =
+		root_mount_target(st->rootfd, dst, !!(op->flags & OPF_DIR), !!(op->flags & OPF_REPLACE), err);
+	if (target < 0 && (op->flags & OPF_OPTIONAL) &&
+	    (err->errnum == EACCES || err->errnum == EROFS || err->errnum == EPERM)) {
 		warnx_("%s; %s not bound", err->msg, op->src);
-		memset(err, 0, sizeof *err);
+		gerr_clear(err);
 		return 0;
 	}
 	if (target < 0)
 		return -1;
-	if (set_attrs(op->fd, "", op->flags, !!(op->flags & OPF_REC), dst, err) < 0)
+	if (set_attrs(op->fd, op->flags, !!(op->flags & OPF_REC), dst, err) < 0)
 		return -1;
 	if (attach(op->fd, target, dst, err) < 0)
 		return -1;
@@ -337,22 +310,23 @@ static int do_bind(struct exec_state *st, struct op *op, const char *dst, struct
 	return 0;
 }
 
-/* Docker's readonlyPaths: what in a fresh procfs still reaches host-wide
- * kernel knobs.  Each is bound onto itself read-only. */
+/* The fresh procfs still reaches host-wide kernel knobs through a few
+ * paths: each is bound onto itself read-only (recursively: binfmt_misc
+ * may be mounted under sys/fs). */
 static int proc_readonly(int procfd, struct gerr *err)
 {
-	static const char *const ro[] = {"sys", "sysrq-trigger", "irq", "bus", "fs"};
-	for (size_t i = 0; i < sizeof ro / sizeof ro[0]; i++) {
-		_cleanup_fd_ int t = open_tree(procfd, ro[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	for (size_t i = 0; i < proc_nreadonly; i++) {
+		const char *name = proc_readonly_paths[i];
+		_cleanup_fd_ int t = open_tree(procfd, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 		if (t < 0) {
 			if (errno == ENOENT)
 				continue;
-			return gerr_set(err, errno, "bind /proc/%s", ro[i]);
+			return gerr_set(err, errno, "bind /proc/%s", name);
 		}
-		if (set_attrs(t, "", OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC, 1, ro[i], err) < 0)
+		if (set_attrs(t, PROC_READONLY_FLAGS, 1, name, err) < 0)
 			return -1;
-		if (move_mount(t, "", procfd, ro[i], MOVE_MOUNT_F_EMPTY_PATH) < 0)
-			return gerr_set(err, errno, "mount /proc/%s read-only", ro[i]);
+		if (move_mount(t, "", procfd, name, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			return gerr_set(err, errno, "mount /proc/%s read-only", name);
 	}
 	return 0;
 }
@@ -434,32 +408,30 @@ static int do_pivot(struct exec_state *st, struct gerr *err)
 
 static int do_ldconfig(struct exec_state *st, const struct op *op, struct gerr *err)
 {
-	static const char *const candidates[] = {"/sbin/ldconfig.real", "/sbin/ldconfig",
-						 "/usr/sbin/ldconfig"};
 	const char *ldconfig = NULL;
-	for (size_t i = 0; i < sizeof candidates / sizeof candidates[0] && !ldconfig; i++) {
+	for (size_t i = 0; i < ldconfig_npaths && !ldconfig; i++) {
 		struct stat s;
-		if (stat(candidates[i], &s) == 0 && S_ISREG(s.st_mode) && (s.st_mode & 0111))
-			ldconfig = candidates[i];
+		if (stat(ldconfig_paths[i], &s) == 0 && S_ISREG(s.st_mode) && (s.st_mode & 0111))
+			ldconfig = ldconfig_paths[i];
 	}
 	if (!ldconfig) {
 		if (st->cfg->verbose)
-			fprintf(stderr, "+ # the image has no ldconfig: skipped\n");
+			ns_trace("# the image has no ldconfig: skipped");
 		return 0;
 	}
-	char *argv[64] = {(char *)"ldconfig", (char *)"-f", (char *)"/etc/ld.so.conf", (char *)"-C",
-			  (char *)"/etc/ld.so.cache"};
-	size_t argc = 5;
-	_cleanup_free_ char *dirs = xstrdup(op->src ? op->src : "");
-	char bufs[8][512];
-	for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d && argc < 5 + 8;
-	     d = strtok_r(NULL, ":", &save), argc++)
-		argv[argc] = (char *)expand_libdir(st, d, bufs[argc - 5], sizeof bufs[0]);
-	argv[argc] = NULL;
+	struct strv argv = {0};
+	strv_add(&argv, xstrdup("ldconfig"));
+	for (size_t i = 0; i < ldconfig_nargs; i++)
+		strv_add(&argv, xstrdup(ldconfig_args[i]));
+	for (const char *s = op->src ? op->src : ""; *s;) {
+		size_t n = strcspn(s, ":");
+		_cleanup_free_ char *dir = xstrndup(s, n);
+		char buf[4096];
+		strv_add(&argv, xstrdup(expand_libdir(st, dir, buf, sizeof buf)));
+		s += n + (s[n] == ':');
+	}
 
 	pid_t pid = fork();
-	if (pid < 0)
-		return gerr_set(err, errno, "fork for ldconfig");
 	if (pid == 0) {
 		/* The image's own binary: run with the command's restrictions
 		 * and an empty environment (CVE-2025-23266: no inherited
@@ -475,9 +447,12 @@ static int do_ldconfig(struct exec_state *st, const struct op *op, struct gerr *
 		char *envp[] = {NULL};
 		if (sec_drop_caps(1, &e) < 0 || sec_no_new_privs(&e) < 0 || sec_seccomp(&e) < 0)
 			_exit(120);
-		execve(ldconfig, argv, envp);
+		execve(ldconfig, argv.v, envp);
 		_exit(121);
 	}
+	strv_free(&argv);
+	if (pid < 0)
+		return gerr_set(err, errno, "fork for ldconfig");
 	int status;
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
@@ -502,21 +477,15 @@ static int run_op(struct exec_state *st, struct op *op, struct gerr *err)
 	case OP_TMPFS:
 	case OP_PROC:
 	case OP_SYSFS:
-	case OP_DEVPTS: {
-		static const char *const types[] = {[OP_TMPFS] = "tmpfs", [OP_PROC] = "proc",
-						    [OP_SYSFS] = "sysfs", [OP_DEVPTS] = "devpts"};
-		const char *data = op->kind == OP_DEVPTS ? "newinstance,ptmxmode=0666,mode=0620" : op->src;
+	case OP_DEVPTS:
 		target = root_mount_target(st->rootfd, dst, 1, 0, err);
-		if (target < 0)
-			return -1;
-		if (mount_fresh(types[op->kind], data, op->flags, target, dst, err) < 0)
+		if (target < 0 || mount_op(op, op_kinds[op->kind].fstype, target, dst, err) < 0)
 			return -1;
 		if (op->kind == OP_PROC) {
 			_cleanup_fd_ int procfd = root_open(st->rootfd, dst, O_PATH | O_DIRECTORY, err);
 			return procfd < 0 ? -1 : proc_readonly(procfd, err);
 		}
 		return 0;
-	}
 	case OP_MKDIR:
 		target = root_mkdir_p(st->rootfd, dst, op->mode ? op->mode : 0755, err);
 		return target < 0 ? -1 : 0;
@@ -528,7 +497,7 @@ static int run_op(struct exec_state *st, struct op *op, struct gerr *err)
 		target = root_open(st->rootfd, dst, O_PATH, err);
 		if (target < 0)
 			return -1;
-		return set_attrs(target, "", op->flags, 0, dst, err);
+		return set_attrs(target, op->flags, 0, dst, err);
 	case OP_HOSTNAME:
 		if (sethostname(op->src, strlen(op->src)) < 0)
 			return gerr_set(err, errno, "sethostname %s", op->src);
@@ -539,6 +508,8 @@ static int run_op(struct exec_state *st, struct op *op, struct gerr *err)
 		return do_pivot(st, err);
 	case OP_LDCONFIG:
 		return do_ldconfig(st, op, err);
+	case OP_KIND_COUNT:
+		break;
 	}
 	return gerr_set(err, EINVAL, "unknown plan op %d", (int)op->kind);
 }
@@ -547,7 +518,7 @@ int plan_execute(struct exec_state *st, struct gerr *err)
 {
 	struct plan *p = st->cfg->plan;
 	if (st->cfg->verbose)
-		fprintf(stderr, "+ mount --make-rslave /   # nothing mounted from here on reaches the host\n");
+		ns_trace(NS_RSLAVE_LINE);
 	/* Without this, in root mode every mount below would propagate to the
 	 * host's shared mounts. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
@@ -555,11 +526,18 @@ int plan_execute(struct exec_state *st, struct gerr *err)
 	umask(022);
 	if (preopen_sources(p, err) < 0)
 		return -1;
+	struct sbuf line = {0};
 	for (size_t i = 0; i < p->n; i++) {
-		if (st->cfg->verbose)
-			verbose_op(&p->v[i]);
-		if (run_op(st, &p->v[i], err) < 0)
+		if (st->cfg->verbose) {
+			sbuf_reset(&line);
+			op_describe(&p->v[i], &line);
+			ns_trace(line.s);
+		}
+		if (run_op(st, &p->v[i], err) < 0) {
+			sbuf_free(&line);
 			return -1;
+		}
 	}
+	sbuf_free(&line);
 	return 0;
 }

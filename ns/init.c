@@ -34,9 +34,7 @@
 __attribute__((noreturn)) static void fail(int err_fd, const struct gerr *err)
 {
 	struct sbuf b = {0};
-	sbuf_printf(&b, "gpurun: %s\n", err->msg);
-	if (err->hint[0])
-		sbuf_printf(&b, "hint: %s\n", err->hint);
+	gerr_format(err, &b);
 	if (write_all(err_fd, b.s, b.len) < 0)
 		(void)write_all(2, b.s, b.len);
 	_exit(err->code ? err->code : GPURUN_EXIT_FAIL);
@@ -117,7 +115,7 @@ __attribute__((noreturn)) static void exec_command(char **argv, char **envp, int
 	}
 	const char *path = env_get(envp, "PATH");
 	if (!path)
-		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+		path = NS_DEFAULT_PATH;
 	int denied = 0, denied_errno = 0;
 	char full[PATH_MAX], denied_path[PATH_MAX] = "";
 	for (const char *p = path; *p;) {
@@ -155,7 +153,7 @@ struct go_ahead {
 	char home[PATH_MAX];
 };
 
-static char **build_env(const struct run_config *cfg, uid_t uid, const char *home)
+static char **command_env(const struct run_config *cfg, uid_t uid, const char *home)
 {
 	size_t n = 0;
 	while (cfg->env && cfg->env[n])
@@ -183,7 +181,7 @@ __attribute__((noreturn)) static void command_main(const struct run_config *cfg,
 	ga.home[sizeof ga.home - 1] = '\0';
 	uid_t uid = ga.uid;
 	gid_t gid = ga.gid;
-	char **envp = build_env(cfg, uid, ga.home);
+	char **envp = command_env(cfg, uid, ga.home);
 
 	for (int s = 1; s < NSIG; s++)
 		signal(s, SIG_DFL);
@@ -325,7 +323,8 @@ void init_main(const struct run_config *cfg, int image_fd, int sync_fd, int err_
 		char spec[32];
 		snprintf(spec, sizeof spec, "%u:%u", (unsigned)ga.uid, (unsigned)ga.gid);
 		ns_describe_exec(cfg, spec, &b);
-		fprintf(stderr, "+ %s   # pid 2, after dropping capabilities, no_new_privs, seccomp\n", b.s);
+		sbuf_puts(&b, "   # pid 2, after dropping capabilities, no_new_privs, seccomp");
+		ns_trace(b.s);
 		sbuf_free(&b);
 	}
 	if (write_all(gop[1], &ga, sizeof ga) < 0)

@@ -1,11 +1,11 @@
 /* ns/launch.c — P0, the host side: clone P1 into the new namespaces, write
  * its id maps, relay signals to it, print what goes wrong inside, and turn
- * the command's wait status into gpurun's exit status.  Also the --dry-run
- * view of the whole launch.
+ * the command's wait status into gpurun's exit status.
  *
- * P0 never dies of SIGINT/SIGTERM itself (bubblewrap#369): it blocks them
- * and forwards them, so the shell does not reclaim the terminal while the
- * command still runs. */
+ * P0 never dies of SIGINT/SIGTERM itself: it blocks them and forwards them,
+ * so the shell does not reclaim the terminal while the command still runs
+ * (a launcher that dies of ^C first leaves its command fighting the shell
+ * for the terminal). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -59,7 +59,7 @@ static int clone_flags(const struct run_config *cfg)
 	int f = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC;
 	if (cfg->unprivileged)
 		f |= CLONE_NEWUSER;
-	if (cfg->new_uts)
+	if (cfg->hostname)
 		f |= CLONE_NEWUTS;
 	if (cfg->new_net)
 		f |= CLONE_NEWNET;
@@ -96,12 +96,22 @@ static int exit_status_of(int status)
 	return GPURUN_EXIT_FAIL;
 }
 
-int ns_run(struct run_config *cfg)
+/* P0 after a failed start: P1 must not outlive the launch. */
+static int abandon(pid_t pid)
 {
-	struct gerr err = {0};
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	return -1;
+}
+
+int ns_run(struct run_config *cfg, struct gerr *err)
+{
 	int syncp[2], errp[2], statusp[2];
-	if (pipe2(syncp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(statusp, O_CLOEXEC) < 0)
-		die_errno("pipe");
+	if (pipe2(syncp, O_CLOEXEC) < 0)
+		return gerr_set(err, errno, "pipe");
+	if (pipe2(errp, O_CLOEXEC) < 0 || pipe2(statusp, O_CLOEXEC) < 0)
+		return gerr_set(err, errno, "pipe");
 
 	sigset_t mask, orig;
 	sigemptyset(&mask);
@@ -114,16 +124,14 @@ int ns_run(struct run_config *cfg)
 	sigprocmask(SIG_BLOCK, &mask, &orig);
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (sfd < 0)
-		die_errno("signalfd");
+		return gerr_set(err, errno, "signalfd");
 	int tty_owner = isatty(0) && tcgetpgrp(0) == getpgrp();
 	cfg->tty_foreground = tty_owner;
 
 	if (cfg->verbose) {
 		struct sbuf b = {0};
-		sbuf_printf(&b, "+ unshare --mount --pid --ipc%s%s%s --fork --kill-child",
-			    cfg->unprivileged ? " --user --map-root-user" : "", cfg->new_uts ? " --uts" : "",
-			    cfg->new_net ? " --net" : "");
-		fprintf(stderr, "%s\n", b.s);
+		ns_describe_unshare(cfg, &b);
+		ns_trace(b.s);
 		sbuf_free(&b);
 	}
 	fflush(NULL);
@@ -132,8 +140,8 @@ int ns_run(struct run_config *cfg)
 	pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)(clone_flags(cfg) | SIGCHLD), NULL, NULL, NULL,
 				   NULL);
 	if (pid < 0) {
-		clone_error(errno, cfg, &err);
-		gerr_die(&err);
+		clone_error(errno, cfg, err);
+		return -1;
 	}
 	if (pid == 0) {
 		close(syncp[1]);
@@ -146,13 +154,12 @@ int ns_run(struct run_config *cfg)
 	close(errp[1]);
 	close(statusp[1]);
 
-	if (cfg->unprivileged && write_id_maps(cfg, pid, &err) < 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		gerr_die(&err);
+	if (cfg->unprivileged && write_id_maps(cfg, pid, err) < 0)
+		return abandon(pid);
+	if (write_all(syncp[1], "g", 1) < 0) {
+		gerr_set(err, errno, "start the container");
+		return abandon(pid);
 	}
-	if (write_all(syncp[1], "g", 1) < 0)
-		die_errno("start the container");
 	close(syncp[1]);
 
 	/* Monitor: relay P1/P2's error text as it comes, forward signals,
@@ -163,7 +170,8 @@ int ns_run(struct run_config *cfg)
 		if (poll(pfd, errfd_open ? 2 : 1, -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			die_errno("poll");
+			gerr_set(err, errno, "poll");
+			return abandon(pid);
 		}
 		if (errfd_open && (pfd[1].revents & (POLLIN | POLLHUP))) {
 			char buf[4096];
@@ -190,53 +198,10 @@ int ns_run(struct run_config *cfg)
 	if (tty_owner)
 		tcsetpgrp(0, getpgrp());
 
-	int cmd_status, code;
+	int cmd_status;
 	if (read(statusp[0], &cmd_status, sizeof cmd_status) == (ssize_t)sizeof cmd_status)
-		code = exit_status_of(cmd_status);
-	else if (WIFEXITED(status))
-		code = WEXITSTATUS(status) ? WEXITSTATUS(status) : GPURUN_EXIT_FAIL;
-	else
-		code = GPURUN_EXIT_FAIL; /* P1 was killed before the command ran */
-	return code;
-}
-
-void ns_describe_exec(const struct run_config *cfg, const char *userspec, struct sbuf *b)
-{
-	sbuf_puts(b, "exec chroot --userspec ");
-	sbuf_shquote(b, userspec);
-	sbuf_puts(b, " / env -i");
-	for (char **e = cfg->env; e && *e; e++) {
-		sbuf_puts(b, " ");
-		sbuf_shquote(b, *e);
-	}
-	for (char **a = cfg->argv; a && *a; a++) {
-		sbuf_puts(b, " ");
-		sbuf_shquote(b, *a);
-	}
-}
-
-void ns_print_plan(const struct run_config *cfg, FILE *out)
-{
-	struct sbuf b = {0};
-	fprintf(out, "# gpurun plan: the same steps as shell commands (the seed walkthrough's way)\n");
-	fprintf(out, "unshare --mount --pid --ipc%s%s%s --fork --kill-child sh   "
-		     "# P1: pid 1 of the new namespaces\n",
-		cfg->unprivileged ? " --user --map-root-user" : "", cfg->new_uts ? " --uts" : "",
-		cfg->new_net ? " --net" : "");
-	fprintf(out, "mount --make-rslave /   # nothing mounted from here on reaches the host\n");
-	fprintf(out, "LIBDIR=/usr/lib/x86_64-linux-gnu   # /usr/lib64 when the image has no "
-		     "/etc/debian_version\n");
-	for (size_t i = 0; i < cfg->plan->n; i++) {
-		b.len = 0;
-		if (b.s)
-			b.s[0] = '\0';
-		op_describe(&cfg->plan->v[i], &b);
-		fprintf(out, "%s\n", b.s);
-	}
-	b.len = 0;
-	ns_describe_exec(cfg, cfg->user_spec ? cfg->user_spec : "0:0", &b);
-	fprintf(out, "%s\n# (the command runs as pid 2 under gpurun's init, after dropping capabilities,\n"
-		     "#  no_new_privs, a seccomp deny-list and closing every fd above 2)\n",
-		b.s);
-	sbuf_free(&b);
+		return exit_status_of(cmd_status);
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status) ? WEXITSTATUS(status) : GPURUN_EXIT_FAIL;
+	return GPURUN_EXIT_FAIL; /* P1 was killed before the command ran */
 }

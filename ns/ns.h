@@ -1,9 +1,10 @@
-/* ns/ns.h — what ns/ offers gpurun.c: carry out a plan inside fresh
- * namespaces (ns/launch.c: the host-side monitor, P0; ns/init.c: pid 1 and
- * the command), print it for --dry-run, and the in-root path helpers the
- * plan executor uses.
+/* ns/ns.h — what ns/ offers gpurun.c: the baseline layout of a container as
+ * plan ops, carrying out a plan inside fresh namespaces (ns/launch.c: the
+ * host-side monitor, P0; ns/init.c: pid 1 and the command), the teaching
+ * view of a launch, and the in-root path and security helpers the executor
+ * and the init use.
  *
- * Process model (DESIGN.md §2): P0 stays on the host and relays signals;
+ * Process model: P0 stays on the host and relays signals;
  * P1 is cloned into the new namespaces, runs the plan, pivots, and becomes a
  * small init; P2 is the command.  Setup errors travel from P1 to P0 over a
  * pipe and are printed by P0 as one line. */
@@ -11,22 +12,23 @@
 #define GPURUN_NS_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
-#include "plan.h"
-#include "util.h"
+#include "../base/plan.h"
+#include "../base/base.h"
 
 struct run_config {
-	const char *image;     /* as given on the command line */
+	const char *image;     /* as given on the command line; absolute for a directory */
 	int image_fd;          /* the archive, opened (and probed) by gpurun.c; -1 for a directory */
 	int image_is_dir;
 	int read_only;
 	int unprivileged;      /* add a user namespace mapping the caller to root */
 	uid_t host_uid;
 	gid_t host_gid;
-	int new_uts;           /* --hostname */
+	const char *hostname;  /* --hostname: a new UTS namespace with it; NULL shares the host's */
 	int new_net;           /* --net none */
-	int dry_run, verbose;
+	int verbose;
 	int tty_foreground;    /* stdin is a terminal and gpurun its foreground job (set by ns_run) */
 	const char *user_spec; /* --user, NULL for the default (0:0) */
 	const char *workdir;   /* NULL: "/" */
@@ -35,14 +37,33 @@ struct run_config {
 	struct plan *plan;
 };
 
-/* Run it: returns the exit status gpurun should exit with. */
-int ns_run(struct run_config *cfg);
+/* ns/layout.c: the baseline ops of every container, in the order a launch
+ * needs them.  layout_base: root, hostname, lo, /proc, /dev, /sys, /tmp,
+ * /run, the host's network files (GPU injection comes after it);
+ * layout_volume: one -v SRC:DST[:ro] (-1 with err when malformed or the
+ * source is missing); layout_finish: workdir, pivot, ldconfig over
+ * ldconfig_dirs (NULL: none), --read-only. */
+void layout_base(struct plan *p, const struct run_config *cfg);
+int layout_volume(struct plan *p, const char *spec, struct gerr *err);
+void layout_finish(struct plan *p, const struct run_config *cfg, const char *ldconfig_dirs);
 
-/* The last step as a shell line: "exec chroot --userspec U:G / env -i ... CMD". */
-void ns_describe_exec(const struct run_config *cfg, const char *userspec, struct sbuf *b);
+/* ns/launch.c: run it.  Returns the exit status gpurun should exit with,
+ * or -1 with err when the launch could not start. */
+int ns_run(struct run_config *cfg, struct gerr *err);
 
-/* --dry-run: print the whole plan as equivalent shell commands. */
+/* ns/show.c: the teaching view of a whole launch — what --dry-run prints,
+ * and the pieces --verbose prints around the ops as they run. */
 void ns_print_plan(const struct run_config *cfg, FILE *out);
+/* "unshare --mount --pid --ipc ... --fork --kill-child" */
+void ns_describe_unshare(const struct run_config *cfg, struct sbuf *b);
+/* The last step: "exec chroot --userspec U:G / env -i ... CMD". */
+void ns_describe_exec(const struct run_config *cfg, const char *userspec, struct sbuf *b);
+/* "+ line" on stderr for each line of text, as `sh -x` shows commands. */
+void ns_trace(const char *text);
+/* The command's PATH unless -e or the image sets one. */
+#define NS_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+/* Made before anything is mounted; printed by both views. */
+#define NS_RSLAVE_LINE "mount --make-rslave /   # nothing mounted from here on reaches the host"
 
 /* ns/path.c: paths inside the container root.  Every lookup goes through
  * openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS) from the root fd, so ".."

@@ -12,24 +12,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
-
-static long openat2_(int dirfd, const char *path, struct open_how *how)
-{
-	long r;
-	/* The kernel returns EAGAIN when a concurrent rename races the lookup. */
-	for (int i = 0; i < 16; i++) {
-		r = syscall(SYS_openat2, dirfd, path, how, sizeof *how);
-		if (r >= 0 || errno != EAGAIN)
-			break;
-	}
-	return r;
-}
 
 static const char *skip_slashes(const char *p)
 {
@@ -40,15 +26,10 @@ static const char *skip_slashes(const char *p)
 
 int root_open(int rootfd, const char *path, int flags, struct gerr *err)
 {
-	struct open_how how = {
-		.flags = (unsigned)(flags | O_CLOEXEC),
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
-	const char *rel = skip_slashes(path);
-	long fd = openat2_(rootfd, *rel ? rel : ".", &how);
+	int fd = open_in_root(rootfd, path, flags);
 	if (fd < 0)
 		return gerr_set(err, errno, "open %s in the container root", path);
-	return (int)fd;
+	return fd;
 }
 
 /* Split "a/b/c" into a malloc'ed parent "a/b" (or ".") and a pointer to "c". */
@@ -88,8 +69,8 @@ static int mkdir_p_depth(int rootfd, const char *path, mode_t mode, int depth, s
 	int fd = root_open(rootfd, path, O_PATH | O_DIRECTORY, &e2);
 	if (fd >= 0)
 		return fd;
-	if (errno != ENOENT)
-		return gerr_set(err, errno, "directory %s in the container root", path);
+	if (e2.errnum != ENOENT)
+		return gerr_set(err, e2.errnum, "directory %s in the container root", path);
 	if (depth > 40)
 		return gerr_set(err, ELOOP, "directory %s in the container root", path);
 
@@ -102,9 +83,10 @@ static int mkdir_p_depth(int rootfd, const char *path, mode_t mode, int depth, s
 	if (pfd < 0)
 		return -1;
 	/* pfd is an O_PATH fd: mkdirat accepts it as a directory fd. */
-	if (mkdirat(pfd, name, mode) < 0 && errno != EEXIST)
+	int made = mkdirat(pfd, name, mode) == 0;
+	if (!made && errno != EEXIST)
 		return gerr_set(err, errno, "mkdir %s in the container root", path);
-	if (errno == EEXIST) {
+	if (!made) {
 		/* A dangling image symlink (lib -> /srv/x): make its target,
 		 * which is resolved inside the root like everything else. */
 		char link[4096];

@@ -69,6 +69,10 @@ static int explain_refusal(int fd, const char *name, struct gerr *err)
 	const char *comp = compression_of(fd);
 	unsigned char *head = xmalloc(SNIFF_BYTES);
 	int r = raw_open(&a, &src);
+	if (!a) {
+		free(head);
+		return gerr_set(err, 0, "image %s: %s", name, READER_SETUP_FAILED);
+	}
 	while (r == ARCHIVE_OK && n < SNIFF_BYTES) {
 		const void *block;
 		size_t size;
@@ -117,6 +121,9 @@ int rootfs_probe(int fd, const char *name, struct gerr *err)
 	struct fd_source src = {.fd = fd, .block = PROBE_BLOCK};
 	struct archive_entry *e;
 	int rc = 0;
+
+	if (!a)
+		return gerr_set(err, 0, "image %s: %s", name, READER_SETUP_FAILED);
 
 	if (lseek(fd, 0, SEEK_SET) < 0) {
 		archive_read_free(a);

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "../ns/util.h"
+#include "../base/base.h"
 
 /* rootfs_unpack() flags */
 #define UNPACK_CLEAR_SUID 0x1 /* clear setuid/setgid bits (unprivileged runs) */

@@ -33,6 +33,9 @@ int rootfs_unpack_limited(int in_fd, const char *name, int dirfd, unsigned flags
  * entry).  With filters, gzip, xz, zstd and bzip2.  Never _all: the zip, rar,
  * 7z, iso and cab readers carry most of libarchive's CVEs. */
 struct archive *reader_new(int tar, int filters);
+/* The message when reader_new() returns NULL: out of memory, or a
+ * libarchive built without one of the filters. */
+#define READER_SETUP_FAILED "libarchive cannot set up the archive reader (out of memory?)"
 
 /* A file descriptor as libarchive's input, through our own read callback
  * instead of archive_read_open_fd(): it keeps a read error's errno, and it
@@ -53,7 +56,8 @@ void source_free(struct fd_source *src);
 
 /* A raw-format reader with the filters (see reader_new) on src, opened and
  * positioned at the start of the decompressed data.  Returns libarchive's
- * status; *ap is always set, for archive_read_free(). */
+ * status; *ap is always set, for archive_read_free(), and is NULL (with
+ * ARCHIVE_FATAL) when no reader could be made. */
 int raw_open(struct archive **ap, struct fd_source *src);
 
 /* The decompressor thread: reads in_fd through the compression filters and

@@ -27,7 +27,7 @@ struct archive *reader_new(int tar, int filters)
 {
 	struct archive *a = archive_read_new();
 	if (!a)
-		die(GPURUN_EXIT_FAIL, "out of memory");
+		return NULL;
 	int r = tar ? archive_read_support_format_tar(a) : archive_read_support_format_raw(a);
 	if (filters && r == ARCHIVE_OK) {
 		/* These return WARN when they fall back to an external program;
@@ -38,9 +38,10 @@ struct archive *reader_new(int tar, int filters)
 		    archive_read_support_filter_bzip2(a) < ARCHIVE_WARN)
 			r = ARCHIVE_FATAL;
 	}
-	if (r != ARCHIVE_OK)
-		die(GPURUN_EXIT_FAIL, "libarchive: cannot set up the archive reader: %s",
-		    archive_error_string(a) ? archive_error_string(a) : "unknown error");
+	if (r != ARCHIVE_OK) {
+		archive_read_free(a);
+		return NULL;
+	}
 	return a;
 }
 
@@ -160,6 +161,8 @@ int raw_open(struct archive **ap, struct fd_source *src)
 {
 	struct archive_entry *e;
 	*ap = reader_new(0, 1);
+	if (!*ap)
+		return ARCHIVE_FATAL;
 	int r = source_open(*ap, src);
 	return r == ARCHIVE_OK ? archive_read_next_header(*ap, &e) : r;
 }
@@ -172,6 +175,11 @@ static void *stream_main(void *arg)
 	 * unrecognised format means an empty (decompressed) stream: not a
 	 * failure here, the tar side reports an archive without entries. */
 	int r = raw_open(&a, &s->src);
+	if (!a) {
+		s->failed = 1;
+		snprintf(s->msg, sizeof s->msg, "%s", READER_SETUP_FAILED);
+		goto out;
+	}
 	if (r != ARCHIVE_OK) {
 		if (archive_errno(a) != LA_ERRNO_FILE_FORMAT)
 			stream_fail(s, a);

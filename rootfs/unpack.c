@@ -353,8 +353,16 @@ int rootfs_unpack_limited(int in_fd, const char *name, int dirfd, unsigned flags
 		.out = archive_write_disk_new(),
 		.src = {.fd = tar_fd, .block = TAR_READ_BLOCK},
 	};
-	if (!u.out)
-		die(GPURUN_EXIT_FAIL, "out of memory");
+	if (!u.in || !u.out) {
+		archive_read_free(u.in);
+		archive_write_free(u.out);
+		locale_restore(saved_locale);
+		if (threaded) {
+			close(tar_fd);
+			stream_join(&s);
+		}
+		return gerr_set(err, 0, "unpack %s: %s", name, READER_SETUP_FAILED);
+	}
 	int owner = (flags & UNPACK_KEEP_OWNER) ? ARCHIVE_EXTRACT_OWNER : 0;
 	archive_write_disk_set_options(u.out, WRITE_FLAGS | owner);
 

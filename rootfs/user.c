@@ -12,11 +12,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #define ID_FILE_MAX (4 * 1024 * 1024)
@@ -132,17 +130,8 @@ int group_find(const char *text, size_t len, const char *key, unsigned long *gid
  * no such file (or no /etc): for a numeric uid that is fine. */
 static char *read_etc_file(int rootfd, const char *file, size_t *len, int *missing, struct gerr *err)
 {
-	struct open_how how = {
-		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
-	long etc;
 	*missing = 0;
-	/* EAGAIN: a rename elsewhere raced the in-root lookup; try again. */
-	int tries = 0;
-	do
-		etc = syscall(SYS_openat2, rootfd, "etc", &how, sizeof how);
-	while (etc < 0 && errno == EAGAIN && ++tries < 8);
+	_cleanup_fd_ int etc = open_in_root(rootfd, "etc", O_PATH | O_DIRECTORY);
 	if (etc < 0) {
 		if (errno == ENOENT || errno == ENOTDIR) {
 			*missing = 1;
@@ -153,12 +142,10 @@ static char *read_etc_file(int rootfd, const char *file, size_t *len, int *missi
 	}
 	/* read_small_file_at opens with O_NOFOLLOW|O_NONBLOCK and wants a
 	 * regular file. */
-	errno = 0;
-	char *text = read_small_file_at((int)etc, file, ID_FILE_MAX, len, err);
-	int e = errno;
-	close((int)etc);
-	if (!text && e == ENOENT) {
+	char *text = read_small_file_at(etc, file, ID_FILE_MAX, len, err);
+	if (!text && err->errnum == ENOENT) {
 		*missing = 1;
+		gerr_clear(err);
 		return NULL;
 	}
 	if (!text)
@@ -192,7 +179,7 @@ int rootfs_lookup_user(int rootfd, const char *spec, uid_t *uid, gid_t *gid, cha
 		       struct gerr *err)
 {
 	const char *colon = strchr(spec, ':');
-	_cleanup_free_ char *user = colon ? strndup(spec, (size_t)(colon - spec)) : strdup(spec);
+	_cleanup_free_ char *user = colon ? xstrndup(spec, (size_t)(colon - spec)) : xstrdup(spec);
 	const char *group = colon ? colon + 1 : NULL;
 	struct pw_entry pw;
 	char q[QUOTED_NAME_MAX];
@@ -201,8 +188,6 @@ int rootfs_lookup_user(int rootfd, const char *spec, uid_t *uid, gid_t *gid, cha
 	int missing, found = 0;
 
 	*home = NULL;
-	if (!user)
-		die(GPURUN_EXIT_FAIL, "out of memory");
 	if (!*user || (group && !*group)) {
 		quote_name(q, sizeof q, spec);
 		return gerr_set(err, 0, "user '%s': expected uid, name, uid:gid or name:group", q);

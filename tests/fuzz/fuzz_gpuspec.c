@@ -39,7 +39,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	unsigned c;
 	char buf[64];
 	if (caps_parse(caps, &c, &err) == 0) {
-		if (c & ~(unsigned)CAP_ALL)
+		if (c & ~(unsigned)DRVCAP_ALL)
 			abort();
 		caps_format(c, buf, sizeof buf);
 		(void)caps_inject_flags(c);

@@ -1,0 +1,127 @@
+/* base/base.h — the helpers every directory of gpurun shares and that
+ * depend on nothing else in the tree: errors as values, checked allocation,
+ * string buffers and vectors, shell quoting for the teaching view, small-file
+ * reading, the one in-root open, and cleanup attributes.
+ *
+ *   err.c   struct gerr, and the few functions that print and exit
+ *   mem.c   allocation that cannot return NULL
+ *   str.c   sbuf, strv, shell quoting, decimal parsing
+ *   file.c  reading small files, writing all of a buffer, openat2 in a root
+ *
+ * Layering (checked by `make layering`): base/ includes nothing of gpurun;
+ * base/plan.c uses only this header; rootfs/ and gpu/ use base/; ns/ uses
+ * base/ and rootfs/; gpurun.c uses everything.
+ *
+ * Library-like code (rootfs/, gpu/, parsers, the plan executor) reports
+ * failure through a `struct gerr` and never exits; only gpurun.c decides to
+ * die, and the processes that ns/ starts end themselves with _exit().  The
+ * one exception is running out of memory (mem.c): there is no caller that
+ * could do anything better than stop. */
+#ifndef GPURUN_BASE_H
+#define GPURUN_BASE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define GPURUN_EXIT_FAIL 125   /* gpurun itself failed */
+#define GPURUN_EXIT_NOEXEC 126 /* the command exists but cannot be run */
+#define GPURUN_EXIT_NOTFOUND 127
+
+/* ---- err.c -------------------------------------------------------------- */
+
+/* An error as a value.  A message reads "<what failed>: <object>: <strerror>". */
+struct gerr {
+	int code;       /* exit status to use when this error ends the run */
+	int errnum;     /* the errno behind it, 0 when none: callers test this,
+			 * never errno, which cleanup may have changed since */
+	char msg[1024]; /* one line, no "gpurun: " prefix, no newline */
+	char hint[256]; /* optional second line, "" when none */
+};
+
+/* Fill err; errnum != 0 appends ": strerror(errnum)" and is kept in
+ * err->errnum.  Returns -1 so that callers can write
+ * `return gerr_set(err, errno, "open %s", path);`. */
+int gerr_set(struct gerr *err, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int gerr_hint(struct gerr *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prefix context onto an existing message: "ctx: old message". */
+int gerr_prefix(struct gerr *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Forget an error that the caller decided to tolerate. */
+void gerr_clear(struct gerr *err);
+/* "gpurun: msg\n" plus "hint: ...\n" when set, appended to b (defined with
+ * the buffer below). */
+struct sbuf;
+void gerr_format(const struct gerr *err, struct sbuf *b);
+
+/* Print the error (gerr_format) to stderr and exit(code).  For gpurun.c. */
+__attribute__((noreturn)) void gerr_die(const struct gerr *err);
+__attribute__((noreturn, format(printf, 2, 3))) void die(int code, const char *fmt, ...);
+__attribute__((format(printf, 1, 2))) void warnx_(const char *fmt, ...);
+
+/* ---- mem.c -------------------------------------------------------------- */
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t m);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *xvasprintf(size_t *len, const char *fmt, va_list ap);
+
+/* ---- str.c -------------------------------------------------------------- */
+
+/* Growable, always NUL-terminated buffer. */
+struct sbuf {
+	char *s;
+	size_t len, cap;
+};
+void sbuf_add(struct sbuf *b, const char *s, size_t n);
+void sbuf_puts(struct sbuf *b, const char *s);
+void sbuf_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append s quoted for a POSIX shell (bare when it is safe). */
+void sbuf_shquote(struct sbuf *b, const char *s);
+/* Empty it, keeping the memory. */
+void sbuf_reset(struct sbuf *b);
+void sbuf_free(struct sbuf *b);
+
+/* A growable list of malloc'ed strings, NULL-terminated (v[n] == NULL) so
+ * that v can be handed to execve. */
+struct strv {
+	char **v;
+	size_t n;
+};
+void strv_add(struct strv *s, char *owned);
+void strv_free(struct strv *s);
+
+/* Parse exactly n decimal digits (no sign, no spaces) into *out, refusing
+ * values above max.  Returns 0, or -1 when malformed or too big.  Shared by
+ * the parsers of image and /proc files, which must never trust their input. */
+int parse_decimal(const char *s, size_t n, unsigned long max, unsigned long *out);
+
+/* ---- file.c ------------------------------------------------------------- */
+
+/* Read a whole small file (at most max bytes) from dirfd/path.  The file must
+ * be a regular file: opened O_NOFOLLOW|O_NONBLOCK so a FIFO planted in an
+ * image cannot hang us.  Returns a malloc'ed NUL-terminated buffer or NULL
+ * with err set (err->errnum is ENOENT when the file is not there). */
+char *read_small_file_at(int dirfd, const char *path, size_t max, size_t *len, struct gerr *err);
+
+/* openat2(dirfd, path, flags | O_CLOEXEC) with RESOLVE_IN_ROOT and
+ * RESOLVE_NO_MAGICLINKS: ".." stops at dirfd and absolute symlinks restart
+ * there, so a tree we do not trust (an image, a driver root) cannot send the
+ * lookup elsewhere.  Leading slashes are ignored; "" or "/" is dirfd itself.
+ * Retries a bounded number of times on EAGAIN (a concurrent rename in the
+ * tree).  Returns the fd, or -1 with errno set. */
+int open_in_root(int dirfd, const char *path, int flags);
+
+/* write(2) all of buf, retrying on EINTR and short writes. */
+int write_all(int fd, const void *buf, size_t n);
+
+/* Cleanup helpers (GCC/clang cleanup attribute) keep error paths flat. */
+void cleanup_fdp(int *fd);
+void cleanup_freep(void *p);
+#define _cleanup_fd_ __attribute__((cleanup(cleanup_fdp)))
+#define _cleanup_free_ __attribute__((cleanup(cleanup_freep)))
+
+#endif

@@ -1,0 +1,108 @@
+/* base/err.c — errors as values (struct gerr) and the few functions that
+ * print them and exit, which only gpurun.c calls.  See base.h. */
+#include "base.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void vformat(char *dst, size_t cap, const char *fmt, va_list ap)
+{
+	int n = vsnprintf(dst, cap, fmt, ap);
+	if (n < 0)
+		dst[0] = '\0';
+}
+
+int gerr_set(struct gerr *err, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+	if (!err)
+		return -1;
+	va_start(ap, fmt);
+	vformat(err->msg, sizeof err->msg, fmt, ap);
+	va_end(ap);
+	if (errnum) {
+		size_t l = strlen(err->msg);
+		snprintf(err->msg + l, sizeof err->msg - l, ": %s", strerror(errnum));
+	}
+	err->errnum = errnum;
+	err->hint[0] = '\0';
+	if (!err->code)
+		err->code = GPURUN_EXIT_FAIL;
+	return -1;
+}
+
+int gerr_hint(struct gerr *err, const char *fmt, ...)
+{
+	va_list ap;
+	if (!err)
+		return -1;
+	va_start(ap, fmt);
+	vformat(err->hint, sizeof err->hint, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int gerr_prefix(struct gerr *err, const char *fmt, ...)
+{
+	char pre[512], old[sizeof err->msg];
+	va_list ap;
+	if (!err)
+		return -1;
+	va_start(ap, fmt);
+	vformat(pre, sizeof pre, fmt, ap);
+	va_end(ap);
+	memcpy(old, err->msg, sizeof old);
+	/* Assemble by hand: the result is truncated to the buffer on purpose. */
+	size_t lp = strnlen(pre, sizeof pre), lo = strnlen(old, sizeof old), cap = sizeof err->msg - 1;
+	size_t n = 0;
+	for (size_t i = 0; i < lp && n < cap; i++)
+		err->msg[n++] = pre[i];
+	for (const char *sep = ": "; *sep && n < cap; sep++)
+		err->msg[n++] = *sep;
+	for (size_t i = 0; i < lo && n < cap; i++)
+		err->msg[n++] = old[i];
+	err->msg[n] = '\0';
+	return -1;
+}
+
+void gerr_clear(struct gerr *err)
+{
+	memset(err, 0, sizeof *err);
+}
+
+void gerr_format(const struct gerr *err, struct sbuf *b)
+{
+	sbuf_printf(b, "gpurun: %s\n", err->msg);
+	if (err->hint[0])
+		sbuf_printf(b, "hint: %s\n", err->hint);
+}
+
+void gerr_die(const struct gerr *err)
+{
+	struct sbuf b = {0};
+	gerr_format(err, &b);
+	fputs(b.s, stderr);
+	exit(err->code ? err->code : GPURUN_EXIT_FAIL);
+}
+
+void die(int code, const char *fmt, ...)
+{
+	va_list ap;
+	fputs("gpurun: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(code);
+}
+
+void warnx_(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("gpurun: warning: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}

@@ -1,0 +1,109 @@
+/* base/file.c — small-file reading, full writes, the one in-root open and
+ * the cleanup helpers.  See base.h. */
+#include "base.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* How often a lookup raced by a rename is tried again: enough for any
+ * honest tree, and bounded so that a tree renamed in a loop on purpose
+ * cannot hold a launch forever. */
+#define OPENAT2_TRIES 16
+
+int open_in_root(int dirfd, const char *path, int flags)
+{
+	struct open_how how = {
+		.flags = (unsigned long long)(flags | O_CLOEXEC),
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	path += strspn(path, "/");
+	long fd = -1;
+	for (int i = 0; i < OPENAT2_TRIES; i++) {
+		fd = syscall(SYS_openat2, dirfd, *path ? path : ".", &how, sizeof how);
+		if (fd >= 0 || errno != EAGAIN)
+			break;
+	}
+	return (int)fd;
+}
+
+char *read_small_file_at(int dirfd, const char *path, size_t max, size_t *len, struct gerr *err)
+{
+	struct stat st;
+	_cleanup_fd_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0) {
+		gerr_set(err, errno, "open %s", path);
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0) {
+		gerr_set(err, errno, "stat %s", path);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		gerr_set(err, 0, "%s: not a regular file", path);
+		return NULL;
+	}
+	size_t cap = 4096, n = 0;
+	char *buf = xmalloc(cap + 1);
+	for (;;) {
+		if (n == cap) {
+			if (cap >= max) {
+				free(buf);
+				gerr_set(err, 0, "%s: larger than %zu bytes", path, max);
+				return NULL;
+			}
+			cap = cap * 2 > max ? max : cap * 2;
+			buf = xrealloc(buf, cap + 1);
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			free(buf);
+			gerr_set(err, e, "read %s", path);
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+int write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+void cleanup_fdp(int *fd)
+{
+	if (*fd >= 0) {
+		int e = errno;
+		close(*fd);
+		errno = e;
+	}
+}
+
+void cleanup_freep(void *p)
+{
+	free(*(void **)p);
+}

@@ -1,0 +1,131 @@
+/* ns/layout.c — the baseline layout of every container, as plan ops: the
+ * root, /proc, a private /dev, /sys, /tmp, /run, the host's network files,
+ * volumes, the working directory, and the closing steps (pivot, ldconfig,
+ * read-only root).  gpurun.c calls these around gpu_configure(); the unit
+ * tests (tests/unit/layout_test.c) call them directly and check the ops.
+ * Building only: nothing here touches the system, except that a volume's
+ * source is resolved (realpath, stat) so the plan says what it binds. */
+#include "ns.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#define OVERLAY_DATA "lowerdir=" PLAN_LOWER ",upperdir=" PLAN_UPPER ",workdir=" PLAN_WORK
+
+static void add_root(struct plan *p, const struct run_config *cfg)
+{
+	unsigned flags = OPF_NODEV | OPF_NOSUID;
+	if (cfg->image_is_dir)
+		flags |= OPF_DIR;
+	else if (!cfg->unprivileged)
+		flags |= OPF_KEEP_OWNER; /* the tmpfs is private: owners harm nothing there */
+	struct op *root = plan_add(p, OP_ROOTFS, flags, cfg->image, "/");
+	/* userxattr: in a user namespace overlayfs keeps its metadata in
+	 * user.* xattrs (trusted.* needs real root). */
+	if (cfg->image_is_dir)
+		root->data = xstrdup(cfg->unprivileged ? OVERLAY_DATA ",userxattr" : OVERLAY_DATA);
+	plan_why(root, "the per-run root: a tmpfs of this mount namespace, gone with it");
+}
+
+static void add_dev(struct plan *p)
+{
+	static const struct {
+		const char *path;
+		unsigned maj, min;
+	} nodes[] = {{"/dev/null", 1, 3},    {"/dev/zero", 1, 5},    {"/dev/full", 1, 7},
+		     {"/dev/random", 1, 8}, {"/dev/urandom", 1, 9}, {"/dev/tty", 5, 0}};
+	static const char *const links[][2] = {{"/proc/self/fd", "/dev/fd"},	 {"/proc/self/fd/0", "/dev/stdin"},
+					       {"/proc/self/fd/1", "/dev/stdout"}, {"/proc/self/fd/2", "/dev/stderr"},
+					       {"pts/ptmx", "/dev/ptmx"}};
+	plan_why(plan_tmpfs(p, "/dev", "mode=0755", OPF_NOSUID | OPF_NOEXEC),
+		 "a private /dev: no host device is visible unless gpurun binds it");
+	for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
+		struct op *op = plan_bind(p, nodes[i].path, nodes[i].path, OPF_DEVICE | OPF_NOSUID | OPF_NOEXEC);
+		op->rdev = makedev(nodes[i].maj, nodes[i].min);
+	}
+	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++)
+		plan_symlink(p, links[i][0], links[i][1]);
+	plan_add(p, OP_DEVPTS, OPF_NOSUID | OPF_NOEXEC, NULL, "/dev/pts");
+	plan_why(plan_tmpfs(p, "/dev/shm", "mode=1777", OPF_NOSUID | OPF_NODEV),
+		 "no small size cap: NCCL and data loaders live here");
+}
+
+/* /etc/resolv.conf and /etc/hosts are the host's when the network is
+ * shared.  Bound read-only rather than copied: binding over an existing file
+ * needs no write access to the image's /etc, which a directory image owned
+ * by someone else does not give an unprivileged user.  An image symlink
+ * there (often dangling: ../run/systemd/resolve/...) is replaced. */
+static void add_host_net_files(struct plan *p)
+{
+	static const char *const files[] = {"/etc/resolv.conf", "/etc/hosts"};
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+		plan_why(plan_bind(p, files[i], files[i],
+				   OPF_OPTIONAL | OPF_REPLACE | OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC),
+			 "the host's, as the network is shared");
+}
+
+void layout_base(struct plan *p, const struct run_config *cfg)
+{
+	add_root(p, cfg);
+	if (cfg->hostname)
+		plan_add(p, OP_HOSTNAME, 0, cfg->hostname, NULL);
+	if (cfg->new_net)
+		plan_add(p, OP_LOOPBACK, 0, NULL, NULL);
+	plan_why(plan_add(p, OP_PROC, OPF_NOSUID | OPF_NODEV | OPF_NOEXEC, NULL, "/proc"),
+		 "fresh: only the container's processes");
+	add_dev(p);
+	if (cfg->new_net)
+		plan_add(p, OP_SYSFS, OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC, NULL, "/sys");
+	else
+		plan_bind(p, "/sys", "/sys", OPF_DIR | OPF_REC | OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC);
+	plan_tmpfs(p, "/tmp", "mode=1777", OPF_NOSUID | OPF_NODEV);
+	plan_tmpfs(p, "/run", "mode=0755", OPF_NOSUID | OPF_NODEV);
+	if (!cfg->new_net)
+		add_host_net_files(p);
+}
+
+int layout_volume(struct plan *p, const char *spec, struct gerr *err)
+{
+	_cleanup_free_ char *copy = xstrdup(spec);
+	char *src = copy, *dst = strchr(copy, ':'), *mode = NULL;
+	if (!dst)
+		return gerr_set(err, 0, "--volume '%s': expected SRC:DST[:ro]", spec);
+	*dst++ = '\0';
+	mode = strchr(dst, ':');
+	if (mode)
+		*mode++ = '\0';
+	if (!*src || !*dst)
+		return gerr_set(err, 0, "--volume '%s': expected SRC:DST[:ro]", spec);
+	if (mode && strcmp(mode, "ro") && strcmp(mode, "rw"))
+		return gerr_set(err, 0, "--volume '%s': unknown mode '%s' (expected ro or rw)", spec, mode);
+	if (dst[0] != '/')
+		return gerr_set(err, 0, "--volume '%s': destination must be an absolute path", spec);
+	if (dst[strspn(dst, "/")] == '\0')
+		return gerr_set(err, 0, "--volume '%s': cannot mount over the container's root", spec);
+	_cleanup_free_ char *abs = realpath(src, NULL);
+	struct stat st;
+	if (!abs || stat(abs, &st) < 0)
+		return gerr_set(err, errno, "volume source %s", src);
+	unsigned flags = OPF_REC | OPF_NOSUID | OPF_NODEV;
+	if (mode && !strcmp(mode, "ro"))
+		flags |= OPF_RO;
+	if (S_ISDIR(st.st_mode))
+		flags |= OPF_DIR;
+	plan_bind(p, abs, dst, flags);
+	return 0;
+}
+
+void layout_finish(struct plan *p, const struct run_config *cfg, const char *ldconfig_dirs)
+{
+	if (cfg->workdir)
+		plan_mkdir(p, cfg->workdir, 0755);
+	plan_add(p, OP_PIVOT, 0, NULL, NULL);
+	if (ldconfig_dirs)
+		plan_why(plan_add(p, OP_LDCONFIG, 0, ldconfig_dirs, NULL),
+			 "the image's own ldconfig, inside, no capabilities to escape with");
+	if (cfg->read_only)
+		plan_why(plan_add(p, OP_REMOUNT, OPF_RO, NULL, "/"), "--read-only, after ldconfig");
+}

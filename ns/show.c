@@ -1,0 +1,67 @@
+/* ns/show.c — the teaching view of a whole launch: the namespace and
+ * propagation lines that come before the ops, the ops themselves
+ * (op_describe, base/plan.c), and the final exec.  --dry-run prints all of
+ * it at once; --verbose prints the same lines, each as its step is done
+ * (ns/launch.c, ns/exec.c, ns/init.c call in here), so the two views
+ * cannot differ. */
+#include "ns.h"
+
+#include <string.h>
+
+void ns_describe_unshare(const struct run_config *cfg, struct sbuf *b)
+{
+	sbuf_printf(b, "unshare --mount --pid --ipc%s%s%s --fork --kill-child",
+		    cfg->unprivileged ? " --user --map-root-user" : "", cfg->hostname ? " --uts" : "",
+		    cfg->new_net ? " --net" : "");
+}
+
+void ns_describe_exec(const struct run_config *cfg, const char *userspec, struct sbuf *b)
+{
+	sbuf_puts(b, "exec chroot --userspec ");
+	sbuf_shquote(b, userspec);
+	sbuf_puts(b, " / env -i");
+	for (char **e = cfg->env; e && *e; e++) {
+		sbuf_puts(b, " ");
+		sbuf_shquote(b, *e);
+	}
+	for (char **a = cfg->argv; a && *a; a++) {
+		sbuf_puts(b, " ");
+		sbuf_shquote(b, *a);
+	}
+}
+
+void ns_trace(const char *text)
+{
+	struct sbuf b = {0};
+	for (const char *line = text; line && *line;) {
+		size_t n = strcspn(line, "\n");
+		sbuf_puts(&b, "+ ");
+		sbuf_add(&b, line, n);
+		sbuf_puts(&b, "\n");
+		line += n + (line[n] == '\n');
+	}
+	if (b.s)
+		fputs(b.s, stderr);
+	sbuf_free(&b);
+}
+
+void ns_print_plan(const struct run_config *cfg, FILE *out)
+{
+	struct sbuf b = {0};
+	fprintf(out, "# gpurun plan: the same steps as shell commands (the seed walkthrough's way)\n");
+	ns_describe_unshare(cfg, &b);
+	fprintf(out, "%s sh   # P1: pid 1 of the new namespaces\n", b.s);
+	fprintf(out, "%s\n", NS_RSLAVE_LINE);
+	fprintf(out, "LIBDIR=%s   # %s when the image has no %s\n", LIBDIR_DEBIAN, LIBDIR_OTHER, LIBDIR_MARKER);
+	for (size_t i = 0; i < cfg->plan->n; i++) {
+		sbuf_reset(&b);
+		op_describe(&cfg->plan->v[i], &b);
+		fprintf(out, "%s\n", b.s);
+	}
+	sbuf_reset(&b);
+	ns_describe_exec(cfg, cfg->user_spec ? cfg->user_spec : "0:0", &b);
+	fprintf(out, "%s\n# (the command runs as pid 2 under gpurun's init, after dropping capabilities,\n"
+		     "#  no_new_privs, a seccomp deny-list and closing every fd above 2)\n",
+		b.s);
+	sbuf_free(&b);
+}

@@ -1,0 +1,387 @@
+/* tests/unit/layout_test.c — the baseline layout of a container, checked as
+ * ops (ns/layout.c), not as printed text; and the shared description of the
+ * ops (base/plan.c) that the executor and the printer both read.
+ *
+ *   layout_test --list     the names of the cases
+ *   layout_test CASE       run one case: exit 0, or 1 with what was wrong
+ *
+ * tests/unit.bats runs every case; `make unit` builds this under ASan and
+ * UBSan against the same objects as the fuzz targets. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "../../ns/ns.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                     \
+	do {                                                                                 \
+		if (!(cond)) {                                                               \
+			fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond);          \
+			fprintf(stderr, __VA_ARGS__);                                        \
+			fputc('\n', stderr);                                                 \
+			failures++;                                                          \
+		}                                                                            \
+	} while (0)
+
+static const char *kind_name(enum op_kind k)
+{
+	static const char *const names[] = {
+		[OP_ROOTFS] = "rootfs",	    [OP_BIND] = "bind",	      [OP_TMPFS] = "tmpfs",
+		[OP_PROC] = "proc",	    [OP_SYSFS] = "sysfs",     [OP_DEVPTS] = "devpts",
+		[OP_MKDIR] = "mkdir",	    [OP_SYMLINK] = "symlink", [OP_FILE] = "file",
+		[OP_REMOUNT] = "remount",   [OP_HOSTNAME] = "hostname", [OP_LOOPBACK] = "loopback",
+		[OP_PIVOT] = "pivot",	    [OP_LDCONFIG] = "ldconfig",
+	};
+	return k < OP_KIND_COUNT ? names[k] : "?";
+}
+
+/* The first op of kind with this dst (NULL: any dst), or NULL. */
+static const struct op *find(const struct plan *p, enum op_kind kind, const char *dst)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->v[i].kind == kind && (!dst || (p->v[i].dst && !strcmp(p->v[i].dst, dst))))
+			return &p->v[i];
+	return NULL;
+}
+
+static long index_of(const struct plan *p, const struct op *op)
+{
+	return op ? (long)(op - p->v) : -1;
+}
+
+static size_t count(const struct plan *p, enum op_kind kind)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < p->n; i++)
+		n += p->v[i].kind == kind;
+	return n;
+}
+
+static struct run_config config(const char *image, int dir, int unprivileged)
+{
+	struct run_config c = {.image = image, .image_fd = -1, .image_is_dir = dir,
+			       .unprivileged = unprivileged, .host_uid = unprivileged ? 1000 : 0};
+	return c;
+}
+
+static void expect_flags(const struct op *op, unsigned want, const char *what)
+{
+	CHECK(op != NULL, "%s: no such op", what);
+	if (op)
+		CHECK(op->flags == want, "%s: flags %#x, want %#x", what, op->flags, want);
+}
+
+/* ---- cases ------------------------------------------------------------------ */
+
+static void case_archive_root(void)
+{
+	struct plan p = {0};
+	struct run_config c = config("img.tar", 0, 0);
+	layout_base(&p, &c);
+	CHECK(p.n > 0 && p.v[0].kind == OP_ROOTFS, "the root comes first");
+	const struct op *root = find(&p, OP_ROOTFS, "/");
+	expect_flags(root, OPF_NODEV | OPF_NOSUID | OPF_KEEP_OWNER, "root of an archive, as root");
+	CHECK(root && !strcmp(root->src, "img.tar"), "the root's source is the image");
+	CHECK(root && root->data == NULL, "an archive root has no overlay data");
+	expect_flags(find(&p, OP_PROC, "/proc"), OPF_NOSUID | OPF_NODEV | OPF_NOEXEC, "/proc");
+	expect_flags(find(&p, OP_BIND, "/sys"), OPF_DIR | OPF_REC | OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC,
+		     "/sys is the host's, read-only");
+	CHECK(!find(&p, OP_SYSFS, NULL), "no fresh sysfs without a new network namespace");
+	CHECK(!find(&p, OP_HOSTNAME, NULL) && !find(&p, OP_LOOPBACK, NULL), "no UTS or net ops by default");
+	const struct op *tmp = find(&p, OP_TMPFS, "/tmp"), *run = find(&p, OP_TMPFS, "/run");
+	CHECK(tmp && !strcmp(tmp->src, "mode=1777"), "/tmp is a sticky tmpfs");
+	CHECK(run && !strcmp(run->src, "mode=0755"), "/run is a tmpfs");
+	static const char *const netfiles[] = {"/etc/resolv.conf", "/etc/hosts"};
+	for (size_t i = 0; i < 2; i++) {
+		const struct op *b = find(&p, OP_BIND, netfiles[i]);
+		expect_flags(b, OPF_OPTIONAL | OPF_REPLACE | OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC, netfiles[i]);
+		CHECK(b && !strcmp(b->src, netfiles[i]), "%s comes from the host's", netfiles[i]);
+	}
+	plan_free(&p);
+}
+
+static void case_archive_user(void)
+{
+	struct plan p = {0};
+	struct run_config c = config("img.tar.gz", 0, 1);
+	layout_base(&p, &c);
+	expect_flags(find(&p, OP_ROOTFS, "/"), OPF_NODEV | OPF_NOSUID,
+		     "unprivileged: owners and setuid bits are not kept");
+	plan_free(&p);
+}
+
+static void case_directory_root(void)
+{
+	struct plan p = {0};
+	struct run_config c = config("/srv/img", 1, 0);
+	layout_base(&p, &c);
+	const struct op *root = find(&p, OP_ROOTFS, "/");
+	expect_flags(root, OPF_DIR | OPF_NODEV | OPF_NOSUID, "root of a directory");
+	CHECK(root && root->data && !strcmp(root->data, "lowerdir=/tmp/lower,upperdir=/tmp/upper,workdir=/tmp/work"),
+	      "overlay data as root: %s", root && root->data ? root->data : "(none)");
+	plan_free(&p);
+}
+
+static void case_directory_user(void)
+{
+	struct plan p = {0};
+	struct run_config c = config("/srv/img", 1, 1);
+	layout_base(&p, &c);
+	const struct op *root = find(&p, OP_ROOTFS, "/");
+	CHECK(root && root->data && strstr(root->data, ",userxattr"),
+	      "an unprivileged overlay keeps its metadata in user.* xattrs: %s",
+	      root && root->data ? root->data : "(none)");
+	struct sbuf line = {0};
+	op_describe(root, &line);
+	CHECK(strstr(line.s, "userxattr") != NULL, "the printed overlay shows userxattr: %s", line.s);
+	sbuf_free(&line);
+	plan_free(&p);
+}
+
+static void case_dev(void)
+{
+	static const struct {
+		const char *path;
+		unsigned maj, min;
+	} nodes[] = {{"/dev/null", 1, 3},    {"/dev/zero", 1, 5},    {"/dev/full", 1, 7},
+		     {"/dev/random", 1, 8}, {"/dev/urandom", 1, 9}, {"/dev/tty", 5, 0}};
+	struct plan p = {0};
+	struct run_config c = config("img.tar", 0, 0);
+	layout_base(&p, &c);
+	const struct op *dev = find(&p, OP_TMPFS, "/dev");
+	CHECK(dev && dev->flags == (OPF_NOSUID | OPF_NOEXEC) && !strcmp(dev->src, "mode=0755"),
+	      "/dev is a private tmpfs, nosuid,noexec");
+	for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
+		const struct op *b = find(&p, OP_BIND, nodes[i].path);
+		expect_flags(b, OPF_DEVICE | OPF_NOSUID | OPF_NOEXEC, nodes[i].path);
+		CHECK(b && b->rdev == makedev(nodes[i].maj, nodes[i].min), "%s is checked as %u:%u", nodes[i].path,
+		      nodes[i].maj, nodes[i].min);
+		CHECK(index_of(&p, b) > index_of(&p, dev), "%s is bound after the /dev tmpfs", nodes[i].path);
+	}
+	CHECK(count(&p, OP_BIND) == 6 + 1 + 2, "6 device nodes, /sys and 2 network files are bound, not %zu",
+	      count(&p, OP_BIND));
+	const struct op *ptmx = find(&p, OP_SYMLINK, "/dev/ptmx");
+	CHECK(ptmx && !strcmp(ptmx->src, "pts/ptmx"), "/dev/ptmx -> pts/ptmx");
+	const struct op *fd = find(&p, OP_SYMLINK, "/dev/fd");
+	CHECK(fd && !strcmp(fd->src, "/proc/self/fd"), "/dev/fd -> /proc/self/fd");
+	const struct op *pts = find(&p, OP_DEVPTS, "/dev/pts");
+	expect_flags(pts, OPF_NOSUID | OPF_NOEXEC, "/dev/pts");
+	const struct op *shm = find(&p, OP_TMPFS, "/dev/shm");
+	CHECK(shm && !strcmp(shm->src, "mode=1777") && !strstr(shm->src, "size="), "/dev/shm: sticky, no size cap");
+	plan_free(&p);
+}
+
+static void case_net_none_hostname(void)
+{
+	struct plan p = {0};
+	struct run_config c = config("img.tar", 0, 0);
+	c.hostname = "box";
+	c.new_net = 1;
+	layout_base(&p, &c);
+	const struct op *h = find(&p, OP_HOSTNAME, NULL);
+	CHECK(h && !strcmp(h->src, "box"), "--hostname sets the host name");
+	CHECK(find(&p, OP_LOOPBACK, NULL) != NULL, "--net none brings lo up");
+	expect_flags(find(&p, OP_SYSFS, "/sys"), OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC,
+		     "a fresh read-only sysfs for the new net namespace");
+	CHECK(!find(&p, OP_BIND, "/sys"), "the host's /sys is not bound");
+	CHECK(!find(&p, OP_BIND, "/etc/resolv.conf") && !find(&p, OP_BIND, "/etc/hosts"),
+	      "no host network files without the host network");
+	plan_free(&p);
+}
+
+static void case_volumes(void)
+{
+	char dir[] = "/tmp/layout-test.XXXXXX";
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno));
+	char file[sizeof dir + 8];
+	snprintf(file, sizeof file, "%s/f", dir);
+	FILE *f = fopen(file, "w");
+	CHECK(f != NULL, "create %s", file);
+	if (f)
+		fclose(f);
+
+	struct plan p = {0};
+	struct gerr err = {0};
+	char spec[256];
+	snprintf(spec, sizeof spec, "%s:/data:ro", dir);
+	CHECK(layout_volume(&p, spec, &err) == 0, "%s: %s", spec, err.msg);
+	expect_flags(find(&p, OP_BIND, "/data"), OPF_REC | OPF_NOSUID | OPF_NODEV | OPF_RO | OPF_DIR,
+		     "a read-only directory volume");
+	snprintf(spec, sizeof spec, "%s:/etc/f", file);
+	CHECK(layout_volume(&p, spec, &err) == 0, "%s: %s", spec, err.msg);
+	expect_flags(find(&p, OP_BIND, "/etc/f"), OPF_REC | OPF_NOSUID | OPF_NODEV, "a writable file volume");
+	struct sbuf line = {0};
+	op_describe(find(&p, OP_BIND, "/etc/f"), &line);
+	CHECK(!strncmp(line.s, "touch etc/f && mount --rbind", 28), "a file volume is a touched file: %s", line.s);
+	sbuf_free(&line);
+
+	static const struct {
+		const char *spec, *msg;
+	} bad[] = {
+		{"/x", "--volume '/x': expected SRC:DST[:ro]"},
+		{":/x", "--volume ':/x': expected SRC:DST[:ro]"},
+		{"/tmp:/x:rx", "--volume '/tmp:/x:rx': unknown mode 'rx' (expected ro or rw)"},
+		{"/tmp:x", "--volume '/tmp:x': destination must be an absolute path"},
+		{"/tmp://", "--volume '/tmp://': cannot mount over the container's root"},
+		{"/nonexistent-gpurun:/x", "volume source /nonexistent-gpurun: No such file or directory"},
+	};
+	size_t before = p.n;
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		gerr_clear(&err);
+		CHECK(layout_volume(&p, bad[i].spec, &err) == -1, "%s is refused", bad[i].spec);
+		CHECK(!strcmp(err.msg, bad[i].msg), "%s: message '%s', want '%s'", bad[i].spec, err.msg, bad[i].msg);
+	}
+	CHECK(err.errnum == ENOENT, "a missing source carries ENOENT in the error, not %d", err.errnum);
+	CHECK(p.n == before, "a refused volume adds no op");
+	plan_free(&p);
+	unlink(file);
+	rmdir(dir);
+}
+
+static void case_finish(void)
+{
+	struct plan p = {0};
+	struct run_config c = config("img.tar", 0, 0);
+	c.workdir = "/work";
+	c.read_only = 1;
+	layout_base(&p, &c);
+	layout_finish(&p, &c, "$LIBDIR:/usr/lib");
+	const struct op *wd = find(&p, OP_MKDIR, "/work"), *pivot = find(&p, OP_PIVOT, NULL),
+			*ldc = find(&p, OP_LDCONFIG, NULL), *ro = find(&p, OP_REMOUNT, "/");
+	CHECK(wd && wd->mode == 0755, "the workdir is created");
+	CHECK(index_of(&p, wd) < index_of(&p, pivot), "the workdir is made before the pivot");
+	CHECK(ldc && !strcmp(ldc->src, "$LIBDIR:/usr/lib"), "ldconfig gets the injected directories");
+	CHECK(index_of(&p, pivot) < index_of(&p, ldc), "ldconfig runs after the pivot (inside)");
+	expect_flags(ro, OPF_RO, "--read-only remounts the root");
+	CHECK(index_of(&p, ldc) < index_of(&p, ro), "the root turns read-only after ldconfig");
+	CHECK(index_of(&p, ro) == (long)p.n - 1, "the read-only remount is the last op");
+	plan_free(&p);
+
+	struct plan q = {0};
+	struct run_config d = config("img.tar", 0, 0);
+	layout_base(&q, &d);
+	layout_finish(&q, &d, NULL);
+	CHECK(!find(&q, OP_LDCONFIG, NULL) && !find(&q, OP_REMOUNT, NULL) && !find(&q, OP_MKDIR, NULL),
+	      "no ldconfig, remount or workdir unless asked for");
+	CHECK(q.v[q.n - 1].kind == OP_PIVOT, "the pivot ends a plain plan");
+	plan_free(&q);
+}
+
+/* The shared description: the data each kind mounts with is what the
+ * printer shows, for every kind that mounts a fresh file system. */
+static void case_mount_data_printed(void)
+{
+	struct plan p = {0};
+	struct run_config c = config("/srv/img", 1, 1);
+	c.new_net = 1;
+	layout_base(&p, &c);
+	size_t fresh = 0;
+	for (size_t i = 0; i < p.n; i++) {
+		const struct op *op = &p.v[i];
+		struct sbuf data = {0}, line = {0};
+		op_mount_data(op, &data);
+		op_describe(op, &line);
+		if (op_kinds[op->kind].fstype) {
+			fresh++;
+			char want[256];
+			snprintf(want, sizeof want, "mount -t %s ", op_kinds[op->kind].fstype);
+			CHECK(strstr(line.s, want) != NULL, "%s %s: printed '%s'", kind_name(op->kind), op->dst, line.s);
+		}
+		if (data.s)
+			CHECK(strstr(line.s, data.s) != NULL, "%s %s: data '%s' not printed in '%s'",
+			      kind_name(op->kind), op->dst, data.s, line.s);
+		for (size_t f = 0; f < sizeof op_flags / sizeof op_flags[0]; f++) {
+			if (!(op->flags & op_flags[f].flag) || op->kind == OP_ROOTFS)
+				continue;
+			CHECK(strstr(line.s, op_flags[f].name) != NULL, "%s %s: flag %s not printed in '%s'",
+			      kind_name(op->kind), op->dst, op_flags[f].name, line.s);
+		}
+		sbuf_free(&data);
+		sbuf_free(&line);
+	}
+	CHECK(fresh >= 6, "proc, /dev, devpts, /dev/shm, sysfs, /tmp, /run are fresh mounts (%zu)", fresh);
+	struct sbuf d = {0};
+	op_mount_data(find(&p, OP_DEVPTS, "/dev/pts"), &d);
+	CHECK(d.s && !strcmp(d.s, "newinstance,ptmxmode=0666,mode=0620"), "devpts data: %s", d.s ? d.s : "(none)");
+	sbuf_free(&d);
+	plan_free(&p);
+}
+
+static void case_proc_readonly_printed(void)
+{
+	struct plan p = {0};
+	struct run_config c = config("img.tar", 0, 0);
+	layout_base(&p, &c);
+	struct sbuf line = {0};
+	op_describe(find(&p, OP_PROC, "/proc"), &line);
+	for (size_t i = 0; i < proc_nreadonly; i++) {
+		char want[128];
+		snprintf(want, sizeof want, "mount --rbind -o ro,nosuid,nodev,noexec proc/%s proc/%s",
+			 proc_readonly_paths[i], proc_readonly_paths[i]);
+		CHECK(strstr(line.s, want) != NULL, "'%s' not in '%s'", want, line.s);
+	}
+	sbuf_free(&line);
+	plan_free(&p);
+}
+
+static void case_libdir(void)
+{
+	char buf[256];
+	CHECK(!strcmp(plan_expand_libdir("$LIBDIR/libcuda.so.1", plan_libdir_for(1), buf, sizeof buf),
+		      "/usr/lib/x86_64-linux-gnu/libcuda.so.1"),
+	      "Debian images: %s", buf);
+	CHECK(!strcmp(plan_expand_libdir("$LIBDIR/libcuda.so.1", plan_libdir_for(0), buf, sizeof buf),
+		      "/usr/lib64/libcuda.so.1"),
+	      "other images: %s", buf);
+	const char *plain = "/usr/bin/nvidia-smi";
+	CHECK(plan_expand_libdir(plain, plan_libdir_for(1), buf, sizeof buf) == plain, "no $LIBDIR: unchanged");
+	CHECK(op_mount_attrs(OPF_MOUNT_MASK | OPF_REC | OPF_DIR) ==
+		      (op_flags[0].attr | op_flags[1].attr | op_flags[2].attr | op_flags[3].attr),
+	      "only the four per-mount flags become mount attributes");
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} cases[] = {
+	{"archive-root", case_archive_root},
+	{"archive-user", case_archive_user},
+	{"directory-root", case_directory_root},
+	{"directory-user", case_directory_user},
+	{"dev", case_dev},
+	{"net-none-hostname", case_net_none_hostname},
+	{"volumes", case_volumes},
+	{"finish", case_finish},
+	{"mount-data-printed", case_mount_data_printed},
+	{"proc-readonly-printed", case_proc_readonly_printed},
+	{"libdir", case_libdir},
+};
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s --list | CASE\n", argv[0]);
+		return 2;
+	}
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		if (!strcmp(argv[1], "--list")) {
+			puts(cases[i].name);
+			continue;
+		}
+		if (strcmp(argv[1], cases[i].name))
+			continue;
+		cases[i].fn();
+		return failures ? 1 : 0;
+	}
+	if (!strcmp(argv[1], "--list"))
+		return 0;
+	fprintf(stderr, "%s: no case %s\n", argv[0], argv[1]);
+	return 2;
+}
