@@ -1,0 +1,348 @@
+#!/usr/bin/env python3
+"""tests/lib/plantruth.py — does the teaching view tell the truth?
+
+gpurun prints its plan as shell commands (--dry-run) and prints each step as
+it does it (--verbose).  This checker holds both against what the executor
+really made, as seen from inside the container:
+
+  plantruth.py script DRY          print a shell script for inside the
+                                   container: it dumps /proc/self/mountinfo
+                                   and the facts the non-mount steps leave
+                                   (links, directories, files, host name, lo)
+  plantruth.py check DRY VERBOSE INSIDE
+                                   compare; print every mismatch, exit 1 on any
+
+DRY is the --dry-run output, VERBOSE the --verbose run's stderr, INSIDE that
+run's stdout (the script's output).  What is checked:
+
+  1. the step lines of --verbose are exactly the op lines of --dry-run;
+  2. every printed mount exists at its target with the printed file system
+     type, per-mount flags (ro, nosuid, nodev, noexec: exactly, for fresh
+     mounts; at least, for binds, which keep their source's locked flags)
+     and file system data (mode=, userxattr, ...);
+  3. every mount inside the container was printed (or lies under a printed
+     recursive bind), and its file system data holds nothing that was not
+     printed beyond the kernel's own defaults (size=, uid=, redirect_dir=...);
+  4. every printed link, directory, file and host name is there; lo is up
+     when the plan says so.
+"""
+import shlex
+import sys
+
+PER_MOUNT = {"ro", "nosuid", "nodev", "noexec"}
+# Data the kernel shows without being asked, per file system type.
+KERNEL_DEFAULTS = {
+    "tmpfs": {"size", "nr_inodes", "inode64", "uid", "gid", "noswap", "huge"},
+    "overlay": {"redirect_dir", "uuid", "index", "xino", "metacopy", "nfs_export"},
+    "devpts": {"gid"},
+    "proc": set(),
+    "sysfs": set(),
+}
+# Data the kernel applies but does not show (or shows only when it differs
+# from the default).
+NOT_SHOWN = {("devpts", "newinstance"), ("tmpfs", "mode=1777")}
+SCRATCH_ROOT = "/tmp/root"
+LIBDIR_DEFAULT = "/usr/lib/x86_64-linux-gnu"
+
+
+def op_lines_dry(text):
+    """The op lines of --dry-run: after the LIBDIR= line, before the exec."""
+    lines = text.splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith("LIBDIR="))
+    end = next(i for i, l in enumerate(lines) if l.startswith("exec chroot "))
+    return lines[start + 1:end]
+
+
+def op_lines_verbose(text):
+    """The step lines of --verbose: after make-rslave, before the exec."""
+    steps = [l[2:] for l in text.splitlines() if l.startswith("+ ")]
+    start = next(i for i, l in enumerate(steps) if l.startswith("mount --make-rslave /"))
+    end = next(i for i, l in enumerate(steps) if l.startswith("exec chroot "))
+    # Facts only known at run time ("# the image has no ldconfig") are
+    # comments of their own, not ops.
+    return [l for l in steps[start + 1:end] if not l.startswith("#")]
+
+
+def commands(lines):
+    """Each shell command of the op lines, as a token list, in order."""
+    for line in lines:
+        tokens = shlex.split(line, comments=True)
+        cmd = []
+        for t in tokens:
+            if t == "&&":
+                if cmd:
+                    yield cmd
+                cmd = []
+            else:
+                cmd.append(t)
+        if cmd:
+            yield cmd
+
+
+class Plan:
+    """What the printed commands say the container holds."""
+
+    def __init__(self, lines, libdir):
+        self.libdir = libdir
+        self.mounts = []  # dicts: target, kind (fresh|bind), type, flags, data, rec
+        self.links, self.dirs, self.files = [], [], []
+        self.hostname = None
+        self.lo_up = False
+        inside = False
+        for cmd in commands(lines):
+            name = cmd[0]
+            if name == "cd":
+                inside = cmd[1] == SCRATCH_ROOT
+                continue
+            if name == "mount":
+                self.mount(cmd[1:], inside)
+            elif name == "ln":
+                self.links.append((self.path(cmd[-1], inside), cmd[-2]))
+            elif name == "mkdir" and inside:
+                args = [a for a in cmd[1:] if not a.startswith("-")]
+                if "-m" in cmd:
+                    args = [a for a in args if a != cmd[cmd.index("-m") + 1]]
+                self.dirs += [self.path(a, inside) for a in args]
+            elif name == "touch":
+                self.files.append(self.path(cmd[1], inside))
+            elif name == "printf" or name == "cat":
+                pass  # redirections are not tokens; OP_FILE targets checked via files below
+            elif name == "hostname":
+                self.hostname = cmd[1]
+            elif name == "ip" and cmd[1:] == ["link", "set", "lo", "up"]:
+                self.lo_up = True
+
+    def path(self, p, inside):
+        """A printed target as an absolute path inside the container; None
+        for the scratch outside it."""
+        if not inside:
+            return "/" if p == SCRATCH_ROOT else None
+        if p.startswith(".$LIBDIR"):
+            return self.libdir + p[len(".$LIBDIR"):]
+        while p.startswith("./"):
+            p = p[2:]
+        p = "/" + ("" if p == "." else p)
+        return p.rstrip("/") or "/"
+
+    def mount(self, args, inside):
+        opts, fstype, kind, rec, pos = [], None, "fresh", False, []
+        i = 0
+        while i < len(args):
+            a = args[i]
+            if a == "-t":
+                fstype = args[i + 1]
+                i += 2
+                continue
+            if a == "-o":  # mount(8) joins several -o lists
+                opts += args[i + 1].split(",")
+                i += 2
+                continue
+            if a in ("--bind", "--rbind"):
+                kind, rec = "bind", a == "--rbind"
+            elif a == "--make-rslave":
+                return
+            else:
+                pos.append(a)
+            i += 1
+        if "remount" in opts:
+            target = self.path(pos[-1], inside)
+            top = self.top(target)
+            if top is None:
+                raise SystemExit("remount of %s, which nothing mounted" % target)
+            top["flags"] |= PER_MOUNT & set(opts)
+            return
+        target = self.path(pos[-1], inside)
+        if target is None:
+            return  # the scratch, outside the root
+        self.mounts.append({
+            "target": target, "kind": kind, "type": fstype, "rec": rec,
+            "flags": PER_MOUNT & set(opts),
+            "data": [o for o in opts if o not in PER_MOUNT],
+            "line": " ".join(["mount"] + args),
+        })
+
+    def top(self, target):
+        for m in reversed(self.mounts):
+            if m["target"] == target:
+                return m
+        return None
+
+
+def unescape(s):
+    return s.encode().decode("unicode_escape") if "\\" in s else s
+
+
+def read_inside(text):
+    mountinfo, facts = [], {}
+    section = None
+    for line in text.splitlines():
+        if line == "=== mountinfo":
+            section = "mi"
+            continue
+        if line == "=== facts":
+            section = "facts"
+            continue
+        if section == "mi":
+            left, _, right = line.partition(" - ")
+            f, r = left.split(), right.split()
+            mountinfo.append({"id": f[0], "parent": f[1], "target": unescape(f[4]),
+                              "flags": set(f[5].split(",")), "type": r[0],
+                              "super": r[2].split(",") if len(r) > 2 else []})
+        elif section == "facts" and line:
+            key, _, rest = line.partition(" ")
+            facts.setdefault(key, []).append(rest)
+    return mountinfo, facts
+
+
+def top_mounts(mountinfo):
+    """The topmost mount at each mount point (a stacked mount's parent is the
+    mount below it at the same point)."""
+    by_id = {m["id"]: m for m in mountinfo}
+    tops = {}
+    for m in mountinfo:
+        covered = any(o["parent"] == m["id"] and o["target"] == m["target"] for o in mountinfo)
+        if not covered:
+            tops[m["target"]] = m
+    return tops, by_id
+
+
+def norm(opt):
+    k, eq, v = opt.partition("=")
+    if eq and k in ("mode", "ptmxmode") and v.isdigit():
+        v = v.lstrip("0") or "0"
+    return k + eq + v
+
+
+def under(path, root):
+    return root == "/" or path == root or path.startswith(root + "/")
+
+
+def script(dry_text):
+    plan = Plan(op_lines_dry(dry_text), "$LIBDIR")
+    out = ['if [ -e /etc/debian_version ]; then LIBDIR=%s; else LIBDIR=/usr/lib64; fi' % LIBDIR_DEFAULT,
+           'echo "=== mountinfo"', 'cat /proc/self/mountinfo', 'echo "=== facts"',
+           'echo "libdir $LIBDIR"']
+
+    def q(p):  # keep $LIBDIR expandable, quote the rest
+        return '"%s"' % p.replace('"', '\\"') if p.startswith("$LIBDIR") else shlex.quote(p)
+
+    for m in plan.mounts:
+        out.append('[ -e %s ] && echo "exists %s $(readlink -f %s)"' % (q(m["target"]), m["target"], q(m["target"])))
+    for path, _ in plan.links:
+        out.append('echo "link %s $(readlink %s)"' % (path, q(path)))
+    for d in plan.dirs:
+        out.append('[ -d %s ] && echo "dir %s"' % (q(d), d))
+    for f in plan.files:
+        out.append('[ -e %s ] && echo "file %s"' % (q(f), f))
+    out.append('echo "hostname $(hostname)"')
+    out.append('[ -r /sys/class/net/lo/flags ] && echo "loflags $(cat /sys/class/net/lo/flags)"')
+    out.append('true')
+    return "\n".join(out) + "\n"
+
+
+def check(dry_text, verbose_text, inside_text):
+    problems = []
+    dry, verbose = op_lines_dry(dry_text), op_lines_verbose(verbose_text)
+    if dry != verbose:
+        import difflib
+        problems.append("the --verbose steps differ from the --dry-run plan:\n" +
+                        "\n".join(difflib.unified_diff(dry, verbose, "dry-run", "verbose", lineterm="")))
+    mountinfo, facts = read_inside(inside_text)
+    libdir = facts.get("libdir", [LIBDIR_DEFAULT])[0]
+    plan = Plan(dry, libdir)
+    # Printed targets are resolved inside the root, through the image's
+    # symlinks (/lib -> usr/lib): the mount is where the link leads.
+    resolved = dict(e.split(" ", 1) for e in facts.get("exists", []) if " " in e)
+    exists = set(resolved)
+    tops, _ = top_mounts(mountinfo)
+
+    expected = {}
+    for m in plan.mounts:
+        m["printed"] = m["target"]
+        m["target"] = resolved.get(m["target"], m["target"])
+        expected[m["target"]] = m  # the last one printed is the top one
+    for target, m in expected.items():
+        got = tops.get(target)
+        if got is None:
+            # /proc entries depend on the kernel (no sysrq-trigger without
+            # CONFIG_MAGIC_SYSRQ): the executor skips what is not there.
+            if target.startswith("/proc/") and m["printed"] not in exists:
+                continue
+            problems.append("printed but not mounted: %s (%s)" % (target, m["line"]))
+            continue
+        if m["kind"] == "fresh":
+            want_type = m["type"]
+            if got["type"] != want_type:
+                problems.append("%s: printed -t %s, mounted %s" % (target, want_type, got["type"]))
+            flags = got["flags"] & PER_MOUNT
+            if flags != m["flags"]:
+                problems.append("%s: printed flags %s, mounted %s" %
+                                (target, sorted(m["flags"]), sorted(flags)))
+            shown = {norm(o) for o in got["super"]}
+            for d in m["data"]:
+                if (want_type, d) in NOT_SHOWN:
+                    continue
+                if norm(d) not in shown:
+                    problems.append("%s: printed %s, not in the mount's data %s" %
+                                    (target, d, ",".join(got["super"])))
+            printed_keys = {norm(d).partition("=")[0] for d in m["data"]}
+            for o in got["super"]:
+                key = o.partition("=")[0]
+                if key in ("rw", "ro") or key in printed_keys or key in KERNEL_DEFAULTS.get(want_type, set()):
+                    continue
+                problems.append("%s: the mount has %s, which the plan never printed" % (target, o))
+        else:
+            missing = m["flags"] - got["flags"]
+            if missing:
+                problems.append("%s: printed bind flags %s, mounted without %s" %
+                                (target, sorted(m["flags"]), sorted(missing)))
+            # A bind is printed read-only only if it is.
+            if "ro" not in m["flags"] and "ro" in got["flags"]:
+                problems.append("%s: mounted read-only, printed read-write" % target)
+
+    rec_roots = [t for t, m in expected.items() if m["rec"]]
+    for target, got in tops.items():
+        if target in expected:
+            continue
+        if any(under(target, r) for r in rec_roots if r != "/"):
+            continue  # a submount brought along by a printed recursive bind
+        problems.append("mounted but never printed: %s (%s %s)" % (target, got["type"], ",".join(sorted(got["flags"]))))
+
+    links = dict(l.split(" ", 1) if " " in l else (l, "") for l in facts.get("link", []))
+    for path, want in plan.links:
+        if links.get(path) != want:
+            problems.append("link %s: printed -> %s, found -> %s" % (path, want, links.get(path)))
+    dirs = set(facts.get("dir", []))
+    for d in plan.dirs:
+        if d not in dirs:
+            problems.append("directory %s printed, not there" % d)
+    files = set(facts.get("file", []))
+    for f in plan.files:
+        if f not in files:
+            problems.append("file %s printed, not there" % f)
+    if plan.hostname is not None and facts.get("hostname", [""])[0] != plan.hostname:
+        problems.append("host name printed %s, found %s" % (plan.hostname, facts.get("hostname")))
+    if plan.lo_up:
+        flags = facts.get("loflags", ["0x0"])[0]
+        if not int(flags, 16) & 1:
+            problems.append("lo printed up, flags %s" % flags)
+    for p in problems:
+        print("plantruth: " + p)
+    if not problems:
+        print("plantruth: %d lines, %d mounts: every printed line matches what was made" %
+              (len(dry), len(expected)))
+    return 1 if problems else 0
+
+
+def main(argv):
+    if len(argv) == 3 and argv[1] == "script":
+        sys.stdout.write(script(open(argv[2]).read()))
+        return 0
+    if len(argv) == 5 and argv[1] == "check":
+        return check(*(open(p).read() for p in argv[2:5]))
+    sys.stderr.write(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
