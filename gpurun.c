@@ -221,9 +221,8 @@ static int run_main(int argc, char **argv)
 	struct run_config cfg = {.plan = &plan, .image_fd = -1};
 	struct gerr err = {0};
 
+	/* getopt_long has already stepped over a "--" before IMAGE. */
 	int i = parse_run_args(&c, argc, argv);
-	if (i < argc && !strcmp(argv[i], "--"))
-		i++;
 	if (i >= argc)
 		die(GPURUN_EXIT_FAIL, "missing IMAGE (try gpurun --help)");
 	check_values(&c, &cfg);
@@ -249,7 +248,6 @@ static int run_main(int argc, char **argv)
 		.requires = c.requires,
 		.nrequires = c.nrequires,
 		.env = cfg.env,
-		.unprivileged = cfg.unprivileged,
 	};
 	for (char **e = cfg.env; *e; e++)
 		go.nenv++;

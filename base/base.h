@@ -24,6 +24,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* The number of elements of an array (not of a pointer). */
+#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
+
 #define GPURUN_EXIT_FAIL 125   /* gpurun itself failed */
 #define GPURUN_EXIT_NOEXEC 126 /* the command exists but cannot be run */
 #define GPURUN_EXIT_NOTFOUND 127

@@ -29,7 +29,7 @@ const struct op_flag_desc op_flags[4] = {
 unsigned long op_mount_attrs(unsigned flags)
 {
 	unsigned long a = 0;
-	for (size_t i = 0; i < sizeof op_flags / sizeof op_flags[0]; i++)
+	for (size_t i = 0; i < COUNT_OF(op_flags); i++)
 		if (flags & op_flags[i].flag)
 			a |= op_flags[i].attr;
 	return a;
@@ -57,13 +57,13 @@ void op_mount_data(const struct op *op, struct sbuf *out)
 }
 
 const char *const proc_readonly_paths[] = {"sys", "sysrq-trigger", "irq", "bus", "fs"};
-const size_t proc_nreadonly = sizeof proc_readonly_paths / sizeof proc_readonly_paths[0];
+const size_t proc_nreadonly = COUNT_OF(proc_readonly_paths);
 
 /* ldconfig.real first: on Ubuntu /sbin/ldconfig is a shell wrapper. */
 const char *const ldconfig_paths[] = {"/sbin/ldconfig.real", "/sbin/ldconfig", "/usr/sbin/ldconfig"};
-const size_t ldconfig_npaths = sizeof ldconfig_paths / sizeof ldconfig_paths[0];
+const size_t ldconfig_npaths = COUNT_OF(ldconfig_paths);
 const char *const ldconfig_args[] = {"-f", "/etc/ld.so.conf", "-C", "/etc/ld.so.cache"};
-const size_t ldconfig_nargs = sizeof ldconfig_args / sizeof ldconfig_args[0];
+const size_t ldconfig_nargs = COUNT_OF(ldconfig_args);
 
 const char *plan_libdir_for(int has_marker)
 {
@@ -172,7 +172,7 @@ static void rel(struct sbuf *b, const char *dst)
 static void mount_opts(struct sbuf *b, unsigned flags, const char *data)
 {
 	struct sbuf o = {0};
-	for (size_t i = 0; i < sizeof op_flags / sizeof op_flags[0]; i++)
+	for (size_t i = 0; i < COUNT_OF(op_flags); i++)
 		if (flags & op_flags[i].flag)
 			add_data(&o, op_flags[i].name);
 	add_data(&o, data);

@@ -1,7 +1,7 @@
 /* gpu/caps.c — driver capabilities (NVIDIA_DRIVER_CAPABILITIES, --caps) and
  * the per-capability lists of what gets injected.
  *
- * The lists are nvidia-container-cli's (reference/gpu-injection.md §2.1-2.3):
+ * The lists are nvidia-container-cli's:
  * a library is named by the prefix of its ld.so.cache key up to ".so", so
  * "libnvidia-pkcs11.so" does not also match libnvidia-pkcs11-openssl3.
  * The capability -> list mapping is the reference's too: video brings the
@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define N(a) (sizeof(a) / sizeof((a)[0]))
 
 static const char *const utility_libs[] = {
 	"libnvidia-ml.so", "libnvidia-cfg.so", "libnvidia-nscq.so",
@@ -39,13 +38,13 @@ static const char *const ngx_libs[] = {
 };
 
 const struct caps_files caps_libs[] = {
-	{INJ_UTILITY_LIBS, utility_libs, N(utility_libs)},
-	{INJ_COMPUTE_LIBS, compute_libs, N(compute_libs)},
-	{INJ_VIDEO_LIBS, video_libs, N(video_libs)},
-	{INJ_GRAPHICS_LIBS, graphics_libs, N(graphics_libs)},
-	{INJ_NGX_LIBS, ngx_libs, N(ngx_libs)},
+	{INJ_UTILITY_LIBS, utility_libs, COUNT_OF(utility_libs)},
+	{INJ_COMPUTE_LIBS, compute_libs, COUNT_OF(compute_libs)},
+	{INJ_VIDEO_LIBS, video_libs, COUNT_OF(video_libs)},
+	{INJ_GRAPHICS_LIBS, graphics_libs, COUNT_OF(graphics_libs)},
+	{INJ_NGX_LIBS, ngx_libs, COUNT_OF(ngx_libs)},
 };
-const size_t caps_nlibs = N(caps_libs);
+const size_t caps_nlibs = COUNT_OF(caps_libs);
 
 static const char *const utility_bins[] = {
 	"nvidia-smi", "nvidia-debugdump", "nvidia-persistenced", "nv-fabricmanager",
@@ -55,10 +54,10 @@ static const char *const compute_bins[] = {
 };
 
 const struct caps_files caps_bins[] = {
-	{INJ_UTILITY_BINS, utility_bins, N(utility_bins)},
-	{INJ_COMPUTE_BINS, compute_bins, N(compute_bins)},
+	{INJ_UTILITY_BINS, utility_bins, COUNT_OF(utility_bins)},
+	{INJ_COMPUTE_BINS, compute_bins, COUNT_OF(compute_bins)},
 };
-const size_t caps_nbins = N(caps_bins);
+const size_t caps_nbins = COUNT_OF(caps_bins);
 
 static const struct {
 	const char *name;
@@ -94,10 +93,10 @@ int caps_parse(const char *list, unsigned *caps, struct gerr *err)
 			continue;
 		}
 		size_t i;
-		for (i = 0; i < N(cap_names); i++)
+		for (i = 0; i < COUNT_OF(cap_names); i++)
 			if (strlen(cap_names[i].name) == n && !strncmp(item, cap_names[i].name, n))
 				break;
-		if (i == N(cap_names))
+		if (i == COUNT_OF(cap_names))
 			return gerr_set(err, 0, "unknown driver capability \"%.*s\" (known: utility, compute, "
 						"video, graphics, display, compat32, ngx, all)",
 					(int)(n > 64 ? 64 : n), item);
@@ -109,22 +108,8 @@ int caps_parse(const char *list, unsigned *caps, struct gerr *err)
 unsigned caps_inject_flags(unsigned caps)
 {
 	unsigned inj = 0;
-	for (size_t i = 0; i < N(cap_names); i++)
+	for (size_t i = 0; i < COUNT_OF(cap_names); i++)
 		if (caps & cap_names[i].cap)
 			inj |= cap_names[i].inj;
 	return inj;
-}
-
-void caps_format(unsigned caps, char *buf, size_t cap)
-{
-	size_t used = 0;
-	buf[0] = '\0';
-	for (size_t i = 0; i < N(cap_names); i++) {
-		if (!(caps & cap_names[i].cap))
-			continue;
-		int w = snprintf(buf + used, cap - used, "%s%s", used ? "," : "", cap_names[i].name);
-		if (w < 0 || (size_t)w >= cap - used)
-			break;
-		used += (size_t)w;
-	}
 }

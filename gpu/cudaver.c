@@ -147,8 +147,9 @@ int cuda_driver_version(struct gpu_driver *drv, char *out, size_t cap, struct ge
 	}
 	int fds[2];
 	if (pipe2(fds, O_CLOEXEC) < 0) {
+		gerr_set(err, errno, "pipe");
 		strv_free(&libs);
-		return gerr_set(err, errno, "pipe");
+		return -1;
 	}
 	fflush(NULL);
 	pid_t pid = fork();
@@ -174,7 +175,7 @@ int cuda_driver_version(struct gpu_driver *drv, char *out, size_t cap, struct ge
 	if (r == 0 && a.version <= 0)
 		r = gerr_set(err, 0, "%s: cuDriverGetVersion gave %d", libs.v[0], a.version);
 	if (r == 0)
-		/* cuda.h: 1000 * major + 10 * minor. */
+		/* The driver API encodes it as 1000 * major + 10 * minor. */
 		snprintf(out, cap, "%d.%d", a.version / 1000, a.version % 1000 / 10);
 	strv_free(&libs);
 	return r;

@@ -1,6 +1,6 @@
 /* gpu/discover.c — what the driver root says about the driver, without NVML.
  *
- * Everything is a file under the driver root (DESIGN.md §5):
+ * Everything is a file under the driver root:
  *   proc/driver/nvidia/version            the NVRM version ("no driver" if absent)
  *   proc/driver/nvidia/gpus/<bus>/information   one per GPU: minor, UUID, model
  *   proc/devices                          the dynamic major of nvidia-uvm
@@ -37,8 +37,12 @@ static char *fd_path(int fd)
 	char link[64], buf[4096];
 	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
 	ssize_t n = readlink(link, buf, sizeof buf - 1);
-	if (n <= 0 || (size_t)n >= sizeof buf - 1)
+	if (n < 0)
 		return NULL;
+	if (n == 0 || (size_t)n >= sizeof buf - 1) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
 	buf[n] = '\0';
 	return xstrdup(buf);
 }
@@ -178,8 +182,6 @@ static int read_gpus(struct gpu_driver *drv, struct gerr *err)
 int gpu_discover(const char *root, struct gpu_driver *drv, struct gerr *err)
 {
 	memset(drv, 0, sizeof *drv);
-	drv->rootfd = -1;
-	drv->root = xstrdup(root);
 	drv->rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (drv->rootfd < 0)
 		return gerr_set(err, errno, "no NVIDIA driver found under %s: driver root %s", root, root);
@@ -204,8 +206,8 @@ int gpu_discover(const char *root, struct gpu_driver *drv, struct gerr *err)
 	 * loaded, and then there are no uvm nodes to give. */
 	struct gerr ignore = {0};
 	_cleanup_free_ char *devices = drv_read(drv, "proc/devices", SMALL_FILE_MAX, &len, &ignore);
-	if (devices && !procfs_devices_major(devices, len, "nvidia-uvm", &drv->uvm_major))
-		drv->uvm_major = 0;
+	if (devices)
+		procfs_devices_major(devices, len, "nvidia-uvm", &drv->uvm_major);
 	return 0;
 }
 
@@ -213,7 +215,6 @@ void gpu_driver_free(struct gpu_driver *drv)
 {
 	if (drv->rootfd >= 0)
 		close(drv->rootfd);
-	free(drv->root);
 	free(drv->rootpath);
 	free(drv->gpus);
 	ldcache_free(&drv->cache);

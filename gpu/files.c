@@ -3,7 +3,7 @@
  * lands in the container.  Computed once, then turned into plan ops by
  * inject.c or printed by `gpurun list` (info.c), so the two cannot disagree.
  *
- * What and where follow nvidia-container-cli (reference §1.1, §2.3-2.5):
+ * What and where follow nvidia-container-cli:
  *   /dev/nvidiactl always; nvidia-uvm(-tools) with the compute libraries;
  *   nvidia-modeset with display; /dev/nvidia<minor> per selected GPU;
  *   binaries found on a fixed PATH inside the driver root -> /usr/bin;
@@ -86,7 +86,7 @@ static void collect_bins(const struct gpu_driver *drv, unsigned inj, struct inj_
 		if (!(inj & caps_bins[g].flag))
 			continue;
 		for (size_t b = 0; b < caps_bins[g].n; b++) {
-			for (size_t d = 0; d < sizeof bin_dirs / sizeof bin_dirs[0]; d++) {
+			for (size_t d = 0; d < COUNT_OF(bin_dirs); d++) {
 				char path[256];
 				struct stat st;
 				snprintf(path, sizeof path, "%s/%s", bin_dirs[d], caps_bins[g].names[b]);
@@ -165,7 +165,7 @@ static void collect_firmware(const struct gpu_driver *drv, struct inj_set *s)
 
 static void collect_ipcs(const struct gpu_driver *drv, unsigned inj, struct inj_set *s)
 {
-	for (size_t i = 0; i < sizeof ipcs / sizeof ipcs[0]; i++) {
+	for (size_t i = 0; i < COUNT_OF(ipcs); i++) {
 		if (!(inj & ipcs[i].flag))
 			continue;
 		for (size_t c = 0; c < 2 && ipcs[i].paths[c]; c++) {

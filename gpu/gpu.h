@@ -19,11 +19,9 @@ struct gpu_opts {
 	size_t nrequires;
 	char **env;              /* container environment "K=V" (from -e), for NVIDIA_* */
 	size_t nenv;
-	int unprivileged;        /* running in a user namespace */
 };
 
 struct gpu_result {
-	int active;          /* the container is a GPU container (something injected) */
 	char *ldconfig_dirs; /* ':'-separated dirs for OP_LDCONFIG after the pivot, or NULL */
 };
 

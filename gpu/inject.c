@@ -1,14 +1,13 @@
 /* gpu/inject.c — gpu_configure(): what `nvidia-container-cli configure`
  * does, as ops appended to the plan (nothing is mounted here).
  *
- * The story, in the reference tool's order (reference §5 "Order inside
- * configure"): decide whether this is a GPU container at all and with
+ * The story, in the reference tool's order: decide whether this is a GPU container at all and with
  * which capabilities; read the driver; select the GPUs; check the
  * requirements before anything is mounted; then the ops — device nodes,
  * the masked /proc/driver/nvidia, binaries, libraries, firmware, IPC —
  * and the directory for the ldconfig run the caller adds after the pivot.
  *
- * Selection precedence (DESIGN.md §1): --gpus, else NVIDIA_VISIBLE_DEVICES
+ * Selection precedence: --gpus, else NVIDIA_VISIBLE_DEVICES
  * from the container environment (-e), else no GPU.  The host's own
  * environment never selects GPUs. */
 #include "internal.h"
@@ -31,22 +30,22 @@ const char *gpu_default_root(const char *opt)
 	return e && *e ? e : "/";
 }
 
-/* The container's value of key (last -e wins), or NULL. */
-static const char *env_get(const struct gpu_opts *o, const char *key)
+/* The container's value of key, or NULL.  The environment holds each key
+ * once (gpurun.c lets a later -e replace an earlier one). */
+static const char *container_getenv(const struct gpu_opts *o, const char *key)
 {
-	const char *v = NULL;
 	size_t kl = strlen(key);
 	for (size_t i = 0; i < o->nenv; i++)
-		if (o->env[i] && !strncmp(o->env[i], key, kl) && o->env[i][kl] == '=')
-			v = o->env[i] + kl + 1;
-	return v;
+		if (!strncmp(o->env[i], key, kl) && o->env[i][kl] == '=')
+			return o->env[i] + kl + 1;
+	return NULL;
 }
 
 /* Go's strconv.ParseBool true values, as the NVIDIA hook reads them. */
 static int env_true(const char *v)
 {
 	static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
-	for (size_t i = 0; v && i < sizeof yes / sizeof yes[0]; i++)
+	for (size_t i = 0; v && i < COUNT_OF(yes); i++)
 		if (!strcmp(v, yes[i]))
 			return 1;
 	return 0;
@@ -55,7 +54,7 @@ static int env_true(const char *v)
 /* The "legacy image" rule: CUDA_VERSION without NVIDIA_REQUIRE_CUDA. */
 static int legacy_image(const struct gpu_opts *o)
 {
-	return env_get(o, "CUDA_VERSION") && !env_get(o, "NVIDIA_REQUIRE_CUDA");
+	return container_getenv(o, "CUDA_VERSION") && !container_getenv(o, "NVIDIA_REQUIRE_CUDA");
 }
 
 static int pick_caps(const struct gpu_opts *o, const struct gpu_request *rq, unsigned *caps,
@@ -67,7 +66,7 @@ static int pick_caps(const struct gpu_opts *o, const struct gpu_request *rq, uns
 		what = "--gpus capabilities";
 	}
 	if (!list) {
-		list = env_get(o, "NVIDIA_DRIVER_CAPABILITIES");
+		list = container_getenv(o, "NVIDIA_DRIVER_CAPABILITIES");
 		what = "NVIDIA_DRIVER_CAPABILITIES";
 	}
 	if (caps_parse(list, caps, err) < 0)
@@ -85,20 +84,15 @@ static int collect_requires(const struct gpu_opts *o, struct strv *reqs, struct 
 {
 	for (size_t i = 0; i < o->nrequires; i++)
 		strv_add(reqs, xstrdup(o->requires[i]));
-	if (env_true(env_get(o, "NVIDIA_DISABLE_REQUIRE")))
+	if (env_true(container_getenv(o, "NVIDIA_DISABLE_REQUIRE")))
 		return 0;
 	for (size_t i = 0; i < o->nenv; i++) {
-		const char *e = o->env[i], *eq = e ? strchr(e, '=') : NULL;
-		if (!eq || strncmp(e, "NVIDIA_REQUIRE_", 15) || !strncmp(e, "NVIDIA_REQUIRE_JETPACK=", 23))
-			continue;
-		/* The last -e of a name is the one the container sees. */
-		char key[128];
-		snprintf(key, sizeof key, "%.*s", (int)(eq - e), e);
-		if (env_get(o, key) == eq + 1)
-			strv_add(reqs, xstrdup(eq + 1));
+		const char *e = o->env[i];
+		if (!strncmp(e, "NVIDIA_REQUIRE_", 15) && strncmp(e, "NVIDIA_REQUIRE_JETPACK=", 23))
+			strv_add(reqs, xstrdup(strchr(e, '=') + 1));
 	}
 	if (legacy_image(o)) {
-		const char *v = env_get(o, "CUDA_VERSION");
+		const char *v = container_getenv(o, "CUDA_VERSION");
 		unsigned major, minor;
 		if (sscanf(v, "%u.%u", &major, &minor) != 2)
 			return gerr_set(err, 0, "invalid CUDA_VERSION %.64s (want MAJOR.MINOR)", v);
@@ -184,7 +178,8 @@ static void add_text_file(struct plan *p, const struct gpu_driver *drv, const ch
 	plan_why(op, "ModifyDeviceFiles: 0 - the driver in here must not mknod other GPUs' nodes");
 }
 
-/* /proc/driver/nvidia with only the selected GPUs (reference §3.1).  The
+/* /proc/driver/nvidia with only the selected GPUs, as nvidia-container-cli
+ * masks it.  The
  * container's procfs is the host kernel's, so the tmpfs goes on
  * /proc/driver/nvidia when the host has that directory.  A host without
  * the NVIDIA module (a fake driver root in the tests) has no such
@@ -293,14 +288,12 @@ static int configure(struct plan *p, const struct gpu_opts *o, const struct gpu_
 	add_files(p, &set);
 	if ((inj & INJ_GRAPHICS_LIBS) && set.ngpus)
 		add_app_profile(p, &set);
-	res->active = 1;
 	res->ldconfig_dirs = set.nlibs ? xstrdup("$LIBDIR") : NULL;
 	r = 0;
 out:
 	inj_free(&set);
 	strv_free(&reqs);
-	if (drv.rootfd >= 0 || drv.root)
-		gpu_driver_free(&drv);
+	gpu_driver_free(&drv);
 	return r;
 }
 
@@ -309,7 +302,7 @@ int gpu_configure(struct plan *p, const struct gpu_opts *o, struct gpu_result *r
 	memset(res, 0, sizeof *res);
 	const char *spec = o->gpus, *what = "--gpus";
 	if (!spec) {
-		spec = env_get(o, "NVIDIA_VISIBLE_DEVICES");
+		spec = container_getenv(o, "NVIDIA_VISIBLE_DEVICES");
 		what = "NVIDIA_VISIBLE_DEVICES";
 	}
 	if (!spec)

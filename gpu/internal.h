@@ -25,7 +25,7 @@
 
 /* ---- ldcache.c ---------------------------------------------------------- */
 
-/* ld.so.cache entry flags (glibc dl-cache.h): low byte = type, high byte = arch. */
+/* ld.so.cache entry flags, as glibc writes them: low byte = type, high byte = arch. */
 #define LDCACHE_TYPE_MASK 0x00ff
 #define LDCACHE_ARCH_MASK 0xff00
 #define LDCACHE_ELF 0x0001
@@ -95,7 +95,6 @@ struct gpu_dev {
 };
 
 struct gpu_driver {
-	char *root;     /* the driver root as given ("/", "/run/nvidia/driver") */
 	char *rootpath; /* its canonical host path, "" for "/" (prefix of host paths) */
 	int rootfd;     /* O_PATH directory fd: every lookup is resolved inside it */
 	char version[32];
@@ -164,8 +163,6 @@ int caps_parse(const char *list, unsigned *caps, struct gerr *err);
 /* Capabilities -> INJ_* flags (video brings compute libs, display brings
  * graphics libs and the modeset node). */
 unsigned caps_inject_flags(unsigned caps);
-/* "utility,compute" for messages; buf of at least 64 bytes. */
-void caps_format(unsigned caps, char *buf, size_t cap);
 
 struct caps_files {
 	unsigned flag;                /* INJ_* */
@@ -199,7 +196,6 @@ struct gpu_request {
 struct gpu_selection {
 	enum sel_kind kind;
 	unsigned char mask[GPU_MAX]; /* by index */
-	char caps[64];
 };
 
 /* Normalise a PCI bus id ("3b:00.0", "0000:3B:00.0", "00000000:3b:00.0")

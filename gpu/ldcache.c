@@ -3,7 +3,7 @@
  * This is how nvidia-container-cli finds the driver's libraries: not by
  * scanning directories but by asking the driver root's own loader cache,
  * which already knows which file each SONAME resolves to.  The format
- * (glibc elf/dl-cache.h, summarised in reference/gpu-injection.md §2.6):
+ * (the format glibc's ldconfig writes):
  *
  *   old section:           "ld.so-1.7.0" (11 bytes + 1 pad), uint32 nlibs,
  *                          nlibs x {int32 flags, uint32 key, uint32 value},

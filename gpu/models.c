@@ -47,7 +47,6 @@ static const struct {
 	{"50", "12.0"}, {"40", "8.9"}, {"30", "8.6"}, {"20", "7.5"}, {"16", "7.5"}, {"10", "6.1"},
 };
 
-#define N(a) (sizeof(a) / sizeof((a)[0]))
 #define MAX_TOKENS 16
 
 /* Split a copy of the model on spaces and dashes. */
@@ -66,7 +65,7 @@ const char *model_brand(const char *model)
 	char buf[128], *tok[MAX_TOKENS];
 	size_t n = tokens(model, buf, sizeof buf, tok);
 	for (size_t i = 0; i < n; i++)
-		for (size_t b = 0; b < N(brands); b++)
+		for (size_t b = 0; b < COUNT_OF(brands); b++)
 			if (!strcasecmp(tok[i], brands[b].token))
 				return brands[b].brand;
 	return "Unknown";
@@ -80,7 +79,7 @@ const char *model_arch(const char *model)
 		/* "Quadro RTX 6000" is Turing, unlike "RTX 6000 Ada". */
 		if (!strcasecmp(tok[i], "Quadro") && i + 1 < n && !strcasecmp(tok[i + 1], "RTX"))
 			return "7.5";
-		for (size_t a = 0; a < N(archs); a++)
+		for (size_t a = 0; a < COUNT_OF(archs); a++)
 			if (!strcasecmp(tok[i], archs[a].token))
 				return archs[a].arch;
 	}
@@ -89,7 +88,7 @@ const char *model_arch(const char *model)
 			continue;
 		if (strlen(tok[i + 1]) != 4 || strspn(tok[i + 1], "0123456789") != 4)
 			continue;
-		for (size_t s = 0; s < N(series); s++)
+		for (size_t s = 0; s < COUNT_OF(series); s++)
 			if (!strncmp(tok[i + 1], series[s].prefix, 2))
 				return series[s].arch;
 	}

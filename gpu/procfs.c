@@ -1,5 +1,5 @@
 /* gpu/procfs.c — the small text formats the NVIDIA kernel module publishes
- * (reference/gpu-injection.md §1.3), parsed without NVML:
+ * parsed without NVML:
  *
  *   /proc/driver/nvidia/version            "NVRM version: NVIDIA UNIX x86_64
  *                                           Kernel Module  550.54.14  <date>"

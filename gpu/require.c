@@ -1,6 +1,6 @@
 /* gpu/require.c — NVIDIA_REQUIRE_* constraints ("cuda>=12.4 brand=tesla,driver>=470").
  *
- * The grammar is nvidia-container-cli's (reference/gpu-injection.md §4):
+ * The grammar is nvidia-container-cli's:
  * alternatives separated by spaces (OR), each a comma-separated list of
  * `key OP value` terms (AND).  Keys, any case: cuda, driver, arch (versions,
  * digits and dots, compared numerically per component with trailing ".0"s
@@ -36,7 +36,7 @@ struct term {
 };
 
 /* Digit runs of a version, skipping dots: "12.04" -> "12", then "04". */
-static const char *next_component(const char *s, const char **start, size_t *n)
+static const char *next_version_part(const char *s, const char **start, size_t *n)
 {
 	while (*s == '.')
 		s++;
@@ -73,8 +73,8 @@ int version_compare(const char *a, const char *b, int *cmp)
 	while ((*a || *b) && *cmp == 0) {
 		const char *as, *bs;
 		size_t an, bn;
-		a = next_component(a, &as, &an);
-		b = next_component(b, &bs, &bn);
+		a = next_version_part(a, &as, &an);
+		b = next_version_part(b, &bs, &bn);
 		*cmp = cmp_number(as, an, bs, bn);
 	}
 	return 0;
@@ -92,16 +92,16 @@ static int parse_term(const char *s, size_t n, struct term *t)
 	if (kn == 0 || on == 0 || vn == 0 || vn >= sizeof t->value)
 		return -1;
 	size_t i;
-	for (i = 0; i < sizeof keys / sizeof keys[0]; i++)
+	for (i = 0; i < COUNT_OF(keys); i++)
 		if (strlen(keys[i]) == kn && !strncasecmp(s, keys[i], kn))
 			break;
-	if (i == sizeof keys / sizeof keys[0])
+	if (i == COUNT_OF(keys))
 		return -1;
 	t->key = (enum key)i;
-	for (i = 0; i < sizeof cmps / sizeof cmps[0]; i++)
+	for (i = 0; i < COUNT_OF(cmps); i++)
 		if (strlen(cmps[i].s) == on && !strncmp(s + kn, cmps[i].s, on))
 			break;
-	if (i == sizeof cmps / sizeof cmps[0])
+	if (i == COUNT_OF(cmps))
 		return -1;
 	t->cmp = cmps[i].cmp;
 	memcpy(t->value, s + kn + on, vn);

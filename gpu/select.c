@@ -6,14 +6,14 @@
  * before) and typos are reported even without a driver.  gpu_request_resolve()
  * then matches the items against the GPU table.
  *
- * Forms (DESIGN.md §1, reference §1.2 and §4):
+ * Forms (the README lists them for users):
  *   all | none | void | ID[,ID...]      ID = index (PCI bus order, not the
  *                                       minor), GPU-<uuid> (any case, full),
  *                                       PCI bus id (short or 8-digit domain),
  *                                       <gpu>:<mig> or MIG-<uuid>
  *   docker's CSV: count=N|all, "device=ID[,ID...]", capabilities=...,
  *                 driver=nvidia, options=...
- * A bare number means an index here (the design card's `--gpus 0`), not
+ * A bare number means an index here (`gpurun --gpus 0` is GPU 0), not
  * docker's count. */
 #include "internal.h"
 
@@ -310,7 +310,6 @@ int gpu_request_resolve(const struct gpu_request *rq, const struct gpu_dev *gpus
 {
 	memset(sel, 0, sizeof *sel);
 	sel->kind = rq->kind;
-	snprintf(sel->caps, sizeof sel->caps, "%s", rq->caps);
 	if (rq->kind != SEL_SOME)
 		return 0;
 	if (ngpus > GPU_MAX)

@@ -243,7 +243,7 @@ static int do_rootfs(struct exec_state *st, struct op *op, struct gerr *err)
 		return gerr_set(err, errno, "mkdir %s", PLAN_ROOT);
 	if (op->flags & OPF_DIR) {
 		static const char *const dirs[] = {PLAN_LOWER, PLAN_UPPER, PLAN_WORK};
-		for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+		for (size_t i = 0; i < COUNT_OF(dirs); i++)
 			if (mkdir(dirs[i], 0755) < 0)
 				return gerr_set(err, errno, "mkdir %s", dirs[i]);
 		if (move_mount(op->fd, "", AT_FDCWD, PLAN_LOWER, MOVE_MOUNT_F_EMPTY_PATH) < 0)
@@ -266,7 +266,7 @@ static int do_rootfs(struct exec_state *st, struct op *op, struct gerr *err)
 			return gerr_set(err, errno, "open %s", PLAN_ROOT);
 		struct unpack_stats us = {0};
 		unsigned how = (op->flags & OPF_KEEP_OWNER) ? UNPACK_KEEP_OWNER : UNPACK_CLEAR_SUID;
-		if (rootfs_unpack(st->image_fd, cfg->image, dfd, how, &us, err) < 0)
+		if (rootfs_unpack(cfg->image_fd, cfg->image, dfd, how, &us, err) < 0)
 			return -1;
 		if (chdir("/") < 0)
 			return gerr_set(err, errno, "chdir /");
@@ -402,7 +402,6 @@ static int do_pivot(struct exec_state *st, struct gerr *err)
 		return gerr_set(err, errno, "detach the old root");
 	if (chdir("/") < 0)
 		return gerr_set(err, errno, "chdir /");
-	st->pivoted = 1;
 	return 0;
 }
 

@@ -7,10 +7,8 @@
 
 struct exec_state {
 	const struct run_config *cfg;
-	int image_fd;       /* the archive, opened by P0; -1 for a directory image */
 	int rootfd;         /* O_PATH fd of the container root mount */
 	const char *libdir; /* $LIBDIR once known */
-	int pivoted;
 };
 
 /* Run the whole plan (rootfs, mounts, pivot, ldconfig, final remounts). */
@@ -18,7 +16,7 @@ int plan_execute(struct exec_state *st, struct gerr *err);
 
 /* P1: everything after clone() — wait for the id maps, run the plan, fork
  * the command, reap.  Never returns. */
-__attribute__((noreturn)) void init_main(const struct run_config *cfg, int image_fd, int sync_fd,
+__attribute__((noreturn)) void init_main(const struct run_config *cfg, int sync_fd,
 					 int err_fd, int status_fd);
 
 #endif

@@ -113,12 +113,11 @@ __attribute__((noreturn)) static void exec_command(char **argv, char **envp, int
 		}
 		fail(err_fd, &err);
 	}
+	/* The environment always has PATH (gpurun.c puts it first). */
 	const char *path = env_get(envp, "PATH");
-	if (!path)
-		path = NS_DEFAULT_PATH;
 	int denied = 0, denied_errno = 0;
 	char full[PATH_MAX], denied_path[PATH_MAX] = "";
-	for (const char *p = path; *p;) {
+	for (const char *p = path ? path : ""; *p;) {
 		size_t n = strcspn(p, ":");
 		if (n == 0)
 			snprintf(full, sizeof full, "%s", cmd);
@@ -197,8 +196,10 @@ __attribute__((noreturn)) static void command_main(const struct run_config *cfg,
 	if (chdir(wd) < 0)
 		failf(err_fd, errno, "workdir %s", wd);
 	/* The cwd must be inside the new root (CVE-2024-21626). */
-	if (!getcwd(cwd, sizeof cwd) || cwd[0] != '/')
-		failf(err_fd, errno ? errno : EACCES, "workdir %s is outside the container", wd);
+	if (!getcwd(cwd, sizeof cwd))
+		failf(err_fd, errno, "workdir %s", wd);
+	if (cwd[0] != '/') /* glibc's "(unreachable)/..." */
+		failf(err_fd, EACCES, "workdir %s is outside the container", wd);
 
 	if (cfg->tty_foreground) {
 		/* Own process group in the foreground: ^C reaches the command
@@ -256,15 +257,16 @@ static void close_inherited(const int *keep, size_t n)
 	}
 }
 
-void init_main(const struct run_config *cfg, int image_fd, int sync_fd, int err_fd, int status_fd)
+void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status_fd)
 {
+	const int image_fd = cfg->image_fd;
 	struct gerr err = {0};
 	char go;
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		failf(err_fd, errno, "prctl(PR_SET_PDEATHSIG)");
 	const int keep[] = {image_fd, sync_fd, err_fd, status_fd};
-	close_inherited(keep, sizeof keep / sizeof keep[0]);
+	close_inherited(keep, COUNT_OF(keep));
 	/* EOF instead of "g": P0 died or could not write the id maps. */
 	if (read(sync_fd, &go, 1) != 1)
 		_exit(GPURUN_EXIT_FAIL);
@@ -278,12 +280,12 @@ void init_main(const struct run_config *cfg, int image_fd, int sync_fd, int err_
 	sigset_t all, orig;
 	sigemptyset(&all);
 	static const int relayed[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCHLD};
-	for (size_t i = 0; i < sizeof relayed / sizeof relayed[0]; i++)
+	for (size_t i = 0; i < COUNT_OF(relayed); i++)
 		sigaddset(&all, relayed[i]);
 	sigprocmask(SIG_BLOCK, &all, &orig);
 	/* P0 blocked these before clone(); the command must start with the
 	 * mask the user's shell gave gpurun. */
-	for (size_t i = 0; i < sizeof relayed / sizeof relayed[0]; i++)
+	for (size_t i = 0; i < COUNT_OF(relayed); i++)
 		sigdelset(&orig, relayed[i]);
 	int sfd = signalfd(-1, &all, SFD_CLOEXEC);
 	if (sfd < 0)
@@ -305,7 +307,7 @@ void init_main(const struct run_config *cfg, int image_fd, int sync_fd, int err_
 	}
 	close(gop[0]);
 
-	struct exec_state st = {.cfg = cfg, .image_fd = image_fd, .rootfd = -1};
+	struct exec_state st = {.cfg = cfg, .rootfd = -1};
 	if (plan_execute(&st, &err) < 0)
 		fail(err_fd, &err);
 	if (image_fd >= 0)

@@ -115,7 +115,7 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 
 	sigset_t mask, orig;
 	sigemptyset(&mask);
-	for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
+	for (size_t i = 0; i < COUNT_OF(forwarded); i++)
 		sigaddset(&mask, forwarded[i]);
 	sigaddset(&mask, SIGCHLD);
 	sigaddset(&mask, SIGTTOU); /* for giving the terminal back at the end */
@@ -148,7 +148,7 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 		close(errp[0]);
 		close(statusp[0]);
 		close(sfd);
-		init_main(cfg, cfg->image_fd, syncp[0], errp[1], statusp[1]);
+		init_main(cfg, syncp[0], errp[1], statusp[1]);
 	}
 	close(syncp[0]);
 	close(errp[1]);

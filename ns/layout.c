@@ -15,7 +15,7 @@
 
 #define OVERLAY_DATA "lowerdir=" PLAN_LOWER ",upperdir=" PLAN_UPPER ",workdir=" PLAN_WORK
 
-static void add_root(struct plan *p, const struct run_config *cfg)
+static void layout_root(struct plan *p, const struct run_config *cfg)
 {
 	unsigned flags = OPF_NODEV | OPF_NOSUID;
 	if (cfg->image_is_dir)
@@ -30,7 +30,7 @@ static void add_root(struct plan *p, const struct run_config *cfg)
 	plan_why(root, "the per-run root: a tmpfs of this mount namespace, gone with it");
 }
 
-static void add_dev(struct plan *p)
+static void layout_dev(struct plan *p)
 {
 	static const struct {
 		const char *path;
@@ -42,11 +42,11 @@ static void add_dev(struct plan *p)
 					       {"pts/ptmx", "/dev/ptmx"}};
 	plan_why(plan_tmpfs(p, "/dev", "mode=0755", OPF_NOSUID | OPF_NOEXEC),
 		 "a private /dev: no host device is visible unless gpurun binds it");
-	for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
+	for (size_t i = 0; i < COUNT_OF(nodes); i++) {
 		struct op *op = plan_bind(p, nodes[i].path, nodes[i].path, OPF_DEVICE | OPF_NOSUID | OPF_NOEXEC);
 		op->rdev = makedev(nodes[i].maj, nodes[i].min);
 	}
-	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++)
+	for (size_t i = 0; i < COUNT_OF(links); i++)
 		plan_symlink(p, links[i][0], links[i][1]);
 	plan_add(p, OP_DEVPTS, OPF_NOSUID | OPF_NOEXEC, NULL, "/dev/pts");
 	plan_why(plan_tmpfs(p, "/dev/shm", "mode=1777", OPF_NOSUID | OPF_NODEV),
@@ -58,10 +58,10 @@ static void add_dev(struct plan *p)
  * needs no write access to the image's /etc, which a directory image owned
  * by someone else does not give an unprivileged user.  An image symlink
  * there (often dangling: ../run/systemd/resolve/...) is replaced. */
-static void add_host_net_files(struct plan *p)
+static void layout_host_net_files(struct plan *p)
 {
 	static const char *const files[] = {"/etc/resolv.conf", "/etc/hosts"};
-	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+	for (size_t i = 0; i < COUNT_OF(files); i++)
 		plan_why(plan_bind(p, files[i], files[i],
 				   OPF_OPTIONAL | OPF_REPLACE | OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC),
 			 "the host's, as the network is shared");
@@ -69,14 +69,14 @@ static void add_host_net_files(struct plan *p)
 
 void layout_base(struct plan *p, const struct run_config *cfg)
 {
-	add_root(p, cfg);
+	layout_root(p, cfg);
 	if (cfg->hostname)
 		plan_add(p, OP_HOSTNAME, 0, cfg->hostname, NULL);
 	if (cfg->new_net)
 		plan_add(p, OP_LOOPBACK, 0, NULL, NULL);
 	plan_why(plan_add(p, OP_PROC, OPF_NOSUID | OPF_NODEV | OPF_NOEXEC, NULL, "/proc"),
 		 "fresh: only the container's processes");
-	add_dev(p);
+	layout_dev(p);
 	if (cfg->new_net)
 		plan_add(p, OP_SYSFS, OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC, NULL, "/sys");
 	else
@@ -84,7 +84,7 @@ void layout_base(struct plan *p, const struct run_config *cfg)
 	plan_tmpfs(p, "/tmp", "mode=1777", OPF_NOSUID | OPF_NODEV);
 	plan_tmpfs(p, "/run", "mode=0755", OPF_NOSUID | OPF_NODEV);
 	if (!cfg->new_net)
-		add_host_net_files(p);
+		layout_host_net_files(p);
 }
 
 int layout_volume(struct plan *p, const char *spec, struct gerr *err)

@@ -137,23 +137,19 @@ int root_mount_target(int rootfd, const char *path, int dir, int replace, struct
 				return gerr_set(err, errno, "replace symlink %s in the container root", path);
 		} else {
 			/* Existing entry (a symlink is followed, inside the root). */
-			int fd = root_open(rootfd, path, O_PATH, err);
+			_cleanup_fd_ int fd = root_open(rootfd, path, O_PATH, err);
 			if (fd < 0)
 				return -1;
 			struct stat t;
-			if (fstat(fd, &t) < 0) {
-				close(fd);
+			if (fstat(fd, &t) < 0)
 				return gerr_set(err, errno, "stat %s in the container root", path);
-			}
-			if (dir && !S_ISDIR(t.st_mode)) {
-				close(fd);
+			if (dir && !S_ISDIR(t.st_mode))
 				return gerr_set(err, ENOTDIR, "mount point %s in the container root", path);
-			}
-			if (!dir && S_ISDIR(t.st_mode)) {
-				close(fd);
+			if (!dir && S_ISDIR(t.st_mode))
 				return gerr_set(err, EISDIR, "mount point %s in the container root", path);
-			}
-			return fd;
+			int ret = fd;
+			fd = -1;
+			return ret;
 		}
 	} else if (errno != ENOENT) {
 		return gerr_set(err, errno, "stat %s in the container root", path);

@@ -25,12 +25,12 @@ int sec_drop_caps(int keep_root_caps, struct gerr *err)
 {
 	capng_clear(CAPNG_SELECT_BOTH);
 	if (keep_root_caps)
-		for (size_t i = 0; i < sizeof keep_caps / sizeof keep_caps[0]; i++)
+		for (size_t i = 0; i < COUNT_OF(keep_caps); i++)
 			capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_BOUNDING_SET,
 				     (unsigned)keep_caps[i]);
 	else
 		/* A non-root user keeps docker's bounding set but no live caps. */
-		for (size_t i = 0; i < sizeof keep_caps / sizeof keep_caps[0]; i++)
+		for (size_t i = 0; i < COUNT_OF(keep_caps); i++)
 			capng_update(CAPNG_ADD, CAPNG_BOUNDING_SET, (unsigned)keep_caps[i]);
 	int r = capng_apply(CAPNG_SELECT_BOTH);
 	if (r < 0)
@@ -79,7 +79,7 @@ int sec_seccomp(struct gerr *err)
 	r = seccomp_arch_add(ctx, SCMP_ARCH_X32);
 	if (r < 0 && r != -EEXIST)
 		goto fail;
-	for (size_t i = 0; i < sizeof denied / sizeof denied[0]; i++) {
+	for (size_t i = 0; i < COUNT_OF(denied); i++) {
 		int nr = seccomp_syscall_resolve_name(denied[i]);
 		if (nr == __NR_SCMP_ERROR)
 			continue; /* not a syscall on this architecture */
@@ -96,7 +96,7 @@ int sec_seccomp(struct gerr *err)
 		goto fail;
 	static const unsigned long ns_flags[] = {CLONE_NEWNS,  CLONE_NEWUTS, CLONE_NEWIPC,
 						 CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWCGROUP};
-	for (size_t i = 0; i < sizeof ns_flags / sizeof ns_flags[0]; i++) {
+	for (size_t i = 0; i < COUNT_OF(ns_flags); i++) {
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
 				     SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));
 		if (r < 0)

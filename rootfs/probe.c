@@ -49,7 +49,7 @@ static const char *const layout_names[] = {"oci-layout", "index.json", "manifest
 
 static const char *sniff(const unsigned char *buf, size_t n)
 {
-	for (size_t i = 0; i < sizeof magics / sizeof magics[0]; i++) {
+	for (size_t i = 0; i < COUNT_OF(magics); i++) {
 		const struct magic *m = &magics[i];
 		if (n >= m->off + m->len && !memcmp(buf + m->off, m->bytes, m->len))
 			return m->what;
@@ -109,7 +109,7 @@ static int is_layout_entry(const char *path)
 {
 	while (path[0] == '.' && path[1] == '/')
 		path += 2;
-	for (size_t i = 0; i < sizeof layout_names / sizeof layout_names[0]; i++)
+	for (size_t i = 0; i < COUNT_OF(layout_names); i++)
 		if (!strcmp(path, layout_names[i]))
 			return 1;
 	return 0;

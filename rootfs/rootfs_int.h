@@ -13,8 +13,8 @@
 
 struct archive;
 
-/* archive_errno() for "Unrecognized archive format" (libarchive's private
- * ARCHIVE_ERRNO_FILE_FORMAT). */
+/* archive_errno() for "Unrecognized archive format": libarchive uses
+ * EILSEQ for it, under a name it does not export. */
 #define LA_ERRNO_FILE_FORMAT EILSEQ
 
 /* The caps rootfs_unpack() applies; the fuzzer lowers them to stay fast. */
@@ -23,7 +23,6 @@ struct unpack_limits {
 	size_t max_path;               /* bytes, entry names and hard-link targets */
 	unsigned long long max_bytes;  /* file data written, and the decompressed stream */
 };
-extern const struct unpack_limits unpack_default_limits;
 
 int rootfs_unpack_limited(int in_fd, const char *name, int dirfd, unsigned flags,
 			  const struct unpack_limits *lim, struct unpack_stats *st, struct gerr *err);

@@ -61,7 +61,7 @@ const char *compression_of(int fd)
 	ssize_t n = at < 0 ? -1 : pread(fd, buf, sizeof buf, at);
 	if (n < 0)
 		return "unknown";
-	for (size_t i = 0; i < sizeof comp / sizeof comp[0]; i++)
+	for (size_t i = 0; i < COUNT_OF(comp); i++)
 		if ((size_t)n >= comp[i].len && !memcmp(buf, comp[i].magic, comp[i].len))
 			return comp[i].name;
 	return NULL;

@@ -8,7 +8,7 @@
  * which walk the path on disk and refuse to write through a symlink.  Every
  * libarchive status other than OK ends the unpack: a damaged header that the
  * reader would skip, or a truncated stream, must not become a silently
- * shorter root file system (security.md §1.3).  The partial tree is left
+ * shorter root file system.  The partial tree is left
  * for the caller, which throws its scratch file system away. */
 #include "rootfs_int.h"
 
@@ -26,13 +26,13 @@
 #define TAR_BLOCK 512
 #define TAR_READ_BLOCK (1024 * 1024)
 
-const struct unpack_limits unpack_default_limits = {
+static const struct unpack_limits unpack_default_limits = {
 	.max_entries = 2000000,
 	.max_path = 4096,
 	.max_bytes = 64 * GIB,
 };
 
-/* security.md §1.2: the SECURE_* trio applies to the entry path and to a hard
+/* The SECURE_* trio applies to the entry path and to a hard
  * link's target; PERM keeps modes exactly (a 1777 /tmp stays 1777), TIME keeps
  * mtimes.  Never XATTR, ACL or FFLAGS: file capabilities, trusted.* xattrs and
  * immutable files.  OWNER only with UNPACK_KEEP_OWNER: the launcher asks for

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The skeleton of issue 2: the design card's layout, `make install` with
+# The project's layout (the top level stays small), `make install` with
 # PREFIX and DESTDIR, and `make demo`'s script running the demo image.
 
 load lib/common
@@ -10,11 +10,11 @@ setup_file() {
 
 REPO="$BATS_TEST_DIRNAME/.."
 
-@test "the design card's layout is in place" {
+@test "the layout of the tree is in place" {
 	for f in Makefile README.md LICENSE gpurun.c .ci/run; do
 		assert_file_exists "$REPO/$f"
 	done
-	for d in ns gpu rootfs examples tests; do
+	for d in base ns gpu rootfs examples tests; do
 		assert_dir_exists "$REPO/$d"
 	done
 	assert_file_executable "$REPO/.ci/run"

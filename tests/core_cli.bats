@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # The command line: verbs, the optional `run`, where options stop, the
-# default command.  DESIGN.md §1.
+# default command.
 
 load lib/common
 

@@ -1,7 +1,6 @@
 #!/usr/bin/env bats
 # --dry-run prints the plan as the equivalent shell commands and does
 # nothing; --verbose prints each step ("+ ...") on stderr as it is done.
-# STYLE.md (the plan, then the doing).
 
 load lib/common
 

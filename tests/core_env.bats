@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # The command's environment, working directory and user: a clean
-# environment with PATH and HOME, -e, -w, -u.  DESIGN.md §1.
+# environment with PATH and HOME, -e, -w, -u.
 
 load lib/common
 

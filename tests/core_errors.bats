@@ -1,7 +1,6 @@
 #!/usr/bin/env bats
 # Every failure is one line "gpurun: <what>: <object>: <reason>" on stderr,
 # exit 125 (126/127 for the command itself), and leaves the host as it was.
-# DESIGN.md §1 (exit status), §2 (errors).
 
 load lib/common
 

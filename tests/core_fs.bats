@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Images and the file system inside: every archive form, directory images
 # left untouched, the throw-away root, /proc, /dev, /sys, /tmp, /run, the
-# host's resolv.conf and hosts, the pivot.  DESIGN.md §4, §6.
+# host's resolv.conf and hosts, the pivot.
 
 load lib/common
 

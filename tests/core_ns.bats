@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # Namespaces: mount, pid and ipc always; user when the caller is not root;
-# uts with --hostname; net with --net none.  DESIGN.md §3.
+# uts with --hostname; net with --net none.
 
 load lib/common
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # The process model: gpurun's init is pid 1 and reaps orphans, signals sent
 # to gpurun reach the command, the standard streams and the terminal pass
-# through, and the exit status follows the docker convention.  DESIGN.md §2.
+# through, and the exit status follows the docker convention.
 
 load lib/common
 
@@ -52,7 +52,8 @@ teardown() {
 # signal_reaches_command SIG: gpurun runs `probe wait-signal` in the
 # background, gets SIG once the probe is ready, and must pass it on.
 # Started with & from a non-interactive shell, gpurun inherits SIGINT and
-# SIGQUIT ignored; it has to reset them (bubblewrap#705).
+# SIGQUIT ignored; it has to reset them (a
+# launcher that does not leaves its command deaf to ^C).
 signal_reaches_command() {
 	local sig=$1 out=$BATS_TEST_TMPDIR/out
 	"$GPURUN" "$BUSYBOX_DIR" probe wait-signal 60 >"$out" 2>"$out.err" </dev/null 3>&- &

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# What the command can no longer do (DESIGN.md §3): capabilities dropped,
+# What the command can no longer do: capabilities dropped,
 # mknod and mount refused, no_new_privs, a seccomp filter, no inherited fds.
 # Escape probes print SAFE/RISK.
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # -v/--volume SRC:DST[:ro]: host paths bound into the container, created
-# inside the root safely.  DESIGN.md §1, §5 (paths resolved inside the root).
+# inside the root safely.
 
 load lib/common
 

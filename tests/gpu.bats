@@ -1,6 +1,5 @@
 #!/usr/bin/env bats
-# GPU injection, as nvidia-container-cli configure does it (DESIGN.md §5,
-# reference/gpu-injection.md), against the fake NVIDIA drivers of
+# GPU injection, as nvidia-container-cli configure does it, against the fake NVIDIA drivers of
 # tests/fakedriver: selection, capabilities, placement, /proc/driver/nvidia,
 # requirements, the info and list verbs, a host without a driver.
 # Escape attempts through image symlinks: gpu_security.bats.

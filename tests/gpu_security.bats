@@ -1,6 +1,5 @@
 #!/usr/bin/env bats
-# GPU injection against hostile images and hostile drivers (reference
-# gpu-injection.md §6): symlinks planted where the driver's files land must
+# GPU injection against hostile images and hostile drivers: symlinks planted where the driver's files land must
 # never send a mount or a file creation onto the host (the CVE-2024-0132 /
 # 0133 class), an image's environment must not reach gpurun's own helpers
 # (CVE-2025-23266 "NVIDIAScape"), and the driver's libcuda runs only in a

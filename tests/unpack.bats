@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # Unpacking a tar image safely (rootfs/unpack.c, rootfs/probe.c,
-# rootfs/user.c; security.md §1 and §4).  Each hostile archive is built at
+# rootfs/user.c).  Each hostile archive is built at
 # test time with python3's tarfile, so the suite documents the attack it
 # refuses.  A refusal is one line "gpurun: unpack IMAGE: entry 'NAME':
 # PROBLEM" (or "gpurun: image IMAGE: PROBLEM" when the file is no tar at all),

@@ -3,7 +3,7 @@
 (what glibc >= 2.32 writes) into the "compat" layout older glibc wrote: an
 old libc5-style section whose entries mirror the new ones, then, 8-aligned,
 the new section unchanged.  gpurun must read the new section of such a file
-the same as the plain one (reference/gpu-injection.md §2.6)."""
+the same as the plain one."""
 import struct
 import sys
 

@@ -32,16 +32,14 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 				abort();
 		unsigned c;
 		struct gerr e2 = {0};
-		(void)caps_parse(sel.caps, &c, &e2);
+		(void)caps_parse(rq.caps, &c, &e2);
 	}
 	gpu_request_free(&rq);
 
 	unsigned c;
-	char buf[64];
 	if (caps_parse(caps, &c, &err) == 0) {
 		if (c & ~(unsigned)DRVCAP_ALL)
 			abort();
-		caps_format(c, buf, sizeof buf);
 		(void)caps_inject_flags(c);
 	}
 	free(s);

@@ -8,7 +8,7 @@
 # or refreshes them itself; an unprivileged run uses what root built and
 # skips when there is nothing).
 #
-# The reference lists (reference/gpu-injection.md §2.2-2.4) as the fake
+# nvidia-container-cli's lists as the fake
 # driver provides them, and expected_list CAPS, the exact `gpurun list`
 # output a capability set must give: the tests' oracle, written from the
 # reference, not from gpu/caps.c.
