@@ -105,8 +105,8 @@ class Plan:
                 self.dirs += [self.path(a, inside) for a in args]
             elif name == "touch":
                 self.files.append(self.path(cmd[1], inside))
-            elif name == "printf" or name == "cat":
-                pass  # redirections are not tokens; OP_FILE targets checked via files below
+            elif name in ("printf", "cat") and ">" in cmd:
+                self.files.append(self.path(cmd[cmd.index(">") + 1], inside))
             elif name == "hostname":
                 self.hostname = cmd[1]
             elif name == "ip" and cmd[1:] == ["link", "set", "lo", "up"]:
