@@ -30,20 +30,25 @@ struct cli {
 	char **requires;
 	size_t nrequires;
 	const char *workdir, *user, *hostname, *net, *gpus, *caps, *driver_root;
-	int read_only, dry_run, verbose;
+	int read_only, dry_run, verbose, no_cache, quiet;
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: gpurun [run] [OPTIONS] IMAGE [--] [COMMAND [ARG...]]\n"
+		"usage: gpurun [run] [OPTIONS] IMAGE[@NAME:TAG] [--] [COMMAND [ARG...]]\n"
 		"       gpurun info [--csv] [--driver-root DIR]\n"
 		"       gpurun list [--gpus SPEC] [--caps LIST] [--driver-root DIR]\n"
+		"       gpurun cache ls | rm DIGEST|IMAGE | prune [--max-size SIZE]\n"
 		"       gpurun version | help\n"
 		"\n"
-		"Run COMMAND (default /bin/sh) in IMAGE, a tar archive (plain, gzip, xz, zstd or\n"
-		"bzip2) or a directory, in new mount, pid and ipc namespaces (and a user namespace\n"
-		"when not root), with the selected NVIDIA GPUs injected.\n"
+		"Run COMMAND in IMAGE, in new mount, pid and ipc namespaces (and a user namespace\n"
+		"when not root), with the selected NVIDIA GPUs injected.  IMAGE is a root file\n"
+		"system directory or tar archive (plain, gzip, xz, zstd or bzip2), a `docker save`\n"
+		"archive, or an OCI image layout (a directory, or packed as a tar); @NAME:TAG picks\n"
+		"one of several images.  Archives are unpacked once into the cache ($GPURUN_CACHE,\n"
+		"else ~/.cache/gpurun, or /var/cache/gpurun for root); every run gets a fresh\n"
+		"writable layer on top.  Without COMMAND: the image's Entrypoint and Cmd, or /bin/sh.\n"
 		"\n"
 		"  --gpus SPEC          all, none, void, or indexes, GPU-<uuid>, PCI bus ids\n"
 		"                       (comma list); docker's device=0,2 and count=N forms too\n"
@@ -57,6 +62,8 @@ static void usage(FILE *out)
 		"      --net host|none  share the host network (default) or only lo\n"
 		"      --read-only      the root file system is read-only\n"
 		"      --driver-root DIR  where the host driver lives (GPURUN_DRIVER_ROOT; /)\n"
+		"      --no-cache       unpack a root file system archive into memory for this run\n"
+		"      --quiet          no progress line while unpacking\n"
 		"      --dry-run        print the plan as shell commands; change nothing\n"
 		"      --verbose        print each step as it is done\n"
 		"  -h, --help           this text;  -V, --version  the version\n"
@@ -100,7 +107,7 @@ static void parse_env_opt(struct cli *c, const char *arg)
 }
 
 enum { OPT_HOSTNAME = 1000, OPT_NET, OPT_READ_ONLY, OPT_DRY_RUN, OPT_VERBOSE, OPT_GPUS, OPT_CAPS,
-       OPT_REQUIRE, OPT_DRIVER_ROOT };
+       OPT_REQUIRE, OPT_DRIVER_ROOT, OPT_NO_CACHE, OPT_QUIET };
 
 static int parse_run_args(struct cli *c, int argc, char **argv)
 {
@@ -118,6 +125,8 @@ static int parse_run_args(struct cli *c, int argc, char **argv)
 		{"caps", required_argument, NULL, OPT_CAPS},
 		{"require", required_argument, NULL, OPT_REQUIRE},
 		{"driver-root", required_argument, NULL, OPT_DRIVER_ROOT},
+		{"no-cache", no_argument, NULL, OPT_NO_CACHE},
+		{"quiet", no_argument, NULL, OPT_QUIET},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -141,6 +150,8 @@ static int parse_run_args(struct cli *c, int argc, char **argv)
 		case OPT_CAPS: c->caps = optarg; break;
 		case OPT_REQUIRE: push(&c->requires, &c->nrequires, optarg); break;
 		case OPT_DRIVER_ROOT: c->driver_root = optarg; break;
+		case OPT_NO_CACHE: c->no_cache = 1; break;
+		case OPT_QUIET: c->quiet = 1; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("gpurun %s\n", GPURUN_VERSION); exit(0);
 		case ':': die(GPURUN_EXIT_FAIL, "option %s needs a value (try gpurun --help)", argv[optind - 1]);
@@ -168,41 +179,95 @@ static void check_values(const struct cli *c, struct run_config *cfg)
 		die(GPURUN_EXIT_FAIL, "--workdir '%s': must be an absolute path", c->workdir);
 }
 
-/* The image: a directory (overlaid, never modified) or an archive opened
- * and sniffed here, before any namespace work, so that a bad image fails
- * fast with a plain message. */
-static void open_image(struct run_config *cfg, const char *image)
+/* The image, before any namespace work, so that a bad image fails fast
+ * with a plain message: a root file system directory (overlaid, never
+ * modified); with --no-cache a root file system archive, opened and sniffed
+ * here and unpacked into the run's tmpfs; anything else through the cache
+ * (rootfs/image.c), which leaves cfg->layered set. */
+static void open_image(const struct cli *c, struct run_config *cfg, const char *arg, struct cache *cache,
+		       struct image *img)
 {
 	struct stat st;
 	struct gerr err = {0};
-	if (stat(image, &st) < 0)
-		die(GPURUN_EXIT_FAIL, "image %s: %s", image, strerror(errno));
-	if (S_ISDIR(st.st_mode)) {
-		char *abs = realpath(image, NULL);
+	_cleanup_free_ char *path = xstrdup(arg);
+	char *sel = NULL;
+	/* IMAGE@NAME:TAG, unless a file is really called that. */
+	if (stat(path, &st) < 0 && (sel = strrchr(path, '@')) && sel != path) {
+		*sel++ = '\0';
+		if (!*sel)
+			die(GPURUN_EXIT_FAIL, "image %s: empty NAME:TAG after '@'", arg);
+	} else {
+		sel = NULL;
+	}
+	if (stat(path, &st) < 0)
+		die(GPURUN_EXIT_FAIL, "image %s: %s", path, strerror(errno));
+	if (S_ISDIR(st.st_mode) && !image_is_layout_dir(path)) {
+		if (sel)
+			die(GPURUN_EXIT_FAIL, "image %s: a root file system directory holds one image; drop @%s", path, sel);
+		char *abs = realpath(path, NULL);
 		if (!abs)
-			die(GPURUN_EXIT_FAIL, "image %s: %s", image, strerror(errno));
+			die(GPURUN_EXIT_FAIL, "image %s: %s", path, strerror(errno));
 		if (access(abs, R_OK | X_OK) < 0)
-			die(GPURUN_EXIT_FAIL, "image %s: %s", image, strerror(errno));
+			die(GPURUN_EXIT_FAIL, "image %s: %s", path, strerror(errno));
 		cfg->image = abs;
 		cfg->image_is_dir = 1;
-		cfg->image_fd = -1;
 		return;
 	}
-	cfg->image = image;
-	cfg->image_fd = open(image, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (cfg->image_fd < 0)
-		die(GPURUN_EXIT_FAIL, "image %s: %s", image, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		die(GPURUN_EXIT_FAIL, "image %s: not a regular file or directory", image);
-	if (rootfs_probe(cfg->image_fd, image, &err) < 0)
+	if (c->no_cache && S_ISREG(st.st_mode)) {
+		cfg->image = xstrdup(path);
+		cfg->image_fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (cfg->image_fd < 0)
+			die(GPURUN_EXIT_FAIL, "image %s: %s", path, strerror(errno));
+		int kind = rootfs_probe(cfg->image_fd, path, &err);
+		if (kind < 0)
+			gerr_die(&err);
+		if (kind == PROBE_IMAGE)
+			die(GPURUN_EXIT_FAIL, "image %s: --no-cache takes a root file system archive; an image's layers "
+					      "are unpacked into the cache", path);
+		if (sel)
+			die(GPURUN_EXIT_FAIL, "image %s: a root file system archive holds one image; drop @%s", path, sel);
+		return;
+	}
+	if (c->no_cache)
+		die(GPURUN_EXIT_FAIL, "image %s: --no-cache takes a root file system archive; an image's layers are "
+				      "unpacked into the cache", path);
+	/* A dry run writes nothing, not even an empty cache. */
+	if (cache_open(cache, !c->dry_run, &err) < 0 && !(c->dry_run && err.errnum == ENOENT))
 		gerr_die(&err);
+	gerr_clear(&err);
+	unsigned flags = (c->dry_run ? IMAGE_DRY_RUN : 0) | (c->quiet ? IMAGE_QUIET : 0);
+	if (image_prepare(path, sel, cache, flags, img, &err) < 0)
+		gerr_die(&err);
+	cfg->image = img->source;
+	cfg->layered = img;
 }
 
-static char **container_env(struct cli *c)
+/* argv_join(a, b): a then b, as one NULL-terminated list. */
+static char **argv_join(char **a, char **b)
+{
+	size_t n = 0, i = 0;
+	for (char **p = a; p && *p; p++)
+		n++;
+	for (char **p = b; p && *p; p++)
+		n++;
+	char **v = xcalloc(n + 1, sizeof *v);
+	for (char **p = a; p && *p; p++)
+		v[i++] = *p;
+	for (char **p = b; p && *p; p++)
+		v[i++] = *p;
+	return v;
+}
+
+/* PATH, the image's Env (its PATH wins), TERM on a terminal, HOSTNAME,
+ * then -e, which wins over all of them. */
+static char **container_env(struct cli *c, const struct image_config *ic)
 {
 	char **env = NULL;
 	size_t n = 0;
 	push(&env, &n, xstrdup("PATH=" NS_DEFAULT_PATH));
+	for (char **e = ic ? ic->env : NULL; e && *e; e++)
+		if (strchr(*e, '=') && **e != '=')
+			env_set(&env, &n, *e);
 	if (isatty(0)) {
 		const char *term = getenv("TERM");
 		push(&env, &n, xasprintf("TERM=%s", term && *term ? term : "xterm"));
@@ -222,23 +287,32 @@ static int run_main(int argc, char **argv)
 	struct gerr err = {0};
 
 	/* getopt_long has already stepped over a "--" before IMAGE. */
+	struct cache cache = {.fd = -1, .lockfd = -1};
+	struct image img = {0};
 	int i = parse_run_args(&c, argc, argv);
 	if (i >= argc)
 		die(GPURUN_EXIT_FAIL, "missing IMAGE (try gpurun --help)");
 	check_values(&c, &cfg);
-	open_image(&cfg, argv[i++]);
+	open_image(&c, &cfg, argv[i++], &cache, &img);
 	if (i < argc && !strcmp(argv[i], "--"))
 		i++;
+	/* docker's rules: a COMMAND replaces Cmd, Entrypoint stays; -u and
+	 * -w replace User and WorkingDir. */
+	const struct image_config *ic = cfg.layered ? &cfg.layered->config : NULL;
 	static char *default_cmd[] = {(char *)"/bin/sh", NULL};
-	cfg.argv = i < argc ? argv + i : default_cmd;
+	cfg.argv = argv_join(ic ? ic->entrypoint : NULL, i < argc ? argv + i : ic ? ic->cmd : NULL);
+	if (!cfg.argv[0])
+		cfg.argv = default_cmd;
 	cfg.host_uid = geteuid();
 	cfg.host_gid = getegid();
 	cfg.unprivileged = cfg.host_uid != 0;
 	cfg.read_only = c.read_only;
 	cfg.verbose = c.verbose;
-	cfg.user_spec = c.user;
+	cfg.user_spec = c.user ? c.user : ic ? ic->user : NULL;
 	cfg.workdir = c.workdir;
-	cfg.env = container_env(&c);
+	if (!cfg.workdir && ic && ic->workdir)
+		cfg.workdir = ic->workdir[0] == '/' ? ic->workdir : xasprintf("/%s", ic->workdir);
+	cfg.env = container_env(&c, ic);
 
 	layout_base(&plan, &cfg);
 	struct gpu_opts go = {
@@ -286,6 +360,57 @@ static int opt_value(int argc, char **argv, int *i, const char *name, const char
 	return 1;
 }
 
+/* "10G", "500M", "1.5G", "0": bytes (powers of 1000, as `cache ls` shows). */
+static int parse_size(const char *s, unsigned long long *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || v < 0)
+		return -1;
+	static const char units[] = "BKMGT";
+	const char *u = *end ? strchr(units, *end & ~0x20) : units;
+	if (!u || (*end && end[1] && strcasecmp(end + 1, "B")))
+		return -1;
+	for (const char *p = units; p < u; p++)
+		v *= 1000;
+	*out = (unsigned long long)v;
+	return 0;
+}
+
+static int cache_verb(int argc, char **argv)
+{
+	static const char use[] = "usage: gpurun cache ls | rm DIGEST|IMAGE | prune [--max-size SIZE]\n";
+	struct cache c;
+	struct gerr err = {0};
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		fputs(use, argc < 2 ? stderr : stdout);
+		return argc < 2 ? GPURUN_EXIT_FAIL : 0;
+	}
+	const char *sub = argv[1];
+	unsigned long long max = ~0ULL;
+	if (!strcmp(sub, "prune") && argc == 4 && !strcmp(argv[2], "--max-size")) {
+		if (parse_size(argv[3], &max) < 0)
+			die(GPURUN_EXIT_FAIL, "cache prune: --max-size '%s': expected a size such as 500M or 10G", argv[3]);
+	} else if (!((!strcmp(sub, "ls") && argc == 2) || (!strcmp(sub, "rm") && argc == 3) ||
+		     (!strcmp(sub, "prune") && argc == 2))) {
+		fprintf(stderr, "gpurun: cache: unknown or incomplete command '%s'\n%s", sub, use);
+		return GPURUN_EXIT_FAIL;
+	}
+	if (cache_open(&c, 0, &err) < 0) {
+		if (err.errnum == ENOENT && !strcmp(sub, "ls"))
+			return 0; /* nothing cached yet */
+		gerr_die(&err);
+	}
+	int r = !strcmp(sub, "ls") ? cache_list(&c, &err)
+		: !strcmp(sub, "rm") ? cache_remove(&c, argv[2], &err)
+				     : cache_prune(&c, max, &err);
+	if (r < 0)
+		gerr_die(&err);
+	cache_close(&c);
+	return 0;
+}
+
 static int gpu_verb(int argc, char **argv, int list)
 {
 	static const char *const usages[] = {"usage: gpurun info [--csv] [--driver-root DIR]\n",
@@ -328,6 +453,8 @@ int main(int argc, char **argv)
 		return gpu_verb(argc - 1, argv + 1, 0);
 	if (!strcmp(verb, "list"))
 		return gpu_verb(argc - 1, argv + 1, 1);
+	if (!strcmp(verb, "cache"))
+		return cache_verb(argc - 1, argv + 1);
 	if (!strcmp(verb, "version")) {
 		printf("gpurun %s\n", GPURUN_VERSION);
 		return 0;

@@ -109,6 +109,8 @@ int parse_decimal(const char *s, size_t n, unsigned long max, unsigned long *out
  * image cannot hang us.  Returns a malloc'ed NUL-terminated buffer or NULL
  * with err set (err->errnum is ENOENT when the file is not there). */
 char *read_small_file_at(int dirfd, const char *path, size_t max, size_t *len, struct gerr *err);
+/* The rest of fd, at most max bytes (what names it in messages). */
+char *read_fd_max(int fd, const char *what, size_t max, size_t *len, struct gerr *err);
 
 /* openat2(dirfd, path, flags | O_CLOEXEC) with RESOLVE_IN_ROOT and
  * RESOLVE_NO_MAGICLINKS: ".." stops at dirfd and absolute symlinks restart

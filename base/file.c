@@ -32,6 +32,39 @@ int open_in_root(int dirfd, const char *path, int flags)
 	return (int)fd;
 }
 
+char *read_fd_max(int fd, const char *what, size_t max, size_t *len, struct gerr *err)
+{
+	size_t cap = 4096, n = 0;
+	char *buf = xmalloc(cap + 1);
+	for (;;) {
+		if (n == cap) {
+			if (cap >= max) {
+				free(buf);
+				gerr_set(err, 0, "%s: larger than %zu bytes", what, max);
+				return NULL;
+			}
+			cap = cap * 2 > max ? max : cap * 2;
+			buf = xrealloc(buf, cap + 1);
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			free(buf);
+			gerr_set(err, e, "read %s", what);
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
 char *read_small_file_at(int dirfd, const char *path, size_t max, size_t *len, struct gerr *err)
 {
 	struct stat st;
@@ -48,35 +81,7 @@ char *read_small_file_at(int dirfd, const char *path, size_t max, size_t *len, s
 		gerr_set(err, 0, "%s: not a regular file", path);
 		return NULL;
 	}
-	size_t cap = 4096, n = 0;
-	char *buf = xmalloc(cap + 1);
-	for (;;) {
-		if (n == cap) {
-			if (cap >= max) {
-				free(buf);
-				gerr_set(err, 0, "%s: larger than %zu bytes", path, max);
-				return NULL;
-			}
-			cap = cap * 2 > max ? max : cap * 2;
-			buf = xrealloc(buf, cap + 1);
-		}
-		ssize_t r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			free(buf);
-			gerr_set(err, e, "read %s", path);
-			return NULL;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	buf[n] = '\0';
-	if (len)
-		*len = n;
-	return buf;
+	return read_fd_max(fd, path, max, len, err);
 }
 
 int write_all(int fd, const void *buf, size_t n)

@@ -20,11 +20,20 @@ const struct op_kind_desc op_kinds[OP_KIND_COUNT] = {
 };
 
 const struct op_flag_desc op_flags[4] = {
-	{OPF_RO, "ro", MOUNT_ATTR_RDONLY},
-	{OPF_NOSUID, "nosuid", MOUNT_ATTR_NOSUID},
-	{OPF_NODEV, "nodev", MOUNT_ATTR_NODEV},
-	{OPF_NOEXEC, "noexec", MOUNT_ATTR_NOEXEC},
+	{OPF_RO, "ro", MOUNT_ATTR_RDONLY, MS_RDONLY},
+	{OPF_NOSUID, "nosuid", MOUNT_ATTR_NOSUID, MS_NOSUID},
+	{OPF_NODEV, "nodev", MOUNT_ATTR_NODEV, MS_NODEV},
+	{OPF_NOEXEC, "noexec", MOUNT_ATTR_NOEXEC, MS_NOEXEC},
 };
+
+unsigned long op_mount_msflags(unsigned flags)
+{
+	unsigned long m = 0;
+	for (size_t i = 0; i < COUNT_OF(op_flags); i++)
+		if (flags & op_flags[i].flag)
+			m |= op_flags[i].ms;
+	return m;
+}
 
 unsigned long op_mount_attrs(unsigned flags)
 {
@@ -146,6 +155,8 @@ void plan_free(struct plan *p)
 		free(p->v[i].dst);
 		free(p->v[i].data);
 		free(p->v[i].why);
+		strv_free(&p->v[i].layers);
+		free(p->v[i].layer_fds);
 	}
 	free(p->v);
 	memset(p, 0, sizeof *p);
@@ -188,7 +199,22 @@ static void describe_rootfs(const struct op *op, struct sbuf *b)
 	sbuf_puts(b, "mount -t tmpfs");
 	mount_opts(b, PLAN_SCRATCH_FLAGS, PLAN_SCRATCH_DATA);
 	sbuf_puts(b, " gpurun " PLAN_SCRATCH "   # scratch, private to this mount namespace\n");
-	if (op->flags & OPF_DIR) {
+	if (op->flags & OPF_LAYERS) {
+		sbuf_puts(b, "mkdir " PLAN_LAYERS " " PLAN_UPPER " " PLAN_WORK " " PLAN_ROOT);
+		for (size_t i = 0; i < op->layers.n; i++) {
+			sbuf_printf(b, "\nmkdir " PLAN_LAYERS "/%zu && mount --bind", i);
+			mount_opts(b, OPF_RO, NULL);
+			sbuf_puts(b, " ");
+			sbuf_shquote(b, op->layers.v[i]);
+			sbuf_printf(b, " " PLAN_LAYERS "/%zu", i);
+		}
+		sbuf_puts(b, "\nmount -t overlay");
+		struct sbuf data = {0};
+		op_mount_data(op, &data);
+		mount_opts(b, op->flags, data.s);
+		sbuf_free(&data);
+		sbuf_puts(b, " overlay " PLAN_ROOT);
+	} else if (op->flags & OPF_DIR) {
 		sbuf_puts(b, "mkdir " PLAN_LOWER " " PLAN_UPPER " " PLAN_WORK " " PLAN_ROOT " && mount --rbind ");
 		sbuf_shquote(b, op->src);
 		sbuf_puts(b, " " PLAN_LOWER "\nmount -t overlay");

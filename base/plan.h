@@ -71,6 +71,7 @@ enum op_kind {
 #define OPF_REPLACE 0x0100  /* bind/file: an image symlink at dst is replaced by a plain node */
 #define OPF_KEEP_OWNER 0x0200 /* rootfs from an archive: keep the entries' owners and
 			       * setuid bits (root runs); without it both are dropped */
+#define OPF_LAYERS 0x0400   /* rootfs: an overlay of the unpacked layers in op->layers */
 
 struct op {
 	enum op_kind kind;
@@ -82,8 +83,10 @@ struct op {
 	mode_t mode;  /* OP_MKDIR, OP_FILE */
 	dev_t rdev;   /* OPF_DEVICE: expected device number */
 	char *why;    /* optional comment printed after the shell line ("# why") */
+	struct strv layers; /* OP_ROOTFS with OPF_LAYERS: host paths, lowest layer first */
 	/* runtime state, owned by ns/exec.c */
 	int fd;       /* detached clone of the bind source, -1 */
+	int *layer_fds; /* OPF_LAYERS: detached clones of the layers */
 	int skipped;  /* OPF_OPTIONAL source was missing */
 };
 
@@ -106,10 +109,13 @@ struct op_flag_desc {
 	unsigned flag;
 	const char *name;
 	unsigned long attr; /* MOUNT_ATTR_* */
+	unsigned long ms;   /* MS_*, for mount(2) */
 };
 extern const struct op_flag_desc op_flags[4];
 /* OPF_RO... -> MOUNT_ATTR_RDONLY... */
 unsigned long op_mount_attrs(unsigned flags);
+/* OPF_RO... -> MS_RDONLY... */
+unsigned long op_mount_msflags(unsigned flags);
 
 /* The file system data of a mount op, as given to the kernel ("k=v,flag"):
  * the kind's fixed data, then op->src (tmpfs); for OP_ROOTFS of a directory
@@ -125,6 +131,7 @@ void op_mount_data(const struct op *op, struct sbuf *out);
 #define PLAN_LOWER PLAN_SCRATCH "/lower"
 #define PLAN_UPPER PLAN_SCRATCH "/upper"
 #define PLAN_WORK PLAN_SCRATCH "/work"
+#define PLAN_LAYERS PLAN_SCRATCH "/layers" /* layer N is bound on PLAN_LAYERS/N */
 
 /* What of a fresh procfs still reaches host-wide kernel knobs (docker's
  * read-only paths): OP_PROC binds each onto itself with these flags. */

@@ -114,10 +114,33 @@ static const char *expand_libdir(struct exec_state *st, const char *path, char *
 
 /* Step 2: detached clones of every bind source, made while the host's
  * paths are untouched. */
+/* A cached layer, cloned and made read-only before anything is mounted. */
+static int preopen_layers(struct op *op, struct gerr *err)
+{
+	op->layer_fds = xcalloc(op->layers.n, sizeof *op->layer_fds);
+	for (size_t i = 0; i < op->layers.n; i++) {
+		int fd = open_tree(AT_FDCWD, op->layers.v[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (fd < 0)
+			return gerr_set(err, errno, "layer %s", op->layers.v[i]);
+		op->layer_fds[i] = fd;
+		struct stat s;
+		if (fstat(fd, &s) < 0 || !S_ISDIR(s.st_mode))
+			return gerr_set(err, ENOTDIR, "layer %s", op->layers.v[i]);
+		if (set_attrs(fd, OPF_RO, 0, op->layers.v[i], err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int preopen_sources(struct plan *p, struct gerr *err)
 {
 	for (size_t i = 0; i < p->n; i++) {
 		struct op *op = &p->v[i];
+		if (op->kind == OP_ROOTFS && (op->flags & OPF_LAYERS)) {
+			if (preopen_layers(op, err) < 0)
+				return -1;
+			continue;
+		}
 		int dir_image = op->kind == OP_ROOTFS && (op->flags & OPF_DIR);
 		if (op->kind != OP_BIND && !dir_image)
 			continue;
@@ -241,7 +264,30 @@ static int do_rootfs(struct exec_state *st, struct op *op, struct gerr *err)
 	}
 	if (mkdir(PLAN_ROOT, 0755) < 0)
 		return gerr_set(err, errno, "mkdir %s", PLAN_ROOT);
-	if (op->flags & OPF_DIR) {
+	if (op->flags & OPF_LAYERS) {
+		static const char *const dirs[] = {PLAN_LAYERS, PLAN_UPPER, PLAN_WORK};
+		for (size_t i = 0; i < COUNT_OF(dirs); i++)
+			if (mkdir(dirs[i], 0755) < 0)
+				return gerr_set(err, errno, "mkdir %s", dirs[i]);
+		for (size_t i = 0; i < op->layers.n; i++) {
+			char at[64];
+			snprintf(at, sizeof at, PLAN_LAYERS "/%zu", i);
+			if (mkdir(at, 0755) < 0)
+				return gerr_set(err, errno, "mkdir %s", at);
+			if (move_mount(op->layer_fds[i], "", AT_FDCWD, at, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+				return gerr_set(err, errno, "bind layer %s", op->layers.v[i]);
+			close(op->layer_fds[i]);
+			op->layer_fds[i] = -1;
+		}
+		/* mount(2), not fsconfig: the lowerdir list of a many-layer
+		 * image is longer than fsconfig's 256-byte strings. */
+		struct sbuf data = {0};
+		op_mount_data(op, &data);
+		int r = mount("overlay", PLAN_ROOT, "overlay", op_mount_msflags(op->flags), data.s);
+		sbuf_free(&data);
+		if (r < 0)
+			return gerr_set(err, errno, "mount the overlay of the layers of %s", op->src);
+	} else if (op->flags & OPF_DIR) {
 		static const char *const dirs[] = {PLAN_LOWER, PLAN_UPPER, PLAN_WORK};
 		for (size_t i = 0; i < COUNT_OF(dirs); i++)
 			if (mkdir(dirs[i], 0755) < 0)

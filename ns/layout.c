@@ -18,15 +18,30 @@
 static void layout_root(struct plan *p, const struct run_config *cfg)
 {
 	unsigned flags = OPF_NODEV | OPF_NOSUID;
-	if (cfg->image_is_dir)
+	if (cfg->layered)
+		flags |= OPF_LAYERS;
+	else if (cfg->image_is_dir)
 		flags |= OPF_DIR;
 	else if (!cfg->unprivileged)
 		flags |= OPF_KEEP_OWNER; /* the tmpfs is private: owners harm nothing there */
 	struct op *root = plan_add(p, OP_ROOTFS, flags, cfg->image, "/");
 	/* userxattr: in a user namespace overlayfs keeps its metadata in
-	 * user.* xattrs (trusted.* needs real root). */
+	 * user.* xattrs (trusted.* needs real root).  Cached layers always
+	 * use it: their whiteouts and opaque markers are made by users too. */
 	if (cfg->image_is_dir)
 		root->data = xstrdup(cfg->unprivileged ? OVERLAY_DATA ",userxattr" : OVERLAY_DATA);
+	if (cfg->layered) {
+		struct sbuf d = {0};
+		sbuf_puts(&d, "lowerdir=");
+		for (size_t i = cfg->layered->layers.n; i-- > 0;) {
+			sbuf_printf(&d, PLAN_LAYERS "/%zu", i);
+			sbuf_puts(&d, i ? ":" : "");
+		}
+		sbuf_puts(&d, ",upperdir=" PLAN_UPPER ",workdir=" PLAN_WORK ",userxattr");
+		root->data = d.s;
+		for (size_t i = 0; i < cfg->layered->layers.n; i++)
+			strv_add(&root->layers, xstrdup(cfg->layered->layers.v[i]));
+	}
 	plan_why(root, "the per-run root: a tmpfs of this mount namespace, gone with it");
 }
 

@@ -15,13 +15,15 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "../base/plan.h"
 #include "../base/base.h"
+#include "../base/plan.h"
+#include "../rootfs/rootfs.h"
 
 struct run_config {
 	const char *image;     /* as given on the command line; absolute for a directory */
 	int image_fd;          /* the archive, opened (and probed) by gpurun.c; -1 for a directory */
 	int image_is_dir;
+	const struct image *layered; /* an image from the cache: its layers make the root, else NULL */
 	int read_only;
 	int unprivileged;      /* add a user namespace mapping the caller to root */
 	uid_t host_uid;
@@ -58,6 +60,8 @@ void ns_print_plan(const struct run_config *cfg, FILE *out);
 void ns_describe_unshare(const struct run_config *cfg, struct sbuf *b);
 /* The last step: "exec chroot --userspec U:G / env -i ... CMD". */
 void ns_describe_exec(const struct run_config *cfg, const char *userspec, struct sbuf *b);
+/* The image: where it came from, its layers, the config values used. */
+void ns_describe_image(const struct run_config *cfg, struct sbuf *b);
 /* "+ line" on stderr for each line of text, as `sh -x` shows commands. */
 void ns_trace(const char *text);
 /* The command's PATH unless -e or the image sets one. */

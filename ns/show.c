@@ -20,6 +20,10 @@ void ns_describe_exec(const struct run_config *cfg, const char *userspec, struct
 	sbuf_puts(b, "exec chroot --userspec ");
 	sbuf_shquote(b, userspec);
 	sbuf_puts(b, " / env -i");
+	if (cfg->workdir) {
+		sbuf_puts(b, " --chdir=");
+		sbuf_shquote(b, cfg->workdir);
+	}
 	for (char **e = cfg->env; e && *e; e++) {
 		sbuf_puts(b, " ");
 		sbuf_shquote(b, *e);
@@ -27,6 +31,41 @@ void ns_describe_exec(const struct run_config *cfg, const char *userspec, struct
 	for (char **a = cfg->argv; a && *a; a++) {
 		sbuf_puts(b, " ");
 		sbuf_shquote(b, *a);
+	}
+}
+
+static void describe_list(struct sbuf *b, const char *label, char **v)
+{
+	sbuf_printf(b, "\n#   %s", label);
+	for (; v && *v; v++) {
+		sbuf_puts(b, " ");
+		sbuf_shquote(b, *v);
+	}
+}
+
+void ns_describe_image(const struct run_config *cfg, struct sbuf *b)
+{
+	const struct image *img = cfg->layered;
+	if (!img)
+		return;
+	sbuf_printf(b, "# image %s%s%s: %zu layer%s%s", img->source, img->ref ? "@" : "", img->ref ? img->ref : "",
+		    img->layers.n, img->layers.n == 1 ? "" : "s",
+		    img->hit ? ", from the cache" : img->missing ? ", not in the cache yet (a launch unpacks them)" : ", unpacked into the cache");
+	for (size_t i = 0; i < img->layers.n; i++)
+		sbuf_printf(b, "\n#   layer %zu: %s", i + 1, img->layer_ids.v[i]);
+	const struct image_config *c = &img->config;
+	if (c->env || c->entrypoint || c->cmd || c->workdir || c->user) {
+		sbuf_puts(b, "\n# the image's config (the command line overrides it):");
+		if (c->env)
+			describe_list(b, "Env:", c->env);
+		if (c->entrypoint)
+			describe_list(b, "Entrypoint:", c->entrypoint);
+		if (c->cmd)
+			describe_list(b, "Cmd:", c->cmd);
+		if (c->workdir)
+			sbuf_printf(b, "\n#   WorkingDir: %s", c->workdir);
+		if (c->user)
+			sbuf_printf(b, "\n#   User: %s", c->user);
 	}
 }
 
@@ -49,6 +88,10 @@ void ns_print_plan(const struct run_config *cfg, FILE *out)
 {
 	struct sbuf b = {0};
 	fprintf(out, "# gpurun plan: the same steps as shell commands (the seed walkthrough's way)\n");
+	ns_describe_image(cfg, &b);
+	if (b.len)
+		fprintf(out, "%s\n", b.s);
+	sbuf_reset(&b);
 	ns_describe_unshare(cfg, &b);
 	fprintf(out, "%s sh   # P1: pid 1 of the new namespaces\n", b.s);
 	fprintf(out, "%s\n", NS_RSLAVE_LINE);

@@ -110,9 +110,13 @@ static int is_layout_entry(const char *path)
 	while (path[0] == '.' && path[1] == '/')
 		path += 2;
 	for (size_t i = 0; i < COUNT_OF(layout_names); i++)
-		if (!strcmp(path, layout_names[i]))
+		if (!strcmp(path, layout_names[i]) || !strncmp(path, "blobs/", 6))
 			return 1;
-	return 0;
+	/* The legacy `docker save` layout starts with a layer directory, a
+	 * config or a layer named by 64 hex digits ("<id>/", "<id>.json",
+	 * "<id>.tar"): no root file system starts that way. */
+	size_t n = strspn(path, "0123456789abcdef");
+	return n == 64 && (path[n] == '/' || !strcmp(path + n, ".json") || !strcmp(path + n, ".tar"));
 }
 
 int rootfs_probe(int fd, const char *name, struct gerr *err)
@@ -142,10 +146,7 @@ int rootfs_probe(int fd, const char *name, struct gerr *err)
 	else if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
 		rc = explain_refusal(fd, name, err);
 	else if (archive_entry_pathname(e) && is_layout_entry(archive_entry_pathname(e)))
-		rc = gerr_set(err, 0,
-			      "image %s: an OCI image layout or docker save archive, not a root file system "
-			      "(not supported yet; use a flat root file system tar, as `docker export` writes)",
-			      name);
+		rc = PROBE_IMAGE;
 	locale_restore(saved_locale);
 	source_free(&src);
 	archive_read_free(a);

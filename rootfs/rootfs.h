@@ -13,6 +13,11 @@
 /* rootfs_unpack() flags */
 #define UNPACK_CLEAR_SUID 0x1 /* clear setuid/setgid bits (unprivileged runs) */
 #define UNPACK_KEEP_OWNER 0x2 /* chown to the archive's uid/gid (root runs, private tmpfs) */
+#define UNPACK_LAYER 0x4      /* an image layer: .wh. entries become overlayfs whiteouts */
+
+#define WHITEOUT_PREFIX ".wh."
+#define WHITEOUT_OPAQUE ".wh..wh..opq"
+#define OVERLAY_OPAQUE_XATTR "user.overlay.opaque"
 
 struct unpack_stats {
 	size_t entries;         /* entries written */
@@ -21,6 +26,7 @@ struct unpack_stats {
 	size_t dev_skipped;     /* entries below dev/ not created: the container gets
 				 * gpurun's own /dev, so these are expected */
 	unsigned long long bytes; /* file data written */
+	size_t whiteouts;       /* UNPACK_LAYER: whiteouts and opaque markers made */
 };
 
 /* Unpack the tar archive read from in_fd (plain, gzip, xz, zstd or bzip2,
@@ -40,8 +46,12 @@ struct unpack_stats {
 int rootfs_unpack(int in_fd, const char *name, int dirfd, unsigned flags,
 		  struct unpack_stats *st, struct gerr *err);
 
+/* rootfs_probe() results */
+#define PROBE_FLAT 0   /* a root file system archive */
+#define PROBE_IMAGE 1  /* an image archive: docker save, or an OCI layout */
+
 /* Cheap check before any namespace work: is fd an archive gpurun accepts?
- * Returns 0, or -1 with err ("image <name>: empty file", "image <name>: not
+ * Returns PROBE_FLAT or PROBE_IMAGE, or -1 with err ("image <name>: empty file", "image <name>: not
  * a tar archive (zip archives are not supported; use tar, ...)", "image
  * <name>: archive has no entries", ...).  Rewinds fd to offset 0. */
 int rootfs_probe(int fd, const char *name, struct gerr *err);
@@ -60,6 +70,58 @@ int rootfs_check_entry_path(const char *path, struct gerr *err);
  * /etc/passwd", "group 'x': no such group in the image's /etc/group". */
 int rootfs_lookup_user(int rootfd, const char *spec, uid_t *uid, gid_t *gid, char **home,
 		       struct gerr *err);
+
+/* ---- images and the cache (image.c, cache.c) ----------------------------- */
+
+/* What an image's config asks for (NULL: it does not say). */
+struct image_config {
+	char **env;        /* "K=V", NULL-terminated */
+	char **entrypoint; /* NULL-terminated; an empty list is not NULL */
+	char **cmd;
+	char *workdir;
+	char *user;
+};
+
+struct image {
+	char *source;            /* the image as given, without @NAME:TAG */
+	char *ref;               /* the NAME:TAG picked, or NULL */
+	struct strv layers;      /* host paths of the unpacked layers, lowest first */
+	struct strv layer_ids;   /* "sha256:<hex>" of each layer (diff_id, or the archive's digest) */
+	struct image_config config;
+	unsigned long long bytes; /* unpacked size */
+	int hit;                 /* found in the cache: nothing was read or unpacked */
+	int missing;             /* dry run: layers not in the cache yet */
+};
+void image_free(struct image *img);
+
+struct cache {
+	char *root;
+	int fd;     /* the root directory */
+	int lockfd; /* ROOT/lock, held shared while gpurun runs */
+};
+
+/* Open the cache (creating it with create); see rootfs/cache.c.  Without
+ * create, a missing cache is an error with err->errnum ENOENT. */
+int cache_open(struct cache *c, int create, struct gerr *err);
+void cache_close(struct cache *c);
+
+/* The image at path (a file, or an OCI layout directory), picked with
+ * selector (NAME:TAG, or NULL), with its layers in the cache: found by the
+ * fast path, or read, verified and unpacked now.  flags: IMAGE_DRY_RUN
+ * reads what it needs to describe the image and writes nothing (the layers
+ * then may be missing: img->missing).  Errors name the image and the part of
+ * it that is wrong. */
+#define IMAGE_DRY_RUN 0x1
+#define IMAGE_QUIET 0x2 /* no progress line */
+int image_prepare(const char *path, const char *selector, struct cache *c, unsigned flags, struct image *img,
+		  struct gerr *err);
+/* 1 when the directory at path is an OCI image layout. */
+int image_is_layout_dir(const char *path);
+
+/* `gpurun cache ls|rm|prune`: print or change the cache; 0 or -1 with err. */
+int cache_list(struct cache *c, struct gerr *err);
+int cache_remove(struct cache *c, const char *what, struct gerr *err);
+int cache_prune(struct cache *c, unsigned long long max_bytes, struct gerr *err);
 
 /* Pure parsers behind rootfs_lookup_user (fuzzed): find a passwd/group line
  * by name or numeric id in text.  Return 1 found, 0 not found, -1 malformed spec. */

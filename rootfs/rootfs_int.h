@@ -9,9 +9,13 @@
 #include <pthread.h>
 #include <stddef.h>
 
+#include <sys/stat.h>
+
 #include "rootfs.h"
 
 struct archive;
+struct digest_ctx;
+struct fd_source;
 
 /* archive_errno() for "Unrecognized archive format": libarchive uses
  * EILSEQ for it, under a name it does not export. */
@@ -26,6 +30,20 @@ struct unpack_limits {
 
 int rootfs_unpack_limited(int in_fd, const char *name, int dirfd, unsigned flags,
 			  const struct unpack_limits *lim, struct unpack_stats *st, struct gerr *err);
+/* The general form: the input is in (a whole file from its current offset,
+ * or a range of one; in->hash, when set, is fed every byte of it, to its
+ * end), tar_hash (optional) the decompressed tar stream. */
+int unpack_source(const struct fd_source *in, struct digest_ctx *tar_hash, const char *name, int dirfd,
+		  unsigned flags, const struct unpack_limits *lim, struct unpack_stats *st, struct gerr *err);
+/* UNPACK_LAYER: the layers below the one being unpacked, topmost first, so
+ * that a whiteout whose path runs through a symlink of a lower layer is
+ * refused (set before unpack_source; NULL when none). */
+struct lower_layers {
+	const int *fds;
+	size_t n;
+};
+extern __thread const struct lower_layers *unpack_lowers;
+extern const struct unpack_limits unpack_default_limits;
 
 /* A reader for gpurun's only accepted input.  With tar, the tar format (ustar,
  * pax, GNU, v7); without, the raw format (the decompressed stream as one
@@ -43,6 +61,9 @@ struct archive *reader_new(int tar, int filters);
 struct fd_source {
 	int fd;
 	size_t block;   /* bytes per read() */
+	int ranged;     /* read only [start, start + len) of fd, with pread() */
+	unsigned long long start, len;
+	struct digest_ctx *hash, *hash2; /* optional: every byte read is hashed */
 	void *buf;
 	unsigned long long total; /* bytes read */
 	int eof;        /* read() returned 0 */
@@ -64,6 +85,7 @@ int raw_open(struct archive **ap, struct fd_source *src);
  * creation run on two cores, like `tar -xzf` with its gzip child. */
 struct stream {
 	struct fd_source src;
+	struct digest_ctx *out_hash;   /* optional: the decompressed bytes are hashed */
 	int out_fd;                    /* write end of the pipe, owned by the thread */
 	unsigned long long max_bytes;
 	unsigned long long out_bytes;  /* decompressed bytes delivered */
@@ -74,18 +96,60 @@ struct stream {
 	pthread_t thread;
 };
 
-/* Start the thread; *read_fd is the pipe's read end (the caller closes it).
- * Returns 0, or -1 with err and nothing left running. */
-int stream_start(struct stream *s, int in_fd, unsigned long long max_bytes, int *read_fd,
-		 struct gerr *err);
+/* Start the thread on the input described by in (fd, range, hash: copied);
+ * *read_fd is the pipe's read end (the caller closes it).  out_hash, when
+ * set, is fed the decompressed stream.  Returns 0, or -1 with err and
+ * nothing left running. */
+int stream_start(struct stream *s, const struct fd_source *in, struct digest_ctx *out_hash,
+		 unsigned long long max_bytes, int *read_fd, struct gerr *err);
+/* Read what is left of src's input (to its end), hashing it: a digest
+ * covers the whole blob, also what a reader left after the data it wanted. */
+int source_drain(struct fd_source *src);
 /* Wait for the thread.  Close the read end first: a thread blocked on a full
  * pipe then gets EPIPE and stops. */
 void stream_join(struct stream *s);
 
 /* The compression of the data at fd's current offset, by magic number:
  * "gzip", "xz", "zstd", "bzip2", NULL for none of them, or "unknown" when
- * fd cannot be peeked at (a pipe). */
+ * fd cannot be peeked at (a pipe).  compression_at: at src's start. */
 const char *compression_of(int fd);
+const char *compression_at(const struct fd_source *src);
+
+/* ---- cache.c (for image.c) ---------------------------------------------- */
+
+#define IMAGE_JSON_MAX (4 << 20) /* an image record, manifest, index or config */
+int cache_lock(const struct cache *c, const char *name, struct gerr *err);
+void cache_unlock(int lockfd);
+char *cache_layer_path(const struct cache *c, const char *hex);
+int cache_has_layer(const struct cache *c, const char *hex);
+unsigned long long cache_layer_bytes(const struct cache *c, const char *hex);
+/* A new directory under ROOT/tmp; returns its path relative to ROOT. */
+char *cache_tmpdir(const struct cache *c, const char *what, int *dirfd, struct gerr *err);
+int cache_commit_layer(const struct cache *c, const char *tmprel, const char *hex, unsigned long long bytes,
+		       struct gerr *err);
+int cache_remove_tree(int dirfd, const char *name);
+int cache_put_image(const struct cache *c, const char *hex, const struct image *img, struct gerr *err);
+int cache_get_image(const struct cache *c, const char *hex, struct image *img, struct gerr *err);
+char *cache_source_key(const struct stat *st, const char *selector);
+int cache_lookup_source(const struct cache *c, const char *key, char hex[64 + 1]);
+int cache_put_source(const struct cache *c, const char *key, const char *hex, struct gerr *err);
+/* A JSON array's strings as a NULL-terminated list (an empty array gives an
+ * empty list, not NULL); NULL when a is not an array. */
+typedef struct json_t json_t;
+char **json_to_strv(json_t *a);
+
+/* ---- digest.c ----------------------------------------------------------- */
+
+#define DIGEST_HEX_LEN 64
+struct digest_ctx *digest_new(void);
+void digest_update(struct digest_ctx *d, const void *buf, size_t n); /* d may be NULL */
+/* The lowercase hex digest; frees d. */
+void digest_final(struct digest_ctx *d, char hex[DIGEST_HEX_LEN + 1]);
+void digest_free(struct digest_ctx *d);
+/* 1 when hex is exactly 64 lowercase hex digits. */
+int digest_hex_ok(const char *hex);
+/* The hex part of "sha256:<64 hex>", or NULL when digest is not one. */
+const char *digest_parse(const char *digest);
 
 /* Copy an entry name into dst for a one-line message: control bytes become
  * \xNN, and long names are cut with "...". */

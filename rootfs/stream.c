@@ -45,7 +45,7 @@ struct archive *reader_new(int tar, int filters)
 	return a;
 }
 
-const char *compression_of(int fd)
+static const char *compression_pread(int fd, off_t at, unsigned long long max)
 {
 	static const struct {
 		size_t len;
@@ -57,14 +57,25 @@ const char *compression_of(int fd)
 		{3, "BZh", "bzip2"},
 	};
 	unsigned char buf[8];
-	off_t at = lseek(fd, 0, SEEK_CUR);
-	ssize_t n = at < 0 ? -1 : pread(fd, buf, sizeof buf, at);
+	ssize_t n = at < 0 ? -1 : pread(fd, buf, max < sizeof buf ? (size_t)max : sizeof buf, at);
 	if (n < 0)
 		return "unknown";
 	for (size_t i = 0; i < COUNT_OF(comp); i++)
 		if ((size_t)n >= comp[i].len && !memcmp(buf, comp[i].magic, comp[i].len))
 			return comp[i].name;
 	return NULL;
+}
+
+const char *compression_of(int fd)
+{
+	return compression_pread(fd, lseek(fd, 0, SEEK_CUR), 8);
+}
+
+const char *compression_at(const struct fd_source *src)
+{
+	if (!src->ranged)
+		return compression_of(src->fd);
+	return compression_pread(src->fd, (off_t)src->start, src->len);
 }
 
 void quote_name(char *dst, size_t cap, const char *name)
@@ -112,11 +123,48 @@ void locale_restore(void *saved)
 		freelocale(cur);
 }
 
+/* One read of src's input into src->buf: the next block of the file, or of
+ * its range; hashed when asked. */
+static ssize_t source_pull(struct fd_source *src)
+{
+	ssize_t n;
+	if (src->ranged) {
+		unsigned long long left = src->len - src->total;
+		size_t want = left < src->block ? (size_t)left : src->block;
+		n = want ? pread(src->fd, src->buf, want, (off_t)(src->start + src->total)) : 0;
+	} else {
+		n = read(src->fd, src->buf, src->block);
+	}
+	if (n > 0) {
+		digest_update(src->hash, src->buf, (size_t)n);
+		digest_update(src->hash2, src->buf, (size_t)n);
+	}
+	return n;
+}
+
+int source_drain(struct fd_source *src)
+{
+	for (;;) {
+		ssize_t n = source_pull(src);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			src->read_errno = errno;
+			return -1;
+		}
+		if (n == 0) {
+			src->eof = 1;
+			return 0;
+		}
+		src->total += (size_t)n;
+	}
+}
+
 static la_ssize_t source_read(struct archive *a, void *arg, const void **buf)
 {
 	struct fd_source *src = arg;
 	for (;;) {
-		ssize_t n = read(src->fd, src->buf, src->block);
+		ssize_t n = source_pull(src);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -200,6 +248,7 @@ static void *stream_main(void *arg)
 			s->failed = s->too_big = 1;
 			break;
 		}
+		digest_update(s->out_hash, block, size);
 		if (write_all(s->out_fd, block, size) < 0) {
 			/* EPIPE: the extracting side stopped first and has its own
 			 * reason; that is not ours to report. */
@@ -211,6 +260,12 @@ static void *stream_main(void *arg)
 		}
 		s->out_bytes += size;
 	}
+	/* The blob's digest covers every byte, also what follows the end of
+	 * the compressed stream. */
+	if (!s->failed && s->src.hash && source_drain(&s->src) < 0) {
+		s->failed = 1;
+		snprintf(s->msg, sizeof s->msg, "read: %s", strerror(s->src.read_errno));
+	}
 out:
 	archive_read_free(a);
 	source_free(&s->src);
@@ -219,13 +274,15 @@ out:
 	return NULL;
 }
 
-int stream_start(struct stream *s, int in_fd, unsigned long long max_bytes, int *read_fd,
-		 struct gerr *err)
+int stream_start(struct stream *s, const struct fd_source *in, struct digest_ctx *out_hash,
+		 unsigned long long max_bytes, int *read_fd, struct gerr *err)
 {
 	int p[2];
 	memset(s, 0, sizeof *s);
-	s->src.fd = in_fd;
+	s->src = *in;
+	s->src.buf = NULL;
 	s->src.block = STREAM_READ_BLOCK;
+	s->out_hash = out_hash;
 	s->max_bytes = max_bytes;
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return gerr_set(err, errno, "pipe for the decompressor");

@@ -19,14 +19,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #define GIB (1024ULL * 1024 * 1024)
 #define TAR_BLOCK 512
 #define TAR_READ_BLOCK (1024 * 1024)
 
-static const struct unpack_limits unpack_default_limits = {
+const struct unpack_limits unpack_default_limits = {
 	.max_entries = 2000000,
 	.max_path = 4096,
 	.max_bytes = 64 * GIB,
@@ -52,6 +55,7 @@ struct unpacker {
 	size_t seen;          /* entries read, written or not */
 	la_int64_t entry_end; /* tar stream offset after the last entry */
 	int read_failed;      /* err comes from reading: the decompressor may know better */
+	int root;             /* the target directory */
 };
 
 /* NULL when path is acceptable as an entry name or hard-link target, else
@@ -207,6 +211,118 @@ static int copy_data(struct unpacker *u, struct archive_entry *e)
 	}
 }
 
+/* A directory of the layer being unpacked, opened (and with create, made)
+ * one component at a time without following any symlink: a whiteout must
+ * land inside the layer, and an image that routes one through a symlink is
+ * refused rather than resolved. */
+static int layer_dir(int root, const char *path, int create, struct gerr *err)
+{
+	_cleanup_free_ char *copy = xstrdup(path);
+	int fd = dup(root);
+	if (fd < 0)
+		return gerr_set(err, errno, "dup");
+	for (char *save = NULL, *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(c, "."))
+			continue;
+		if (create && mkdirat(fd, c, 0755) < 0 && errno != EEXIST) {
+			int e = errno;
+			close(fd);
+			return gerr_set(err, e, "mkdir %s", path);
+		}
+		int next = openat(fd, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int e = errno;
+		close(fd);
+		if (next < 0)
+			return gerr_set(err, e == ELOOP || e == ENOTDIR ? ELOOP : e, "directory %s", path);
+		fd = next;
+	}
+	return fd;
+}
+
+__thread const struct lower_layers *unpack_lowers;
+
+/* In the merged view of the lower layers, is some directory of path (a
+ * layer-relative directory) a symlink or not a directory?  The topmost
+ * lower layer that has an entry decides, as overlayfs would. */
+static int through_lower_symlink(const char *path)
+{
+	const struct lower_layers *lw = unpack_lowers;
+	_cleanup_free_ char *copy = xstrdup(path);
+	size_t len = strlen(copy);
+	for (size_t end = 0; lw && end <= len; end++) {
+		if (copy[end] != '/' && copy[end] != '\0')
+			continue;
+		char saved = copy[end];
+		copy[end] = '\0';
+		const char *prefix = copy + strspn(copy, "/");
+		for (size_t i = 0; *prefix && strcmp(prefix, ".") && i < lw->n; i++) {
+			struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+					       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+			int fd = (int)syscall(SYS_openat2, lw->fds[i], prefix, &how, sizeof how);
+			if (fd < 0 && errno == ENOENT)
+				continue;
+			if (fd < 0) {
+				copy[end] = saved;
+				return 1; /* ELOOP, ENOTDIR: a symlink or a file on the way */
+			}
+			struct stat st;
+			int dir = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+			close(fd);
+			if (!dir) {
+				copy[end] = saved;
+				return 1;
+			}
+			break;
+		}
+		copy[end] = saved;
+	}
+	return 0;
+}
+
+/* A layer's ".wh.NAME" (NAME was deleted) becomes overlayfs's whiteout, a
+ * 0:0 character device called NAME; ".wh..wh..opq" (the directory hides
+ * everything below it) becomes the user.overlay.opaque xattr, which the
+ * overlay reads with its userxattr option.  The kernel lets anyone create
+ * the 0:0 device; no other node is ever made. */
+static int whiteout(struct unpacker *u, const char *path, const char *base)
+{
+	char qe[QUOTED_NAME_MAX];
+	quote_name(qe, sizeof qe, path);
+	const char *name = base + strlen(WHITEOUT_PREFIX);
+	if (!strcmp(base, WHITEOUT_OPAQUE))
+		name = NULL;
+	else if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
+		return gerr_set(u->err, 0, "entry '%s': whiteout of '%s'", qe, name);
+	_cleanup_free_ char *parent = xstrndup(path, (size_t)(base - path));
+	if (through_lower_symlink(parent))
+		return gerr_set(u->err, 0, "entry '%s': whiteout passes through a symlink", qe);
+	struct gerr e2 = {0};
+	_cleanup_fd_ int dfd = layer_dir(u->root, parent, 1, &e2);
+	if (dfd < 0)
+		return gerr_set(u->err, e2.errnum == ELOOP ? 0 : e2.errnum, "entry '%s': %s", qe,
+				e2.errnum == ELOOP ? "whiteout passes through a symlink" : "cannot be made");
+	if (!name) {
+		/* setxattr needs a real fd, not O_PATH: reopen through /proc. */
+		char proc[64];
+		snprintf(proc, sizeof proc, "/proc/self/fd/%d", dfd);
+		if (setxattr(proc, OVERLAY_OPAQUE_XATTR, "y", 1, 0) < 0)
+			return gerr_set(u->err, errno, "entry '%s': mark the directory opaque", qe);
+		u->st->whiteouts++;
+		return 0;
+	}
+	_cleanup_fd_ int dir = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return gerr_set(u->err, errno, "entry '%s': open its directory", qe);
+	if (mknodat(dir, name, S_IFCHR | 0000, 0) < 0) {
+		struct stat st;
+		if (errno != EEXIST || fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(st.st_mode) ||
+		    unlinkat(dir, name, 0) < 0 || mknodat(dir, name, S_IFCHR | 0000, 0) < 0)
+			return gerr_set(u->err, errno, "entry '%s': make the whiteout", qe);
+	}
+	u->st->whiteouts++;
+	return 0;
+}
+
 static int unpack_entry(struct unpacker *u, struct archive_entry *e)
 {
 	const char *path = archive_entry_pathname(e), *link = archive_entry_hardlink(e), *problem;
@@ -216,6 +332,11 @@ static int unpack_entry(struct unpacker *u, struct archive_entry *e)
 		return path_error(u->err, path, NULL, problem, u->lim->max_path);
 	if (link && (problem = path_problem(link, u->lim->max_path)))
 		return path_error(u->err, path, link, problem, u->lim->max_path);
+	if (u->flags & UNPACK_LAYER) {
+		const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+		if (!strncmp(base, WHITEOUT_PREFIX, strlen(WHITEOUT_PREFIX)))
+			return whiteout(u, path, base);
+	}
 
 	/* A hard link has no type of its own (0); it is made with link(2). */
 	mode_t type = link ? AE_IFREG : archive_entry_filetype(e);
@@ -328,20 +449,29 @@ static int stream_verdict(const struct stream *s, int rc, const struct unpacker 
 	return gerr_set(u->err, 0, "decompression failed: %s", s->msg);
 }
 
-int rootfs_unpack_limited(int in_fd, const char *name, int dirfd, unsigned flags,
-			  const struct unpack_limits *lim, struct unpack_stats *st, struct gerr *err)
+int unpack_source(const struct fd_source *in, struct digest_ctx *tar_hash, const char *name, int dirfd,
+		  unsigned flags, const struct unpack_limits *lim, struct unpack_stats *st, struct gerr *err)
 {
 	struct stream s = {0};
-	int tar_fd = in_fd;
+	struct fd_source tar_src = *in;
 	memset(st, 0, sizeof *st);
 	/* write-disk resolves entry names against the cwd. */
 	if (fchdir(dirfd) < 0)
 		return gerr_set(err, errno, "unpack %s: chdir to the new root", name);
 	/* A plain tar goes straight to the tar reader: a thread would only
 	 * copy it through the pipe. */
-	int threaded = compression_of(in_fd) != NULL;
-	if (threaded && stream_start(&s, in_fd, lim->max_bytes, &tar_fd, err) < 0)
-		return gerr_prefix(err, "unpack %s", name);
+	int threaded = compression_at(in) != NULL;
+	if (threaded) {
+		int pipe_fd;
+		if (stream_start(&s, in, tar_hash, lim->max_bytes, &pipe_fd, err) < 0)
+			return gerr_prefix(err, "unpack %s", name);
+		tar_src = (struct fd_source){.fd = pipe_fd};
+	} else {
+		tar_src.hash2 = tar_hash;
+	}
+	tar_src.block = TAR_READ_BLOCK;
+	tar_src.buf = NULL;
+	int tar_fd = tar_src.fd;
 
 	void *saved_locale = locale_utf8_enter();
 	struct unpacker u = {
@@ -351,7 +481,8 @@ int rootfs_unpack_limited(int in_fd, const char *name, int dirfd, unsigned flags
 		.err = err,
 		.in = reader_new(1, 0),
 		.out = archive_write_disk_new(),
-		.src = {.fd = tar_fd, .block = TAR_READ_BLOCK},
+		.src = tar_src,
+		.root = dirfd,
 	};
 	if (!u.in || !u.out) {
 		archive_read_free(u.in);
@@ -376,6 +507,9 @@ int rootfs_unpack_limited(int in_fd, const char *name, int dirfd, unsigned flags
 	 * not depend on which thread was faster.  Bounded by its byte cap. */
 	if (threaded && (rc == 0 || u.read_failed))
 		drain(&u.src);
+	/* A digest covers the whole input, also what follows the tar's end. */
+	if (!threaded && rc == 0 && (u.src.hash || u.src.hash2) && source_drain(&u.src) < 0)
+		rc = gerr_set(err, u.src.read_errno, "read");
 
 	archive_read_free(u.in);
 	archive_write_free(u.out);
@@ -389,6 +523,13 @@ int rootfs_unpack_limited(int in_fd, const char *name, int dirfd, unsigned flags
 	if (rc < 0)
 		return gerr_prefix(err, "unpack %s", name);
 	return 0;
+}
+
+int rootfs_unpack_limited(int in_fd, const char *name, int dirfd, unsigned flags,
+			  const struct unpack_limits *lim, struct unpack_stats *st, struct gerr *err)
+{
+	struct fd_source in = {.fd = in_fd};
+	return unpack_source(&in, NULL, name, dirfd, flags, lim, st, err);
 }
 
 int rootfs_unpack(int in_fd, const char *name, int dirfd, unsigned flags, struct unpack_stats *st,

@@ -46,7 +46,7 @@ fi
 # ---- shared fixtures, built once by root (or by the caller) ------------------
 mkdir -p tests/build
 say "building test images"
-if ! bash tests/lib/images.bash all >/dev/null </dev/null; then
+if ! bash tests/lib/images.bash all >/dev/null </dev/null || ! bash tests/lib/oci.bash all >/dev/null </dev/null; then
 	say "building the test images failed"
 	echo "0 passed, 1 failed, 0 skipped"
 	exit 1

@@ -195,12 +195,22 @@ victim_untouched() {
 	assert_output $'755\n755\n1777'
 }
 
-@test "setuid bits are kept in a root run (the root file system is nosuid)" {
+@test "setuid bits are kept in a root run with --no-cache (the root file system is nosuid)" {
 	skip_unless_root
 	mktar "$IMG" --base "$BUSYBOX_TAR" "f|bin/su|x|4755" "d|t/|1777"
-	run "$GPURUN" "$IMG" /bin/sh -c 'stat -c %a /bin/su /t'
+	run "$GPURUN" --no-cache "$IMG" /bin/sh -c 'stat -c %a /bin/su /t'
 	assert_success
 	assert_output $'4755\n1777'
+}
+
+@test "the cache never keeps a setuid or setgid bit, even for root (it is on a host disk)" {
+	mktar "$IMG" --base "$BUSYBOX_TAR" "f|bin/su|x|4755" "f|bin/sg|x|2755" "d|t/|1777"
+	run "$GPURUN" "$IMG" /bin/sh -c 'stat -c %a /bin/su /bin/sg /t'
+	assert_success
+	assert_output $'755\n755\n1777'
+	run find "$GPURUN_CACHE/layers" -perm /6000
+	assert_success
+	assert_output ""
 }
 
 @test "a 0555 directory still receives its children and becomes u+rwx" {
@@ -299,10 +309,10 @@ victim_untouched() {
 	refused "$IMG" "image $IMG: archive has no entries"
 }
 
-@test "an OCI image layout is refused as not a root file system" {
+@test "an OCI image layout is read as an image, not unpacked as a root file system" {
 	mktar "$IMG" "f|oci-layout|{\"imageLayoutVersion\": \"1.0.0\"}" "d|blobs/"
 	run --separate-stderr "$GPURUN" "$IMG" /bin/true
-	assert_gpurun_error 125 "image $IMG: an OCI image layout or docker save archive"
+	assert_gpurun_error 125 "image $IMG: no member 'index.json'"
 }
 
 # ---- damaged archives are errors, never a shorter tree ---------------------------------

@@ -26,12 +26,17 @@ if [[ -z "${GPURUN_TEST_MODE:-}" ]]; then
 fi
 export GPURUN_TEST_MODE
 
+# The image cache of this bats run: shared by its tests, never the user's.
+export GPURUN_CACHE=${GPURUN_CACHE:-$BATS_RUN_TMPDIR/gpurun-cache}
+
 # A hung launcher must fail its test, not the whole run.
 : "${BATS_TEST_TIMEOUT:=120}"
 export BATS_TEST_TIMEOUT
 
 # shellcheck source=images.bash
 source "$TESTS_DIR/lib/images.bash"
+# shellcheck source=oci.bash
+source "$TESTS_DIR/lib/oci.bash"
 
 skip_unless_root() {
 	if [[ "$GPURUN_TEST_MODE" != root || $(id -u) -ne 0 ]]; then

@@ -1,0 +1,232 @@
+#!/usr/bin/env bats
+# Images users already hold: `docker save` archives (the legacy layout, and
+# the OCI layout Docker 25 writes), OCI image layouts as directories and as
+# tar archives in any compression.  Built offline with Debian's umoci and
+# skopeo (tests/lib/oci.bash); what they cannot write, and every hostile
+# image, by tests/lib/hostile_images.py.  Layers are applied with their
+# whiteouts and opaque directories, every blob is verified, the config is
+# honoured, and a hostile image is refused with one line and leaves the host
+# and the cache as they were.
+
+load lib/common
+
+setup_file() {
+	require_gpurun
+	common_images
+}
+
+setup() {
+	# A cache of the test's own, so that each test sees what it made.
+	export GPURUN_CACHE=$BATS_TEST_TMPDIR/cache
+}
+
+# What the three layers of the test image leave: layer 2's and 3's files,
+# nothing that layer 3 deleted, /data/opaque with only `new`.
+LAYERS_CHECK='cat /etc/gpurun-layer2 /etc/gpurun-layer3 >/dev/null && echo files-ok
+	[ -e /etc/deleted-later ] && echo deleted-later-is-back
+	[ -e /data/gone ] && echo gone-is-back
+	ls /data/opaque | tr "\n" " "; echo
+	ls /data | tr "\n" " "; echo'
+
+assert_layers_applied() {
+	assert_success
+	assert_line files-ok
+	refute_line deleted-later-is-back
+	refute_line gone-is-back
+	assert_line "new "
+	assert_line "keep opaque "
+}
+
+# The test image's entrypoint is /bin/sh -c: a COMMAND is its script.
+@test "an OCI image layout directory: layers applied with whiteouts and an opaque directory" {
+	run "$GPURUN" --gpus void "$(oci_fixture oci)" "$LAYERS_CHECK"
+	assert_layers_applied
+}
+
+@test "an OCI layout packed as a plain tar, .tar.gz, .tar.zst and .tar.xz" {
+	local f
+	for f in oci.tar oci.tar.gz oci.tar.zst oci.tar.xz; do
+		run "$GPURUN" --gpus void "$(oci_fixture "$f")" "$LAYERS_CHECK"
+		assert_layers_applied
+	done
+}
+
+@test "a docker save archive in the legacy layout (manifest.json, repositories, <id>/layer.tar)" {
+	run "$GPURUN" --gpus void "$(oci_fixture docker-legacy.tar)" "$LAYERS_CHECK"
+	assert_layers_applied
+}
+
+@test "a docker-archive written by skopeo" {
+	run "$GPURUN" --gpus void "$(oci_fixture docker.tar)" "$LAYERS_CHECK"
+	assert_layers_applied
+}
+
+@test "a docker save archive in the Docker 25 layout (OCI layout plus manifest.json)" {
+	run "$GPURUN" --gpus void "$(oci_fixture docker25.tar)" "$LAYERS_CHECK"
+	assert_layers_applied
+}
+
+@test "the image's Entrypoint and Cmd run when no command is given, in its WorkingDir, as its User" {
+	run --separate-stderr "$GPURUN" --gpus void "$(oci_fixture oci)"
+	assert_success
+	assert_output $'cmd-from-config\n/data\n1000'
+}
+
+@test "the command line overrides the image: COMMAND replaces Cmd, -w WorkingDir, -u User, -e Env" {
+	run --separate-stderr "$GPURUN" --gpus void -w /etc -u 0 -e GPURUN_IMAGE_ENV=from-cli \
+		"$(oci_fixture oci)" 'pwd; id -u; echo $GPURUN_IMAGE_ENV; echo $NVIDIA_DRIVER_CAPABILITIES'
+	assert_success
+	assert_output $'/etc\n0\nfrom-cli\nutility'
+}
+
+@test "the image's Env reaches GPU selection: NVIDIA_VISIBLE_DEVICES=all selects every GPU" {
+	local fake
+	fake=$(fake_driver four) || skip "no fake NVIDIA driver (build it as root: tests/run-bats.sh)"
+	run --separate-stderr "$GPURUN" --driver-root "$fake" -u 0 "$(oci_fixture oci)" 'ls /dev | grep -c "^nvidia[0-9]"'
+	assert_success
+	assert_output 4
+	# --gpus wins over the image's config.
+	run --separate-stderr "$GPURUN" --driver-root "$fake" --gpus 1 -u 0 "$(oci_fixture oci)" \
+		'ls /dev | grep -c "^nvidia[0-9]"'
+	assert_success
+	assert_output 1
+}
+
+@test "IMAGE@NAME:TAG picks one image of several; without it the error lists them" {
+	local two
+	two=$(oci_fixture oci-two)
+	run --separate-stderr "$GPURUN" --gpus void "$two@one"
+	assert_success
+	assert_output one
+	run --separate-stderr "$GPURUN" --gpus void "$two@two"
+	assert_output two
+	run --separate-stderr "$GPURUN" --gpus void "$two" true
+	assert_gpurun_error 125 "image $two: holds 2 images; pick one with $two@NAME:TAG (one, two)"
+	run --separate-stderr "$GPURUN" --gpus void "$two@three" true
+	assert_gpurun_error 125 "image $two: no image named three (there are: one, two)"
+}
+
+@test "a docker archive of two images: NAME:TAG as in RepoTags, with or without docker.io/" {
+	local two
+	two=$(oci_fixture docker-two.tar)
+	run --separate-stderr "$GPURUN" --gpus void "$two@gpurun/two:2"
+	assert_success
+	assert_output two
+	run --separate-stderr "$GPURUN" --gpus void "$two@docker.io/gpurun/one:1"
+	assert_output one
+	run --separate-stderr "$GPURUN" --gpus void "$two" true
+	assert_gpurun_error 125 "holds 2 images" "docker.io/gpurun/one:1, docker.io/gpurun/two:2"
+}
+
+@test "--dry-run shows the layers and the config values, and writes nothing" {
+	run --separate-stderr "$GPURUN" --dry-run --gpus void "$(oci_fixture docker.tar)"
+	assert_success
+	assert_line --regexp '^# image .*docker.tar@docker.io/gpurun/test:latest: 3 layers, not in the cache yet'
+	assert_line --regexp '^#   layer 1: sha256:[0-9a-f]{64}$'
+	assert_line --partial "#   Entrypoint: /bin/sh -c"
+	assert_line --partial "#   Cmd: 'echo cmd-from-config; pwd; id -u'"
+	assert_line "#   WorkingDir: /data"
+	assert_line "#   User: 1000:1000"
+	assert_line --partial "GPURUN_IMAGE_ENV=from-config"
+	assert_line --regexp "^exec chroot --userspec 1000:1000 / env -i --chdir=/data .* /bin/sh -c 'echo cmd-from-config; pwd; id -u'$"
+	assert_not_exist "$GPURUN_CACHE"
+}
+
+@test "--verbose says where the layers come from, then the same steps" {
+	run --separate-stderr "$GPURUN" --verbose --gpus void "$(oci_fixture oci)" true
+	assert_success
+	[[ "$stderr" == *"+ # image "*": 3 layers, unpacked into the cache"* ]] || fail "$stderr"
+	[[ "$stderr" == *"+ mount -t overlay -o nosuid,nodev,lowerdir=/tmp/layers/2:/tmp/layers/1:/tmp/layers/0,"* ]] ||
+		fail "$stderr"
+	run --separate-stderr "$GPURUN" --verbose --gpus void "$(oci_fixture oci)" true
+	[[ "$stderr" == *": 3 layers, from the cache"* ]] || fail "$stderr"
+}
+
+# ---- hostile images -----------------------------------------------------------------
+
+# hostile KIND FRAGMENT...: the image is refused with exit 125 and one line
+# holding each FRAGMENT, and neither the host nor the cache keeps anything.
+hostile() {
+	local kind=$1 img
+	shift
+	img=$(oci_fixture "hostile-$kind.tar") || fail "cannot build hostile-$kind.tar"
+	host_snapshot "$BATS_TEST_TMPDIR/host.before"
+	run --separate-stderr "$GPURUN" --gpus void "$img" true
+	assert_gpurun_error 125 "$img" "$@"
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
+	cache_has_nothing_partial
+	run find "$GPURUN_CACHE/images" "$GPURUN_CACHE/sources" "$GPURUN_CACHE/tmp" -mindepth 1
+	assert_output ""
+}
+
+# Every layer directory of the cache is complete (has its .ok).
+cache_has_nothing_partial() {
+	local d
+	for d in "$GPURUN_CACHE"/layers/*/; do
+		[[ -d $d ]] || continue
+		[[ -f ${d%/}.ok ]] || fail "partial layer left in the cache: $d"
+	done
+}
+
+@test "a manifest.json layer path with ../ is refused" {
+	hostile manifest-traversal "manifest.json: layer path '../../etc/passwd' leaves the archive"
+}
+
+@test "a manifest.json layer path that is absolute is refused" {
+	hostile manifest-absolute "manifest.json: layer path '/etc/passwd' leaves the archive"
+}
+
+@test "a manifest.json config path with ../ is refused" {
+	hostile manifest-config-traversal "manifest.json: config path '../../etc/passwd' leaves the archive"
+}
+
+@test "an archive member named with ../ is refused" {
+	hostile index-traversal "path contains '..'"
+}
+
+@test "a layer that is a symbolic link member is refused" {
+	hostile member-symlink "is a link"
+}
+
+@test "a layer that is a hard link member is refused" {
+	hostile member-hardlink "is a link"
+}
+
+@test "a digest that is not sha256: and 64 hex digits is refused" {
+	hostile bad-digest "invalid digest 'sha256:xyz' (want sha256: and 64 hex digits)"
+	hostile bad-digest-md5 "invalid digest 'md5:"
+	hostile digest-traversal "invalid digest 'sha256:../"
+}
+
+@test "a blob that does not match its digest is refused by name, and nothing of it is kept" {
+	hostile blob-mismatch "blob sha256:" "content does not match its digest"
+}
+
+@test "a layer that does not match the config's diff_id is refused, and nothing of it is kept" {
+	hostile diffid-mismatch "content does not match its diff_id sha256:"
+}
+
+@test "a whiteout of .. is refused" {
+	hostile whiteout-dotdot "whiteout of '..'"
+	hostile whiteout-dotdot-dir "whiteout of '..'"
+}
+
+@test "a whiteout through a symlink is refused and deletes nothing outside" {
+	local canary=$BATS_TEST_TMPDIR/canary img
+	mkdir -p "$canary" && echo alive >"$canary/victim"
+	img=$BATS_TEST_TMPDIR/ws.tar
+	build_hostile_image whiteout-symlink "$img" --link-target="$canary" --victim=victim
+	run --separate-stderr "$GPURUN" --gpus void "$img" true
+	assert_gpurun_error 125 "whiteout passes through a symlink"
+	assert_file_exists "$canary/victim"
+	cache_has_nothing_partial
+}
+
+@test "a JSON document far above the size cap is refused before it is read" {
+	hostile huge-json "index.json is larger than 4194304 bytes"
+	hostile huge-json-manifest "manifest.json is larger than 4194304 bytes"
+}
+
+@test "a manifest with 1000 layers is refused above the cap of 128" {
+	hostile many-layers "layers (at most 128)"
+}

@@ -1,0 +1,398 @@
+# tests/lib/oci.bash — container images in the formats gpurun unpacks: OCI
+# image layouts, `docker save` archives (legacy and Docker 25+) and OCI
+# archives, built offline from the busybox image of images.bash with
+# Debian's umoci and skopeo; what those cannot write (an opaque whiteout, the
+# Docker 25 and pre-25 `docker save` layouts, an archive of two images, every
+# hostile image) is written by hostile_images.py next to this file.
+# Sourced after images.bash (it uses fixture and the busybox image).
+#
+#   build_oci_layout DIR [TAG]
+#       an OCI layout (DIR must not exist) holding one image, ref name TAG
+#       (default latest), three gzip layers:
+#         1. the busybox rootfs (sh, the applets, probe, alice uid 1000);
+#         2. adds /etc/gpurun-layer2, /data/keep/k, /data/gone/g,
+#            /data/opaque/old1, /data/opaque/old2, /etc/deleted-later;
+#         3. deletes /etc/deleted-later and /data/gone (whiteouts
+#            etc/.wh.deleted-later, data/.wh.gone), makes /data/opaque anew
+#            with only `new` (opaque whiteout data/opaque/.wh..wh..opq) and
+#            adds /etc/gpurun-layer3.
+#       Config: Env GPURUN_IMAGE_ENV=from-config, NVIDIA_VISIBLE_DEVICES=all,
+#       NVIDIA_DRIVER_CAPABILITIES=utility and $OCI_IMAGE_PATH; Entrypoint
+#       ["/bin/sh","-c"]; Cmd ["echo cmd-from-config; pwd; id -u"];
+#       WorkingDir /data; User 1000:1000.
+#   build_oci_two_images DIR
+#       one layout, two images: `one` and `two`, each the busybox layer plus
+#       a layer writing /etc/which ("one" / "two"); Cmd ["cat","/etc/which"].
+#   build_docker_archive OUT [NAME:TAG [LAYOUT:TAG]]
+#       skopeo's docker-archive (the legacy `docker save` layout) of
+#       LAYOUT:TAG (default the fixture oci, tag latest), RepoTags NAME:TAG
+#       (default gpurun/test:latest; skopeo writes it docker.io/gpurun/test:latest).
+#   build_docker_archive_two OUT
+#       one docker-archive, two images: gpurun/one:1 and gpurun/two:2 (the
+#       images of oci-two).  skopeo writes one image per archive: two of its
+#       archives merged.
+#   build_docker_legacy_archive OUT [NAME:TAG [LAYOUT:TAG]]
+#       the pre-25 `docker save` layout as Docker writes it (regular
+#       <id>/layer.tar files, familiar names), by hostile_images.py.
+#   build_docker25_archive OUT [NAME:TAG [LAYOUT:TAG]]
+#       the Docker 25+ `docker save` layout (OCI layout with uncompressed
+#       layers + manifest.json + repositories), by hostile_images.py.
+#   build_oci_archive OUT [COMPRESS [LAYOUT:TAG]]
+#       skopeo's oci-archive (a tar of the layout); COMPRESS gz, zst, xz or
+#       bz2 compresses that tar (default: as OUT's suffix says, else none).
+#   build_hostile_image KIND OUT [OPTION...]
+#       hostile_images.py KIND on top of the fixture docker.tar (kinds:
+#       `python3 hostile_images.py list`, options: its --help).
+#   oci_fixture NAME
+#       the shared, cached copy, as images.bash's fixture does it: built once
+#       under a flock, published by rename(2), readable by everyone; keyed by
+#       a stamp of the busybox image's inputs, this file, hostile_images.py
+#       and the tools' versions.  NAME is oci, oci-two, docker.tar,
+#       docker-two.tar, docker-legacy.tar, docker25.tar, oci.tar, oci.tar.gz,
+#       oci.tar.zst, oci.tar.xz or hostile-KIND.tar (default options).
+#       Never modify one: copy it first.
+#
+# Needs umoci, skopeo, python3 and gzip/zstd/xz (Debian packages umoci
+# skopeo python3 gzip zstd xz-utils).  Builds as root or not (umoci
+# --rootless: every file of the layers is then owned by 0).
+
+# shellcheck source-path=SCRIPTDIR
+OCI_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+HOSTILE_IMAGES_PY="$OCI_LIB_DIR/hostile_images.py"
+OCI_IMAGE_PATH="PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+# skopeo needs a signature policy only to be told to ignore it: local
+# layouts and archives carry no signatures.
+OCI_SKOPEO=(skopeo --insecure-policy)
+
+oci_require_tools() {
+	local t missing=()
+	for t in umoci skopeo python3; do
+		command -v "$t" >/dev/null 2>&1 || missing+=("$t")
+	done
+	if [[ ${#missing[@]} -gt 0 ]]; then
+		echo "oci.bash: missing ${missing[*]}: apt-get install -y umoci skopeo python3" >&2
+		return 1
+	fi
+}
+
+# umoci chowns what it unpacks; an unprivileged builder cannot, so it asks
+# for the rootless mode (repack reads the mode back from the bundle).
+oci_rootless() {
+	[[ $(id -u) -eq 0 ]] || echo --rootless
+}
+
+# oci_repack IMAGE BUNDLE WHAT: one more layer on IMAGE from BUNDLE's rootfs;
+# --refresh-bundle makes the next repack diff against this state, so each
+# call yields exactly the changes made since the last one.
+oci_repack() {
+	umoci repack --refresh-bundle --history.created_by "gpurun test: $3" --image "$1" "$2"
+}
+
+# oci_tmpdir: a scratch directory for bundles; oci_rmtmp DIR removes it,
+# rootless bundles included (they may hold directories without u+w).
+oci_tmpdir() {
+	mktemp -d "${TMPDIR:-/tmp}/gpurun-oci.XXXXXX"
+}
+oci_rmtmp() {
+	chmod -R u+rwX "$1" 2>/dev/null
+	rm -rf "$1"
+}
+
+build_oci_layout() {
+	local dir=$1 tag=${2:-latest} work rc
+	oci_require_tools || return 1
+	work=$(oci_tmpdir) || return 1
+	oci_layout_in "$dir" "$tag" "$work/bundle"
+	rc=$?
+	oci_rmtmp "$work"
+	return $rc
+}
+
+oci_layout_in() {
+	local dir=$1 tag=$2 b=$3 busybox r
+	local img="$dir:$tag"
+	busybox=$(fixture busybox) || return 1
+	r=$b/rootfs
+	# shellcheck disable=SC2046 # oci_rootless prints nothing or one word
+	umoci init --layout "$dir" &&
+		umoci new --image "$img" &&
+		umoci unpack $(oci_rootless) --image "$img" "$b" || return 1
+
+	cp -a "$busybox/." "$r/" &&
+		oci_repack "$img" "$b" "layer 1: the busybox rootfs" || return 1
+
+	mkdir -p "$r/data/keep" "$r/data/gone" "$r/data/opaque" &&
+		echo layer2 >"$r/etc/gpurun-layer2" &&
+		echo k >"$r/data/keep/k" &&
+		echo g >"$r/data/gone/g" &&
+		echo old1 >"$r/data/opaque/old1" &&
+		echo old2 >"$r/data/opaque/old2" &&
+		echo deleted-later >"$r/etc/deleted-later" &&
+		oci_repack "$img" "$b" "layer 2: files to keep, delete and hide" || return 1
+
+	# umoci's repack writes a removed-and-remade directory as one whiteout
+	# per vanished file (data/opaque/.wh.old1, .wh.old2); fix-opaque turns
+	# those into the opaque whiteout data/opaque/.wh..wh..opq that Docker
+	# and buildah write, so the fixture has both kinds.
+	rm -rf "$r/etc/deleted-later" "$r/data/gone" "$r/data/opaque" &&
+		mkdir "$r/data/opaque" &&
+		echo new >"$r/data/opaque/new" &&
+		echo layer3 >"$r/etc/gpurun-layer3" &&
+		oci_repack "$img" "$b" "layer 3: whiteouts, an opaque directory" &&
+		python3 "$HOSTILE_IMAGES_PY" fix-opaque "$dir" "$tag" /data/opaque || return 1
+
+	umoci config --image "$img" \
+		--config.env GPURUN_IMAGE_ENV=from-config \
+		--config.env NVIDIA_VISIBLE_DEVICES=all \
+		--config.env NVIDIA_DRIVER_CAPABILITIES=utility \
+		--config.env "$OCI_IMAGE_PATH" \
+		--config.entrypoint /bin/sh --config.entrypoint -c \
+		--config.cmd "echo cmd-from-config; pwd; id -u" \
+		--config.workingdir /data \
+		--config.user 1000:1000 &&
+		umoci gc --layout "$dir" &&
+		chmod -R a+rX "$dir"
+}
+
+build_oci_two_images() {
+	local dir=$1 work rc
+	oci_require_tools || return 1
+	work=$(oci_tmpdir) || return 1
+	oci_two_in "$dir" "$work/bundle"
+	rc=$?
+	oci_rmtmp "$work"
+	return $rc
+}
+
+oci_two_in() {
+	local dir=$1 b=$2 busybox r t
+	busybox=$(fixture busybox) || return 1
+	r=$b/rootfs
+	# shellcheck disable=SC2046
+	umoci init --layout "$dir" &&
+		umoci new --image "$dir:one" &&
+		umoci unpack $(oci_rootless) --image "$dir:one" "$b" &&
+		cp -a "$busybox/." "$r/" &&
+		oci_repack "$dir:one" "$b" "the busybox rootfs" || return 1
+	# No --refresh-bundle from here: both tags get their one layer on top of
+	# the same busybox layer.
+	echo one >"$r/etc/which" &&
+		umoci repack --history.created_by "gpurun test: /etc/which one" --image "$dir:one" "$b" &&
+		echo two >"$r/etc/which" &&
+		umoci repack --history.created_by "gpurun test: /etc/which two" --image "$dir:two" "$b" || return 1
+	for t in one two; do
+		umoci config --image "$dir:$t" --config.env "$OCI_IMAGE_PATH" \
+			--config.cmd cat --config.cmd /etc/which || return 1
+	done
+	umoci gc --layout "$dir" && chmod -R a+rX "$dir"
+}
+
+# oci_source LAYOUT:TAG|"": the layout image to convert, by default the
+# fixture oci's latest.
+oci_source() {
+	if [[ -n "${1:-}" ]]; then
+		printf '%s\n' "$1"
+	else
+		local d
+		d=$(oci_fixture oci) || return 1
+		printf '%s:latest\n' "$d"
+	fi
+}
+
+# Archives are written as OUT.tmp and renamed once complete: an interrupted
+# build leaves nothing that looks whole.
+build_docker_archive() {
+	local out=$1 name=${2:-gpurun/test:latest} src
+	oci_require_tools || return 1
+	src=$(oci_source "${3:-}") || return 1
+	rm -f "$out.tmp"
+	"${OCI_SKOPEO[@]}" copy -q "oci:$src" "docker-archive:$out.tmp:$name" &&
+		chmod 0644 "$out.tmp" && mv -f "$out.tmp" "$out"
+}
+
+build_docker_archive_two() {
+	local out=$1 two work rc
+	oci_require_tools || return 1
+	two=$(oci_fixture oci-two) || return 1
+	work=$(oci_tmpdir) || return 1
+	build_docker_archive "$work/one.tar" gpurun/one:1 "$two:one" &&
+		build_docker_archive "$work/two.tar" gpurun/two:2 "$two:two" &&
+		python3 "$HOSTILE_IMAGES_PY" merge-docker "$out" "$work/one.tar" "$work/two.tar"
+	rc=$?
+	oci_rmtmp "$work"
+	return $rc
+}
+
+# oci_python_convert WHAT OUT NAME:TAG LAYOUT:TAG: hostile_images.py's
+# conversion WHAT (the tag is what follows the last colon).
+oci_python_convert() {
+	local what=$1 out=$2 name=$3 src=$4
+	python3 "$HOSTILE_IMAGES_PY" "$what" "$out" "${src%:*}" "${src##*:}" "$name"
+}
+
+build_docker_legacy_archive() {
+	local src
+	src=$(oci_source "${3:-}") || return 1
+	oci_python_convert docker-legacy "$1" "${2:-gpurun/test:latest}" "$src"
+}
+
+build_docker25_archive() {
+	local src
+	src=$(oci_source "${3:-}") || return 1
+	oci_python_convert docker25 "$1" "${2:-gpurun/test:latest}" "$src"
+}
+
+build_oci_archive() {
+	local out=$1 comp=${2:-} src tag work rc
+	oci_require_tools || return 1
+	src=$(oci_source "${3:-}") || return 1
+	tag=${src##*:}
+	if [[ -z "$comp" ]]; then
+		case $out in
+		*.tar.gz | *.tgz) comp=gz ;;
+		*.tar.zst) comp=zst ;;
+		*.tar.xz) comp=xz ;;
+		*.tar.bz2) comp=bz2 ;;
+		esac
+	fi
+	local filter
+	case $comp in
+	"") filter="cat" ;;
+	gz) filter="gzip -n" ;;
+	zst) filter="zstd -q" ;;
+	xz) filter="xz -T1" ;;
+	bz2) filter=bzip2 ;;
+	*)
+		echo "oci.bash: unknown compression '$comp' (gz, zst, xz, bz2)" >&2
+		return 1
+		;;
+	esac
+	work=$(oci_tmpdir) || return 1
+	"${OCI_SKOPEO[@]}" copy -q "oci:$src" "oci-archive:$work/oci.tar:$tag" &&
+		$filter <"$work/oci.tar" >"$out.tmp" &&
+		chmod 0644 "$out.tmp" && mv -f "$out.tmp" "$out"
+	rc=$?
+	rm -f "$out.tmp"
+	oci_rmtmp "$work"
+	return $rc
+}
+
+build_hostile_image() {
+	local kind=$1 out=$2 base
+	shift 2
+	base=$(oci_fixture docker.tar) || return 1
+	python3 "$HOSTILE_IMAGES_PY" "$@" "$kind" "$out" "$base"
+}
+
+# The stamp: what the OCI fixtures are made from.  images_stamp covers the
+# busybox image; the tools' versions decide the bytes they write.  Not
+# python3's: root's and the test user's PATH may find different ones, and
+# the stamp must be the same for both to share the fixtures.
+oci_stamp() {
+	{
+		images_stamp
+		cat "$OCI_LIB_DIR/oci.bash" "$HOSTILE_IMAGES_PY"
+		umoci --version
+		skopeo --version
+	} 2>/dev/null | sha256sum | cut -c1-12
+}
+
+# Where the fixtures are: the shared cache $TESTS_BUILD/oci-images/KEY
+# (beside images.bash's, not inside: fixture deletes every other key there),
+# looked up fixture by fixture so that an unprivileged run uses what root
+# built and builds what is missing in a cache of its own.
+oci_init() {
+	[[ -n "${OCI_IMAGES_BUILD:-}" ]] && return 0
+	local key
+	key=$(oci_stamp)
+	OCI_IMAGES_DIR="$TESTS_BUILD/oci-images/$key"
+	OCI_IMAGES_OWN=""
+	if mkdir -p "$OCI_IMAGES_DIR" 2>/dev/null && [[ -w "$OCI_IMAGES_DIR" ]]; then
+		OCI_IMAGES_BUILD=$OCI_IMAGES_DIR
+	else
+		OCI_IMAGES_OWN="${TMPDIR:-/tmp}/gpurun-test-oci-images.$(id -u)/$key"
+		OCI_IMAGES_BUILD=$OCI_IMAGES_OWN
+	fi
+	export OCI_IMAGES_DIR OCI_IMAGES_OWN OCI_IMAGES_BUILD
+}
+
+oci_fixture() {
+	local name=$1 d
+	oci_init || return 1
+	for d in "$OCI_IMAGES_DIR" "$OCI_IMAGES_OWN"; do
+		if [[ -n "$d" && -e "$d/$name" ]]; then
+			printf '%s\n' "$d/$name"
+			return 0
+		fi
+	done
+	local dir=$OCI_IMAGES_BUILD
+	local out=$dir/$name
+	mkdir -p "$dir" || return 1
+	(
+		# One builder at a time; a fixture built inside the lock
+		# (docker.tar needs oci) must not take it again.  images.bash's
+		# lock (fd 9) is only ever taken inside this one, never around it.
+		if [[ -z "${OCI_LOCK_HELD:-}" ]]; then
+			exec 8>"$dir/.lock" && flock 8 || exit 1
+			OCI_LOCK_HELD=1
+		fi
+		[[ -e "$out" ]] && exit 0
+		local tmp="$dir/.tmp.$BASHPID.$name"
+		rm -rf "$tmp"
+		oci_fixture_build "$name" "$tmp" && chmod -R a+rX "$tmp" && mv -T "$tmp" "$out"
+		local rc=$?
+		rm -rf "$tmp" "$tmp.tmp"
+		# Older keys are fixtures of older sources: drop them.
+		if [[ $rc -eq 0 && "$dir" == "$TESTS_BUILD/oci-images/"* ]]; then
+			for d in "$TESTS_BUILD"/oci-images/*; do
+				[[ "$d" == "$dir" ]] || rm -rf "$d"
+			done
+		fi
+		exit $rc
+	) || {
+		echo "oci.bash: could not build fixture $name" >&2
+		return 1
+	}
+	printf '%s\n' "$out"
+}
+
+oci_fixture_build() {
+	local name=$1 out=$2
+	case $name in
+	oci) build_oci_layout "$out" latest ;;
+	oci-two) build_oci_two_images "$out" ;;
+	docker.tar) build_docker_archive "$out" ;;
+	docker-two.tar) build_docker_archive_two "$out" ;;
+	docker-legacy.tar) build_docker_legacy_archive "$out" ;;
+	docker25.tar) build_docker25_archive "$out" ;;
+	oci.tar) build_oci_archive "$out" "" ;;
+	oci.tar.gz | oci.tar.zst | oci.tar.xz) build_oci_archive "$out" "${name#oci.tar.}" ;;
+	hostile-*.tar)
+		local kind=${name#hostile-}
+		build_hostile_image "${kind%.tar}" "$out"
+		;;
+	*)
+		echo "oci.bash: unknown fixture $name" >&2
+		return 1
+		;;
+	esac
+}
+
+# Every fixture but the hostile ones (built on demand), ahead of a run:
+#   bash tests/lib/oci.bash all
+OCI_ALL=(oci oci-two docker.tar docker-two.tar docker-legacy.tar docker25.tar
+	oci.tar oci.tar.gz oci.tar.zst oci.tar.xz)
+
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
+	set -eu
+	: "${TESTS_BUILD:=$OCI_LIB_DIR/../build}"
+	mkdir -p "$TESTS_BUILD"
+	TESTS_BUILD=$(cd "$TESTS_BUILD" && pwd)
+	# shellcheck source=images.bash
+	declare -F fixture >/dev/null || source "$OCI_LIB_DIR/images.bash"
+	case ${1:-all} in
+	all) for f in "${OCI_ALL[@]}"; do oci_fixture "$f"; done ;;
+	*) for f in "$@"; do oci_fixture "$f"; done ;;
+	esac
+fi
