@@ -328,23 +328,24 @@ int cache_get_image(const struct cache *c, const char *hex, struct image *img, s
 		json_decref(o);
 		return gerr_set(err, 0, "cache: %s/%s: damaged record", c->root, rel);
 	}
-	char **ids = json_to_strv(json_object_get(o, "layers"));
-	for (char **p = ids; p && *p; p++) {
-		const char *h = digest_parse(*p);
+	json_t *ids = json_object_get(o, "layers"), *id;
+	size_t i;
+	int bad = !json_array_size(ids);
+	json_array_foreach(ids, i, id)
+	{
+		const char *h = digest_parse(json_string_value(id));
 		if (!h || !cache_has_layer(c, h)) {
-			for (char **q = ids; *q; q++)
-				free(*q);
-			free(ids);
-			json_decref(o);
-			return gerr_set(err, 0, "cache: layer %s of image %.12s is missing", *p, hex);
+			bad = 1;
+			break;
 		}
 		strv_add(&img->layers, cache_layer_path(c, h));
-		strv_add(&img->layer_ids, *p);
+		strv_add(&img->layer_ids, xstrdup(json_string_value(id)));
 	}
-	free(ids);
-	if (!img->layers.n) {
+	if (bad) {
+		strv_free(&img->layers);
+		strv_free(&img->layer_ids);
 		json_decref(o);
-		return gerr_set(err, 0, "cache: %s/%s: no layers", c->root, rel);
+		return gerr_set(err, 0, "cache: image %.12s: a layer is missing or damaged", hex);
 	}
 	img->ref = json_strdup(o, "ref");
 	if (!img->source)

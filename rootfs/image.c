@@ -32,6 +32,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define IMAGE_MAX_LAYERS 128
@@ -48,6 +49,47 @@ struct member {
 	int spool_fd;    /* a large member of a compressed archive, or -1 */
 };
 
+/* The progress line, on a terminal only. */
+struct progress {
+	const char *image;
+	size_t layer, layers;
+	unsigned long long done_bytes, done_entries; /* of the finished layers */
+	struct timespec start, last;
+	int shown;
+};
+
+static double seconds_since(const struct timespec *t)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) / 1e9;
+}
+
+static void progress_show(void *ctx, const struct unpack_stats *st)
+{
+	struct progress *p = ctx;
+	if (seconds_since(&p->last) < 0.1)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &p->last);
+	double mb = (double)(p->done_bytes + st->bytes) / 1e6, secs = seconds_since(&p->start);
+	fprintf(stderr, "\r\033[Kgpurun: unpacking %s: layer %zu of %zu, %.1f MB, %llu files, %.1f MB/s", p->image,
+		p->layer, p->layers, mb, p->done_entries + st->entries, secs > 0 ? mb / secs : 0.0);
+	p->shown = 1;
+}
+
+static void progress_layer_done(struct progress *p, const struct unpack_stats *st)
+{
+	p->done_bytes += st->bytes;
+	p->done_entries += st->entries;
+}
+
+static void progress_end(struct progress *p)
+{
+	double mb = (double)p->done_bytes / 1e6, secs = seconds_since(&p->start);
+	fprintf(stderr, "\r\033[Kgpurun: unpacked %s into the cache: %zu layer%s, %.1f MB, %llu files in %.1f s\n",
+		p->image, p->layers, p->layers == 1 ? "" : "s", mb, p->done_entries, secs);
+}
+
 struct isrc {
 	const char *name;   /* for messages */
 	int fd;             /* the archive, or -1 */
@@ -59,6 +101,7 @@ struct isrc {
 	struct cache *c;
 	unsigned flags;
 	const struct strv *diff_ids; /* of the image being imported */
+	struct progress *progress;   /* NULL: no progress line */
 };
 
 /* What the manifest says, before anything is unpacked. */
@@ -705,8 +748,16 @@ static int import_layer(struct isrc *s, const struct parsed *p, size_t i, const 
 	}
 	struct lower_layers lowers = {fds, nfds};
 	unpack_lowers = &lowers;
+	struct unpack_progress hook = {progress_show, s->progress};
+	if (s->progress) {
+		s->progress->layer = i + 1;
+		unpack_progress_hook = &hook;
+	}
 	rc = unpack_to_tmp(s, &in, tar, what, unpack_flags(), &tmprel, &st, err);
 	unpack_lowers = NULL;
+	unpack_progress_hook = NULL;
+	if (s->progress && rc == 0)
+		progress_layer_done(s->progress, &st);
 	for (size_t k = 0; k < nfds; k++)
 		close(fds[k]);
 	free(fds);
@@ -757,6 +808,8 @@ static int prepare_layered(struct isrc *s, const char *sel, struct image *img, c
 		goto out;
 	img->ref = p.ref ? xstrdup(p.ref) : NULL;
 	s->diff_ids = &diff_ids;
+	if (s->progress)
+		s->progress->layers = diff_ids.n;
 	for (size_t i = 0; i < diff_ids.n; i++) {
 		const char *h = digest_parse(diff_ids.v[i]);
 		if (!(s->flags & IMAGE_DRY_RUN) && import_layer(s, &p, i, diff_ids.v[i], err) < 0)
@@ -799,8 +852,16 @@ static int prepare_flat(struct isrc *s, struct image *img, char hex[DIGEST_HEX_L
 		digest_free(d);
 		return gerr_set(err, errno, "image %s: rewind", s->name);
 	}
+	struct unpack_progress hook = {progress_show, s->progress};
+	if (s->progress) {
+		s->progress->layer = s->progress->layers = 1;
+		unpack_progress_hook = &hook;
+	}
 	int rc = unpack_to_tmp(s, &in, NULL, s->name, UNPACK_CLEAR_SUID | (geteuid() == 0 ? UNPACK_KEEP_OWNER : 0),
 			       &tmprel, &st, err);
+	unpack_progress_hook = NULL;
+	if (s->progress && rc == 0)
+		progress_layer_done(s->progress, &st);
 	digest_final(d, hex);
 	if (rc < 0)
 		return -1;
@@ -891,6 +952,11 @@ int image_prepare(const char *path, const char *selector, struct cache *c, unsig
 		}
 		gerr_clear(err);
 	}
+	struct progress progress = {.image = path};
+	if (!(flags & (IMAGE_QUIET | IMAGE_DRY_RUN)) && isatty(2)) {
+		clock_gettime(CLOCK_MONOTONIC, &progress.start);
+		s.progress = &progress;
+	}
 	if (probe == PROBE_FLAT) {
 		rc = prepare_flat(&s, img, hex, err);
 	} else {
@@ -901,6 +967,10 @@ int image_prepare(const char *path, const char *selector, struct cache *c, unsig
 	if (rc == 0 && !(flags & IMAGE_DRY_RUN) &&
 	    (cache_put_image(c, hex, img, err) < 0 || cache_put_source(c, key, hex, err) < 0))
 		rc = -1;
+	if (s.progress && rc == 0)
+		progress_end(s.progress);
+	else if (s.progress && progress.shown)
+		fputs("\r\033[K", stderr); /* the error line follows on a clean line */
 out:
 	free(key);
 	cache_unlock(lock);

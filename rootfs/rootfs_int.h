@@ -43,6 +43,12 @@ struct lower_layers {
 	size_t n;
 };
 extern __thread const struct lower_layers *unpack_lowers;
+/* Called after each entry while set (the caller throttles). */
+struct unpack_progress {
+	void (*fn)(void *ctx, const struct unpack_stats *st);
+	void *ctx;
+};
+extern __thread const struct unpack_progress *unpack_progress_hook;
 extern const struct unpack_limits unpack_default_limits;
 
 /* A reader for gpurun's only accepted input.  With tar, the tar format (ustar,

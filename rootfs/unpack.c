@@ -240,6 +240,7 @@ static int layer_dir(int root, const char *path, int create, struct gerr *err)
 }
 
 __thread const struct lower_layers *unpack_lowers;
+__thread const struct unpack_progress *unpack_progress_hook;
 
 /* In the merged view of the lower layers, is some directory of path (a
  * layer-relative directory) a symlink or not a directory?  The topmost
@@ -397,6 +398,8 @@ static int unpack_all(struct unpacker *u)
 			return gerr_set(u->err, 0, "more than %zu entries", u->lim->max_entries);
 		if (unpack_entry(u, e) < 0)
 			return -1;
+		if (unpack_progress_hook)
+			unpack_progress_hook->fn(unpack_progress_hook->ctx, u->st);
 		/* Consume the rest of the entry (a skipped entry's data, the
 		 * padding) so that the offset below is where the next header
 		 * starts. */

@@ -46,7 +46,12 @@ fi
 # ---- shared fixtures, built once by root (or by the caller) ------------------
 mkdir -p tests/build
 say "building test images"
-if ! bash tests/lib/images.bash all >/dev/null </dev/null || ! bash tests/lib/oci.bash all >/dev/null </dev/null; then
+# The hostile images of images.bats too, so the unprivileged run reads them.
+hostile=(manifest-traversal manifest-absolute manifest-config-traversal index-traversal member-symlink
+	member-hardlink bad-digest bad-digest-md5 digest-traversal blob-mismatch diffid-mismatch whiteout-dotdot
+	whiteout-dotdot-dir huge-json huge-json-manifest many-layers)
+if ! bash tests/lib/images.bash all >/dev/null </dev/null || ! bash tests/lib/oci.bash all >/dev/null </dev/null ||
+	! bash tests/lib/oci.bash $(printf "hostile-%s.tar " "${hostile[@]}") >/dev/null </dev/null; then
 	say "building the test images failed"
 	echo "0 passed, 1 failed, 0 skipped"
 	exit 1

@@ -29,53 +29,6 @@ teardown() {
 	chmod -R u+rwX "$BATS_TEST_TMPDIR" 2>/dev/null || true
 }
 
-# mktar OUT [--pax] [--base TAR] ENTRY...: write a tar archive.  ENTRY is
-# KIND|NAME[|ARG...]:  f|name|content[|mode]   d|name[|mode]   s|name|target
-# (symlink)   h|name|target[|data] (hard link; data makes it a pax hard link
-# with content)   c|name  b|name  p|name (char/block device, FIFO).  With
-# --base, the entries are appended to a copy of TAR.  Every mtime is
-# 1700000000.
-mktar() {
-	python3 - "$@" <<-'EOF'
-		import io, shutil, sys, tarfile
-		args = sys.argv[1:]
-		out, fmt, base = args.pop(0), tarfile.GNU_FORMAT, None
-		while args and args[0].startswith('--'):
-		    opt = args.pop(0)
-		    if opt == '--pax':
-		        fmt = tarfile.PAX_FORMAT
-		    elif opt == '--base':
-		        base = args.pop(0)
-		if base:
-		    shutil.copyfile(base, out)
-		with tarfile.open(out, 'a' if base else 'w', format=fmt) as tf:
-		    for spec in args:
-		        kind, name, *rest = spec.split('|')
-		        t = tarfile.TarInfo(name)
-		        t.mtime, t.mode, data = 1700000000, 0o644, b''
-		        if kind == 'f':
-		            data = rest[0].encode() if rest else b''
-		            if len(rest) > 1:
-		                t.mode = int(rest[1], 8)
-		        elif kind == 'd':
-		            t.type, t.mode = tarfile.DIRTYPE, int(rest[0], 8) if rest else 0o755
-		        elif kind == 's':
-		            t.type, t.linkname = tarfile.SYMTYPE, rest[0]
-		        elif kind == 'h':
-		            t.type, t.linkname = tarfile.LNKTYPE, rest[0]
-		            if len(rest) > 1:
-		                data = rest[1].encode()
-		                t.pax_headers = {'comment': 'hard link with data'}
-		        elif kind in 'cb':
-		            t.type = tarfile.CHRTYPE if kind == 'c' else tarfile.BLKTYPE
-		            t.devmajor, t.devminor = 1, 3
-		        elif kind == 'p':
-		            t.type = tarfile.FIFOTYPE
-		        t.size = len(data)
-		        tf.addfile(t, io.BytesIO(data) if data else None)
-	EOF
-}
-
 # refused IMAGE MESSAGE: gpurun fails with exactly "gpurun: MESSAGE", 125,
 # and the host is as it was.
 refused() {

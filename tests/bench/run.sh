@@ -165,6 +165,9 @@ else
 	[[ -s "$DEBIAN_TGZ" ]] && cold debian-minbase "$DEBIAN_TGZ"
 fi
 
+# ---- images and the cache ---------------------------------------------------------
+GPURUN=$GPURUN bash tests/bench/images.sh
+
 # ---- 3. GPU ---------------------------------------------------------------------
 if [[ -f tests/bench/gpu.sh ]]; then
 	header "3. GPU launch (tests/bench/gpu.sh)"

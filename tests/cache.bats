@@ -1,0 +1,294 @@
+#!/usr/bin/env bats
+# The image cache (rootfs/cache.c): archives are unpacked once, keyed by
+# content; a second launch takes the fast path and reads no archive; every
+# run writes only to its own tmpfs layer; launches at once, launches killed
+# half-way, damaged entries and a full disk leave nothing a later run would
+# trust; `gpurun cache ls|rm|prune` manage it.
+
+load lib/common
+
+setup_file() {
+	require_gpurun
+	common_images
+}
+
+setup() {
+	export GPURUN_CACHE=$BATS_TEST_TMPDIR/cache
+	IMG=$BATS_TEST_TMPDIR/img.tar.gz
+	cp "$BUSYBOX_TGZ" "$IMG"
+}
+
+layer_dirs() {
+	find "$GPURUN_CACHE/layers" -mindepth 1 -maxdepth 1 -type d | wc -l
+}
+
+# Every layer directory has its .ok, and nothing is left in tmp/.
+assert_cache_consistent() {
+	local d
+	for d in "$GPURUN_CACHE"/layers/*/; do
+		[[ -d $d ]] || continue
+		[[ -f ${d%/}.ok ]] || fail "a partial layer would be trusted: $d"
+	done
+}
+
+@test "an archive is unpacked into the cache once; a second launch reads no archive" {
+	run "$GPURUN" "$IMG" cat /etc/passwd
+	assert_success
+	assert_equal "$(layer_dirs)" 1
+	# Same size, same mtime, other bytes: the fast path does not look.
+	local size
+	size=$(stat -c %s "$IMG")
+	touch -r "$IMG" "$BATS_TEST_TMPDIR/when"
+	head -c "$size" /dev/urandom >"$IMG"
+	touch -r "$BATS_TEST_TMPDIR/when" "$IMG"
+	run "$GPURUN" "$IMG" echo hit
+	assert_success
+	assert_output hit
+	# A new mtime is a new file: read again, and refused.
+	touch "$IMG"
+	run --separate-stderr "$GPURUN" "$IMG" echo miss
+	assert_failure 125
+}
+
+@test "--verbose tells a hit from a miss" {
+	run --separate-stderr "$GPURUN" --verbose "$IMG" true
+	[[ "$stderr" == *"1 layer, unpacked into the cache"* ]] || fail "$stderr"
+	run --separate-stderr "$GPURUN" --verbose "$IMG" true
+	[[ "$stderr" == *"1 layer, from the cache"* ]] || fail "$stderr"
+}
+
+@test "what one run writes is never seen by the next, and the cached tree is not modified" {
+	run "$GPURUN" "$IMG" sh -c 'echo one >/etc/run1 && rm /etc/passwd && echo done'
+	assert_success
+	assert_output done
+	run "$GPURUN" "$IMG" sh -c 'ls /etc/run1 2>&1; grep -c alice /etc/passwd'
+	assert_output --partial "No such file or directory"
+	assert_line 1
+	run find "$GPURUN_CACHE/layers" -name run1
+	assert_output ""
+	assert_file_exists "$(find "$GPURUN_CACHE/layers" -maxdepth 1 -mindepth 1 -type d)/etc/passwd"
+}
+
+@test "--no-cache unpacks into the run's tmpfs and leaves the cache alone" {
+	run "$GPURUN" --no-cache "$IMG" echo ok
+	assert_success
+	assert_not_exist "$GPURUN_CACHE"
+}
+
+@test "layers shared by images are stored once" {
+	local f
+	# One image in four formats: the same diff_ids.
+	for f in oci docker.tar docker-legacy.tar oci.tar.zst; do
+		run "$GPURUN" --gpus void "$(oci_fixture "$f")" true
+		assert_success
+	done
+	assert_equal "$(layer_dirs)" 3
+	# Two images on one base layer: three layers in all.
+	export GPURUN_CACHE=$BATS_TEST_TMPDIR/cache2
+	run "$GPURUN" "$(oci_fixture oci-two)@one"
+	run "$GPURUN" "$(oci_fixture oci-two)@two"
+	assert_success
+	assert_equal "$(layer_dirs)" 3
+}
+
+@test "20 launches of a new image at once unpack it once and all succeed" {
+	local i pids=() failed=0
+	for i in $(seq 20); do
+		"$GPURUN" --verbose --gpus void "$(oci_fixture oci.tar.gz)" true 2>"$BATS_TEST_TMPDIR/err.$i" &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do
+		wait "$i" || failed=$((failed + 1))
+	done
+	assert_equal "$failed" 0
+	assert_equal "$(cat "$BATS_TEST_TMPDIR"/err.* | grep -c 'unpacked into the cache')" 1
+	assert_equal "$(cat "$BATS_TEST_TMPDIR"/err.* | grep -c 'from the cache')" 19
+	assert_equal "$(layer_dirs)" 3
+	assert_cache_consistent
+	run find "$GPURUN_CACHE/tmp" -mindepth 1
+	assert_output ""
+}
+
+# big_image OUT: the busybox image plus 600 files of 256 KiB (150 MB).
+big_image() {
+	python3 - "$1" "$BUSYBOX_TGZ" <<-'PY'
+		import io, sys, tarfile
+		out, base = sys.argv[1], sys.argv[2]
+		with tarfile.open(base) as src, tarfile.open(out, "w:gz", compresslevel=1) as dst:
+		    for m in src.getmembers():
+		        dst.addfile(m, src.extractfile(m) if m.isfile() else None)
+		    blob = bytes(range(256)) * 1024
+		    for i in range(600):
+		        t = tarfile.TarInfo("big/f%04d" % i); t.size = len(blob)
+		        dst.addfile(t, io.BytesIO(blob))
+	PY
+}
+
+@test "a launch killed with SIGKILL while unpacking leaves nothing a later run trusts" {
+	local big=$BATS_TEST_TMPDIR/big.tar.gz
+	big_image "$big"
+	local i
+	for i in 0.05 0.1 0.2; do
+		timeout -s KILL "$i" "$GPURUN" "$big" true || true
+		assert_cache_consistent
+	done
+	run "$GPURUN" "$big" sh -c 'ls /big | wc -l'
+	assert_success
+	assert_output 600
+	assert_cache_consistent
+	run "$GPURUN" cache prune
+	assert_success
+	run find "$GPURUN_CACHE/tmp" -mindepth 1
+	assert_output ""
+}
+
+@test "a partial layer (no .ok) and a damaged image record are detected and rebuilt" {
+	run "$GPURUN" "$IMG" true
+	assert_success
+	local ok rec
+	ok=$(ls "$GPURUN_CACHE"/layers/*.ok)
+	rm "$ok"
+	run "$GPURUN" "$IMG" cat /etc/hostname
+	assert_success
+	assert_file_exists "$ok"
+	rec=$(ls "$GPURUN_CACHE"/images/*.json)
+	echo '{ not json' >"$rec"
+	run "$GPURUN" "$IMG" echo rebuilt
+	assert_success
+	assert_output rebuilt
+	run python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$rec"
+	assert_success
+}
+
+@test "a full disk gives one clear line, exit 125, and no half entry" {
+	skip_unless_root "mounting a small tmpfs"
+	local small=$BATS_TEST_TMPDIR/small
+	mkdir -p "$small"
+	mount -t tmpfs -o size=1m tmpfs "$small"
+	export GPURUN_CACHE=$small/cache
+	run --separate-stderr "$GPURUN" "$IMG" true
+	local status_=$status stderr_=$stderr
+	local layers tmp
+	layers=$(find "$small/cache/layers" -mindepth 1 | wc -l)
+	tmp=$(find "$small/cache/tmp" -mindepth 1 | wc -l)
+	umount "$small"
+	[[ $status_ -eq 125 ]] || fail "status $status_: $stderr_"
+	[[ "$stderr_" == *"No space left on device"* ]] || fail "$stderr_"
+	[[ $(grep -c '^gpurun: ' <<<"$stderr_") -eq 1 ]] || fail "want one line: $stderr_"
+	assert_equal "$layers" 0
+	assert_equal "$tmp" 0
+}
+
+@test "the cache is private (0700), and holds no setuid bit and no security. or trusted. xattr" {
+	mktar "$BATS_TEST_TMPDIR/suid.tar" --base "$BUSYBOX_TAR" "f|bin/su|x|4755" "f|bin/sg|x|2755"
+	run "$GPURUN" "$BATS_TEST_TMPDIR/suid.tar" true
+	assert_success
+	run "$GPURUN" --gpus void "$(oci_fixture oci)" true
+	assert_success
+	run stat -c %a "$GPURUN_CACHE"
+	assert_output 700
+	run find "$GPURUN_CACHE" -perm /6000
+	assert_output ""
+	run python3 - "$GPURUN_CACHE" <<-'PY'
+		import os, sys
+		for d, dirs, files in os.walk(sys.argv[1]):
+		    for n in dirs + files:
+		        p = os.path.join(d, n)
+		        for x in os.listxattr(p, follow_symlinks=False):
+		            if x.startswith(("security.", "trusted.")):
+		                print(p, x)
+	PY
+	assert_success
+	assert_output ""
+}
+
+@test "gpurun cache ls shows digest, size, last use and source" {
+	run "$GPURUN" cache ls
+	assert_success
+	assert_output ""
+	run "$GPURUN" "$IMG" true
+	run "$GPURUN" --gpus void "$(oci_fixture docker.tar)" true
+	run "$GPURUN" cache ls
+	assert_success
+	assert_line --index 0 --regexp '^IMAGE ID +SIZE +LAST USE +SOURCE$'
+	assert_line --regexp "^[0-9a-f]{12} +[0-9.]+[kM]B +[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{5} +$IMG$"
+	assert_line --regexp "^[0-9a-f]{12} +.*docker.tar@docker.io/gpurun/test:latest$"
+}
+
+@test "gpurun cache rm takes a digest or an image, and removes layers nobody else uses" {
+	run "$GPURUN" "$IMG" true
+	run "$GPURUN" --gpus void "$(oci_fixture oci)" true
+	assert_equal "$(layer_dirs)" 4
+	run "$GPURUN" cache rm "$IMG"
+	assert_success
+	assert_output --regexp '^removed [0-9a-f]{12}$'
+	assert_equal "$(layer_dirs)" 3
+	local id
+	id=$("$GPURUN" cache ls | awk 'NR == 2 { print $1 }')
+	run "$GPURUN" cache rm "sha256:$id"
+	assert_success
+	assert_equal "$(layer_dirs)" 0
+	run --separate-stderr "$GPURUN" cache rm deadbeef
+	assert_gpurun_error 125 "cache: no image deadbeef in $GPURUN_CACHE (see gpurun cache ls)"
+}
+
+@test "gpurun cache prune --max-size removes the least recently used images first" {
+	run "$GPURUN" "$IMG" true
+	run "$GPURUN" --gpus void "$(oci_fixture oci)" true
+	sleep 1
+	run "$GPURUN" "$IMG" true # now the busybox archive is the most recent
+	run "$GPURUN" cache prune --max-size 100G
+	assert_output "pruned 0 images"
+	assert_equal "$(layer_dirs)" 4
+	run "$GPURUN" cache prune --max-size 4M
+	assert_success
+	assert_output "pruned 1 image"
+	assert_equal "$(layer_dirs)" 1
+	run "$GPURUN" "$IMG" echo still-here
+	assert_output still-here
+	run "$GPURUN" cache prune --max-size 0
+	assert_equal "$(layer_dirs)" 0
+	run --separate-stderr "$GPURUN" cache prune --max-size lots
+	assert_gpurun_error 125 "--max-size 'lots': expected a size such as 500M or 10G"
+}
+
+@test "rm and prune wait for no one: a running launch keeps the cache busy" {
+	"$GPURUN" "$IMG" sleep 5 &
+	local pid=$!
+	sleep 1
+	run --separate-stderr "$GPURUN" cache prune
+	assert_gpurun_error 125 "is in use by a running gpurun; try again when it ends"
+	kill "$pid"
+	wait "$pid" || true
+	run "$GPURUN" cache prune
+	assert_success
+}
+
+@test "a progress line while unpacking on a terminal; nothing otherwise, nothing with --quiet" {
+	local big=$BATS_TEST_TMPDIR/big.tar.gz
+	big_image "$big"
+	tty_run "$GPURUN" "$big" echo ran
+	assert_success
+	assert_output --regexp "gpurun: unpacking $big: layer 1 of 1, [0-9.]+ MB, [0-9]+ files, [0-9.]+ MB/s"
+	assert_output --regexp "gpurun: unpacked $big into the cache: 1 layer, [0-9.]+ MB, [0-9]+ files in [0-9.]+ s"
+	assert_line ran
+	# A hit has nothing to say.
+	tty_run "$GPURUN" "$big" echo ran
+	assert_output ran
+	export GPURUN_CACHE=$BATS_TEST_TMPDIR/cache2
+	tty_run "$GPURUN" --quiet "$big" echo ran
+	assert_output ran
+	export GPURUN_CACHE=$BATS_TEST_TMPDIR/cache3
+	run --separate-stderr "$GPURUN" "$big" echo ran
+	assert_output ran
+	assert_equal "$stderr" ""
+	# Layers of an image count as such.
+	tty_run "$GPURUN" --gpus void "$(oci_fixture oci)" true
+	assert_output --partial "into the cache: 3 layers,"
+}
+
+@test "--help documents the cache" {
+	run "$GPURUN" --help
+	assert_output --partial "gpurun cache ls | rm DIGEST|IMAGE | prune [--max-size SIZE]"
+	assert_output --partial "--no-cache"
+}
