@@ -731,7 +731,9 @@ static int import_layer(struct isrc *s, const struct parsed *p, size_t i, const 
 	int owned = -1;
 	if ((rc = layer_input(s, p->layer_members.v[i], &in, &owned, err)) < 0)
 		goto out;
-	struct digest_ctx *blob = *blob_hex ? digest_new() : NULL, *tar = digest_new();
+	/* An uncompressed blob is its own tar stream: one hash serves both. */
+	int same = compression_at(&in) == NULL;
+	struct digest_ctx *blob = *blob_hex && !same ? digest_new() : NULL, *tar = digest_new();
 	in.hash = blob;
 	char *tmprel = NULL, what[600];
 	snprintf(what, sizeof what, "%s: layer %zu of %zu (%s)", s->name, i + 1, p->layer_members.n,
@@ -764,9 +766,11 @@ static int import_layer(struct isrc *s, const struct parsed *p, size_t i, const 
 	if (owned >= 0)
 		close(owned);
 	char got_blob[DIGEST_HEX_LEN + 1] = "", got_tar[DIGEST_HEX_LEN + 1];
+	digest_final(tar, got_tar);
 	if (blob)
 		digest_final(blob, got_blob);
-	digest_final(tar, got_tar);
+	else if (same)
+		memcpy(got_blob, got_tar, sizeof got_blob);
 	if (rc < 0)
 		goto out;
 	if (*blob_hex && strcmp(got_blob, blob_hex))

@@ -461,16 +461,15 @@ int unpack_source(const struct fd_source *in, struct digest_ctx *tar_hash, const
 	/* write-disk resolves entry names against the cwd. */
 	if (fchdir(dirfd) < 0)
 		return gerr_set(err, errno, "unpack %s: chdir to the new root", name);
-	/* A plain tar goes straight to the tar reader: a thread would only
-	 * copy it through the pipe. */
-	int threaded = compression_at(in) != NULL;
+	/* A plain tar goes straight to the tar reader (a thread would only
+	 * copy it through the pipe), unless it must be hashed: then the thread
+	 * hashes while this one writes files. */
+	int threaded = compression_at(in) != NULL || tar_hash || in->hash;
 	if (threaded) {
 		int pipe_fd;
 		if (stream_start(&s, in, tar_hash, lim->max_bytes, &pipe_fd, err) < 0)
 			return gerr_prefix(err, "unpack %s", name);
 		tar_src = (struct fd_source){.fd = pipe_fd};
-	} else {
-		tar_src.hash2 = tar_hash;
 	}
 	tar_src.block = TAR_READ_BLOCK;
 	tar_src.buf = NULL;

@@ -91,7 +91,7 @@ $RATIOS "$OUT/cache-hit.json" cached-tar.gz 'directory<=1.1'
 header "2. first launch (empty cache): docker save archive vs flat .tar.gz, $COLD_RUNS runs"
 if [[ -s $DEBIAN_DOCKER ]]; then
 	GPURUN_CACHE=$CACHE hyperfine -N --style basic --warmup 1 --runs "$COLD_RUNS" \
-		--prepare "rm -rf $CACHE" --export-json "$OUT/first-docker.json" \
+		--prepare "sh -c 'rm -rf $CACHE && sync'" --export-json "$OUT/first-docker.json" \
 		-n docker-save "$GPURUN --quiet $DEBIAN_DOCKER /bin/true" \
 		-n flat-tar.gz "$GPURUN --quiet $DEBIAN_TGZ /bin/true" </dev/null
 	$RATIOS "$OUT/first-docker.json" docker-save 'flat-tar.gz<=1.1'
@@ -110,7 +110,7 @@ header "4. first and cached launch by image size ($COLD_RUNS first / $RUNS cache
 printf '  %-22s %10s %12s %12s\n' image archive "first" cached
 for spec in "busybox:$(fixture busybox.tar.gz)" "debian-minbase:$DEBIAN_TGZ" "generated-1g:$BIG_TGZ"; do
 	name=${spec%%:*} img=${spec#*:}
-	GPURUN_CACHE=$CACHE hyperfine -N --style none --warmup 1 --runs "$COLD_RUNS" --prepare "rm -rf $CACHE" \
+	GPURUN_CACHE=$CACHE hyperfine -N --style none --warmup 1 --runs "$COLD_RUNS" --prepare "sh -c 'rm -rf $CACHE && sync'" \
 		--export-json "$OUT/grow-first-$name.json" "$GPURUN --quiet $img /bin/true" </dev/null >/dev/null
 	GPURUN_CACHE=$CACHE hyperfine -N --style none --warmup 5 --runs "$RUNS" \
 		--export-json "$OUT/grow-hit-$name.json" "$GPURUN --quiet $img /bin/true" </dev/null >/dev/null
