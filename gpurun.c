@@ -213,30 +213,36 @@ static void open_image(const struct cli *c, struct run_config *cfg, const char *
 		cfg->image_is_dir = 1;
 		return;
 	}
-	if (c->no_cache && S_ISREG(st.st_mode)) {
+	unsigned flags = (c->dry_run ? IMAGE_DRY_RUN : 0) | (c->quiet ? IMAGE_QUIET : 0);
+	if (c->no_cache) {
 		cfg->image = xstrdup(path);
 		cfg->image_fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (cfg->image_fd < 0)
 			die(GPURUN_EXIT_FAIL, "image %s: %s", path, strerror(errno));
-		int kind = rootfs_probe(cfg->image_fd, path, &err);
+		int kind = S_ISDIR(st.st_mode) ? PROBE_IMAGE : rootfs_probe(cfg->image_fd, path, &err);
 		if (kind < 0)
 			gerr_die(&err);
-		if (kind == PROBE_IMAGE)
-			die(GPURUN_EXIT_FAIL, "image %s: --no-cache takes a root file system archive; an image's layers "
-					      "are unpacked into the cache", path);
-		if (sel)
-			die(GPURUN_EXIT_FAIL, "image %s: a root file system archive holds one image; drop @%s", path, sel);
+		if (kind == PROBE_FLAT) {
+			if (sel)
+				die(GPURUN_EXIT_FAIL, "image %s: a root file system archive holds one image; drop @%s",
+				    path, sel);
+			return;
+		}
+		/* A layered image: read its manifest and config now, unpack its
+		 * layers in the run, into a cache on the run's tmpfs. */
+		cache->root = xstrdup(PLAN_RUN_CACHE); /* named, never opened: the host's /tmp is not it */
+		if (image_prepare(path, NULL, sel, cache, flags | IMAGE_DRY_RUN, img, &err) < 0)
+			gerr_die(&err);
+		cfg->layered = img;
+		cfg->import_run = 1;
+		cfg->import_sel = sel ? xstrdup(sel) : NULL;
 		return;
 	}
-	if (c->no_cache)
-		die(GPURUN_EXIT_FAIL, "image %s: --no-cache takes a root file system archive; an image's layers are "
-				      "unpacked into the cache", path);
 	/* A dry run writes nothing, not even an empty cache. */
 	if (cache_open(cache, !c->dry_run, &err) < 0 && !(c->dry_run && err.errnum == ENOENT))
 		gerr_die(&err);
 	gerr_clear(&err);
-	unsigned flags = (c->dry_run ? IMAGE_DRY_RUN : 0) | (c->quiet ? IMAGE_QUIET : 0);
-	if (image_prepare(path, sel, cache, flags, img, &err) < 0)
+	if (image_prepare(path, NULL, sel, cache, flags, img, &err) < 0)
 		gerr_die(&err);
 	cfg->image = img->source;
 	cfg->layered = img;

@@ -156,6 +156,7 @@ void plan_free(struct plan *p)
 		free(p->v[i].data);
 		free(p->v[i].why);
 		strv_free(&p->v[i].layers);
+		free(p->v[i].image_sel);
 		free(p->v[i].layer_fds);
 	}
 	free(p->v);
@@ -199,6 +200,13 @@ static void describe_rootfs(const struct op *op, struct sbuf *b)
 	sbuf_puts(b, "mount -t tmpfs");
 	mount_opts(b, PLAN_SCRATCH_FLAGS, PLAN_SCRATCH_DATA);
 	sbuf_puts(b, " gpurun " PLAN_SCRATCH "   # scratch, private to this mount namespace\n");
+	if (op->flags & OPF_IMPORT) {
+		sbuf_printf(b, "mkdir " PLAN_RUN_CACHE "   # --no-cache: the %zu layer%s of ", op->layers.n,
+			    op->layers.n == 1 ? "" : "s");
+		sbuf_shquote(b, op->src);
+		sbuf_puts(b, " are unpacked and verified into this run's tmpfs, as a cache would hold them");
+		sbuf_puts(b, "\n");
+	}
 	if (op->flags & OPF_LAYERS) {
 		sbuf_puts(b, "mkdir " PLAN_LAYERS " " PLAN_UPPER " " PLAN_WORK " " PLAN_ROOT);
 		for (size_t i = 0; i < op->layers.n; i++) {

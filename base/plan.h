@@ -72,6 +72,8 @@ enum op_kind {
 #define OPF_KEEP_OWNER 0x0200 /* rootfs from an archive: keep the entries' owners and
 			       * setuid bits (root runs); without it both are dropped */
 #define OPF_LAYERS 0x0400   /* rootfs: an overlay of the unpacked layers in op->layers */
+#define OPF_IMPORT 0x0800   /* rootfs with OPF_LAYERS: unpack the layers first, into
+			     * PLAN_RUN_CACHE (--no-cache); op->data2 is IMAGE@NAME:TAG */
 
 struct op {
 	enum op_kind kind;
@@ -84,6 +86,7 @@ struct op {
 	dev_t rdev;   /* OPF_DEVICE: expected device number */
 	char *why;    /* optional comment printed after the shell line ("# why") */
 	struct strv layers; /* OP_ROOTFS with OPF_LAYERS: host paths, lowest layer first */
+	char *image_sel;    /* OPF_IMPORT: the NAME:TAG to pick, or NULL */
 	/* runtime state, owned by ns/exec.c */
 	int fd;       /* detached clone of the bind source, -1 */
 	int *layer_fds; /* OPF_LAYERS: detached clones of the layers */
@@ -132,6 +135,7 @@ void op_mount_data(const struct op *op, struct sbuf *out);
 #define PLAN_UPPER PLAN_SCRATCH "/upper"
 #define PLAN_WORK PLAN_SCRATCH "/work"
 #define PLAN_LAYERS PLAN_SCRATCH "/layers" /* layer N is bound on PLAN_LAYERS/N */
+#define PLAN_RUN_CACHE PLAN_SCRATCH "/cache" /* --no-cache: the image's layers, unpacked for this run */
 
 /* What of a fresh procfs still reaches host-wide kernel knobs (docker's
  * read-only paths): OP_PROC binds each onto itself with these flags. */

@@ -137,7 +137,8 @@ static int preopen_sources(struct plan *p, struct gerr *err)
 	for (size_t i = 0; i < p->n; i++) {
 		struct op *op = &p->v[i];
 		if (op->kind == OP_ROOTFS && (op->flags & OPF_LAYERS)) {
-			if (preopen_layers(op, err) < 0)
+			/* --no-cache: the layers do not exist yet. */
+			if (!(op->flags & OPF_IMPORT) && preopen_layers(op, err) < 0)
 				return -1;
 			continue;
 		}
@@ -264,6 +265,29 @@ static int do_rootfs(struct exec_state *st, struct op *op, struct gerr *err)
 	}
 	if (mkdir(PLAN_ROOT, 0755) < 0)
 		return gerr_set(err, errno, "mkdir %s", PLAN_ROOT);
+	if (op->flags & OPF_IMPORT) {
+		/* The image's layers into a cache on the scratch tmpfs, read
+		 * through the fd P0 opened (the image may be under /tmp). */
+		struct cache c;
+		struct image img;
+		char path[64];
+		snprintf(path, sizeof path, "/proc/self/fd/%d", cfg->image_fd);
+		int r = cache_open_at(&c, PLAN_RUN_CACHE, 1, err);
+		c.keep_owner = !cfg->unprivileged; /* root of a user namespace cannot chown */
+		if (r == 0)
+			r = image_prepare(path, op->src, op->image_sel, &c, IMAGE_QUIET, &img, err);
+		cache_close(&c);
+		if (r < 0)
+			return gerr_prefix(err, "--no-cache");
+		int same = img.layers.n == op->layers.n;
+		for (size_t i = 0; same && i < op->layers.n; i++)
+			same = !strcmp(img.layers.v[i], op->layers.v[i]);
+		image_free(&img);
+		if (!same)
+			return gerr_set(err, 0, "image %s changed since it was read", op->src);
+		if (preopen_layers(op, err) < 0)
+			return -1;
+	}
 	if (op->flags & OPF_LAYERS) {
 		static const char *const dirs[] = {PLAN_LAYERS, PLAN_UPPER, PLAN_WORK};
 		for (size_t i = 0; i < COUNT_OF(dirs); i++)

@@ -19,7 +19,7 @@ static void layout_root(struct plan *p, const struct run_config *cfg)
 {
 	unsigned flags = OPF_NODEV | OPF_NOSUID;
 	if (cfg->layered)
-		flags |= OPF_LAYERS;
+		flags |= OPF_LAYERS | (cfg->import_run ? OPF_IMPORT : 0);
 	else if (cfg->image_is_dir)
 		flags |= OPF_DIR;
 	else if (!cfg->unprivileged)
@@ -41,6 +41,8 @@ static void layout_root(struct plan *p, const struct run_config *cfg)
 		root->data = d.s;
 		for (size_t i = 0; i < cfg->layered->layers.n; i++)
 			strv_add(&root->layers, xstrdup(cfg->layered->layers.v[i]));
+		if (cfg->import_sel)
+			root->image_sel = xstrdup(cfg->import_sel);
 	}
 	plan_why(root, "the per-run root: a tmpfs of this mount namespace, gone with it");
 }

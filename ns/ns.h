@@ -24,6 +24,9 @@ struct run_config {
 	int image_fd;          /* the archive, opened (and probed) by gpurun.c; -1 for a directory */
 	int image_is_dir;
 	const struct image *layered; /* an image from the cache: its layers make the root, else NULL */
+	const char *import_sel;      /* --no-cache with a layered image: unpack it in the run (image_fd),
+				      * picking this NAME:TAG (NULL: the only one); import_run says so */
+	int import_run;
 	int read_only;
 	int unprivileged;      /* add a user namespace mapping the caller to root */
 	uid_t host_uid;

@@ -50,7 +50,10 @@ void ns_describe_image(const struct run_config *cfg, struct sbuf *b)
 		return;
 	sbuf_printf(b, "# image %s%s%s: %zu layer%s%s", img->source, img->ref ? "@" : "", img->ref ? img->ref : "",
 		    img->layers.n, img->layers.n == 1 ? "" : "s",
-		    img->hit ? ", from the cache" : img->missing ? ", not in the cache yet (a launch unpacks them)" : ", unpacked into the cache");
+		    cfg->import_run ? ", unpacked into this run's tmpfs (--no-cache)"
+		    : img->hit	    ? ", from the cache"
+		    : img->missing  ? ", not in the cache yet (a launch unpacks them)"
+				    : ", unpacked into the cache");
 	for (size_t i = 0; i < img->layers.n; i++)
 		sbuf_printf(b, "\n#   layer %zu: %s", i + 1, img->layer_ids.v[i]);
 	const struct image_config *c = &img->config;

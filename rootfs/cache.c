@@ -72,11 +72,21 @@ static char *default_root(void)
 
 int cache_open(struct cache *c, int create, struct gerr *err)
 {
+	_cleanup_free_ char *root = default_root();
+	if (!root) {
+		memset(c, 0, sizeof *c);
+		c->fd = c->lockfd = -1;
+		return gerr_set(err, 0, "cache: no HOME to keep it in; set GPURUN_CACHE or use --no-cache");
+	}
+	return cache_open_at(c, root, create, err);
+}
+
+int cache_open_at(struct cache *c, const char *root, int create, struct gerr *err)
+{
 	memset(c, 0, sizeof *c);
 	c->fd = c->lockfd = -1;
-	c->root = default_root();
-	if (!c->root)
-		return gerr_set(err, 0, "cache: no HOME to keep it in; set GPURUN_CACHE or use --no-cache");
+	c->root = xstrdup(root);
+	c->keep_owner = geteuid() == 0;
 	if (create && mkdir_parents(c->root, 0700, err) < 0)
 		return -1;
 	c->fd = open(c->root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

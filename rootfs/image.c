@@ -687,10 +687,10 @@ static int layer_input(struct isrc *s, const char *name, struct fd_source *in, i
 	return 0;
 }
 
-static unsigned unpack_flags(void)
+static unsigned unpack_flags(const struct cache *c)
 {
 	/* Owners only as root (the cache is 0700); setuid bits never. */
-	return UNPACK_LAYER | UNPACK_CLEAR_SUID | (geteuid() == 0 ? UNPACK_KEEP_OWNER : 0);
+	return UNPACK_LAYER | UNPACK_CLEAR_SUID | (c->keep_owner ? UNPACK_KEEP_OWNER : 0);
 }
 
 /* Unpack into a fresh directory of ROOT/tmp; *tmprel gets it.  The cwd is
@@ -755,7 +755,7 @@ static int import_layer(struct isrc *s, const struct parsed *p, size_t i, const 
 		s->progress->layer = i + 1;
 		unpack_progress_hook = &hook;
 	}
-	rc = unpack_to_tmp(s, &in, tar, what, unpack_flags(), &tmprel, &st, err);
+	rc = unpack_to_tmp(s, &in, tar, what, unpack_flags(s->c), &tmprel, &st, err);
 	unpack_lowers = NULL;
 	unpack_progress_hook = NULL;
 	if (s->progress && rc == 0)
@@ -861,7 +861,7 @@ static int prepare_flat(struct isrc *s, struct image *img, char hex[DIGEST_HEX_L
 		s->progress->layer = s->progress->layers = 1;
 		unpack_progress_hook = &hook;
 	}
-	int rc = unpack_to_tmp(s, &in, NULL, s->name, UNPACK_CLEAR_SUID | (geteuid() == 0 ? UNPACK_KEEP_OWNER : 0),
+	int rc = unpack_to_tmp(s, &in, NULL, s->name, UNPACK_CLEAR_SUID | (s->c->keep_owner ? UNPACK_KEEP_OWNER : 0),
 			       &tmprel, &st, err);
 	unpack_progress_hook = NULL;
 	if (s->progress && rc == 0)
@@ -898,18 +898,19 @@ int image_is_layout_dir(const char *path)
 	       fstatat(fd, "index.json", &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
-int image_prepare(const char *path, const char *selector, struct cache *c, unsigned flags, struct image *img,
-		  struct gerr *err)
+int image_prepare(const char *path, const char *name, const char *selector, struct cache *c, unsigned flags,
+		  struct image *img, struct gerr *err)
 {
-	struct isrc s = {.name = path, .fd = -1, .dirfd = -1, .c = c, .flags = flags};
+	const char *shown = name ? name : path;
+	struct isrc s = {.name = shown, .fd = -1, .dirfd = -1, .c = c, .flags = flags};
 	struct stat st;
 	int rc = -1, probe = PROBE_IMAGE, lock = -1;
 	char hex[DIGEST_HEX_LEN + 1] = "", *key = NULL;
 	memset(img, 0, sizeof *img);
-	img->source = xstrdup(path);
+	img->source = xstrdup(shown);
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		rc = gerr_set(err, errno, "image %s", path);
+		rc = gerr_set(err, errno, "image %s", shown);
 		goto out;
 	}
 	if (S_ISDIR(st.st_mode)) {
@@ -917,14 +918,14 @@ int image_prepare(const char *path, const char *selector, struct cache *c, unsig
 		fd = -1;
 		/* index.json's identity stands for the layout's. */
 		if (fstatat(s.dirfd, "index.json", &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			rc = gerr_set(err, errno, "image %s: index.json", path);
+			rc = gerr_set(err, errno, "image %s: index.json", shown);
 			goto out;
 		}
 	} else if (S_ISREG(st.st_mode)) {
 		s.fd = fd;
 	} else {
 		close(fd);
-		rc = gerr_set(err, 0, "image %s: not a regular file or directory", path);
+		rc = gerr_set(err, 0, "image %s: not a regular file or directory", shown);
 		goto out;
 	}
 	/* The fast path first: a hit reads neither the archive nor its JSON. */
@@ -936,10 +937,10 @@ int image_prepare(const char *path, const char *selector, struct cache *c, unsig
 	}
 	gerr_clear(err);
 	if (s.fd >= 0) {
-		if ((probe = rootfs_probe(s.fd, path, err)) < 0)
+		if ((probe = rootfs_probe(s.fd, shown, err)) < 0)
 			goto out;
 		if (probe == PROBE_FLAT && selector) {
-			rc = gerr_set(err, 0, "image %s: a root file system archive holds one image; drop @%s", path,
+			rc = gerr_set(err, 0, "image %s: a root file system archive holds one image; drop @%s", shown,
 				      selector);
 			goto out;
 		}
@@ -956,7 +957,7 @@ int image_prepare(const char *path, const char *selector, struct cache *c, unsig
 		}
 		gerr_clear(err);
 	}
-	struct progress progress = {.image = path};
+	struct progress progress = {.image = shown};
 	if (!(flags & (IMAGE_QUIET | IMAGE_DRY_RUN)) && isatty(2)) {
 		clock_gettime(CLOCK_MONOTONIC, &progress.start);
 		s.progress = &progress;

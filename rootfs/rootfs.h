@@ -98,23 +98,27 @@ struct cache {
 	char *root;
 	int fd;     /* the root directory */
 	int lockfd; /* ROOT/lock, held shared while gpurun runs */
+	int keep_owner; /* unpack with the entries' owners (root outside a user namespace) */
 };
 
 /* Open the cache (creating it with create); see rootfs/cache.c.  Without
  * create, a missing cache is an error with err->errnum ENOENT. */
 int cache_open(struct cache *c, int create, struct gerr *err);
+/* The same at an explicit root (--no-cache: a cache in the run's tmpfs). */
+int cache_open_at(struct cache *c, const char *root, int create, struct gerr *err);
 void cache_close(struct cache *c);
 
 /* The image at path (a file, or an OCI layout directory), picked with
  * selector (NAME:TAG, or NULL), with its layers in the cache: found by the
+ * (name, when not NULL, is what messages call it: path may be /proc/self/fd/N)
  * fast path, or read, verified and unpacked now.  flags: IMAGE_DRY_RUN
  * reads what it needs to describe the image and writes nothing (the layers
  * then may be missing: img->missing).  Errors name the image and the part of
  * it that is wrong. */
 #define IMAGE_DRY_RUN 0x1
 #define IMAGE_QUIET 0x2 /* no progress line */
-int image_prepare(const char *path, const char *selector, struct cache *c, unsigned flags, struct image *img,
-		  struct gerr *err);
+int image_prepare(const char *path, const char *name, const char *selector, struct cache *c, unsigned flags,
+		  struct image *img, struct gerr *err);
 /* 1 when the directory at path is an OCI image layout. */
 int image_is_layout_dir(const char *path);
 

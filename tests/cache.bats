@@ -75,6 +75,20 @@ assert_cache_consistent() {
 	assert_not_exist "$GPURUN_CACHE"
 }
 
+@test "--no-cache unpacks a layered image into the run's tmpfs, verified, and leaves the cache alone" {
+	run --separate-stderr "$GPURUN" --no-cache --gpus void "$(oci_fixture docker.tar)" \
+		'ls /data/opaque; [ -e /etc/deleted-later ] || echo deleted'
+	assert_success
+	assert_output $'new\ndeleted'
+	run --separate-stderr "$GPURUN" --no-cache --gpus void "$(oci_fixture oci-two)@two"
+	assert_output two
+	run --separate-stderr "$GPURUN" --no-cache --gpus void "$(oci_fixture hostile-blob-mismatch.tar)" true
+	assert_gpurun_error 125 "--no-cache: image" "content does not match its digest"
+	run --separate-stderr "$GPURUN" --no-cache --dry-run --gpus void "$(oci_fixture oci)" true
+	assert_line --regexp "^# image .*: 3 layers, unpacked into this run's tmpfs \(--no-cache\)$"
+	assert_not_exist "$GPURUN_CACHE"
+}
+
 @test "layers shared by images are stored once" {
 	local f
 	# One image in four formats: the same diff_ids.

@@ -25,8 +25,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	/* Both with and without a selector: the picking code differs. */
 	for (int sel = 0; sel < 2; sel++) {
 		memset(&err, 0, sizeof err);
-		int r = image_prepare(path, sel ? "gpurun/test:latest" : NULL, &c, IMAGE_DRY_RUN | IMAGE_QUIET, &img,
-				      &err);
+		int r = image_prepare(path, NULL, sel ? "gpurun/test:latest" : NULL, &c, IMAGE_DRY_RUN | IMAGE_QUIET,
+				      &img, &err);
 		if (r < 0 && (strchr(err.msg, '\n') || !strstr(err.msg, path)))
 			abort();
 		image_free(&img);
