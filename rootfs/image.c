@@ -100,7 +100,6 @@ struct isrc {
 	unsigned long long mem;
 	struct cache *c;
 	unsigned flags;
-	const struct strv *diff_ids; /* of the image being imported */
 	struct progress *progress;   /* NULL: no progress line */
 };
 
@@ -715,9 +714,11 @@ static int unpack_to_tmp(struct isrc *s, const struct fd_source *in, struct dige
 	return r;
 }
 
-static int import_layer(struct isrc *s, const struct parsed *p, size_t i, const char *diff_id,
+/* Layer i of the image whose layers are diff_ids (all, lowest first). */
+static int import_layer(struct isrc *s, const struct parsed *p, const struct strv *diff_ids, size_t i,
 			struct gerr *err)
 {
+	const char *diff_id = diff_ids->v[i];
 	const char *hex = digest_parse(diff_id), *blob_hex = p->layer_blob_hex.v[i];
 	if (cache_has_layer(s->c, hex))
 		return 0;
@@ -743,7 +744,7 @@ static int import_layer(struct isrc *s, const struct parsed *p, size_t i, const 
 	int *fds = xcalloc(i + 1, sizeof *fds);
 	size_t nfds = 0;
 	for (size_t k = i; k-- > 0;) {
-		_cleanup_free_ char *dir = cache_layer_path(s->c, digest_parse(s->diff_ids->v[k]));
+		_cleanup_free_ char *dir = cache_layer_path(s->c, digest_parse(diff_ids->v[k]));
 		int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (fd >= 0)
 			fds[nfds++] = fd;
@@ -811,12 +812,11 @@ static int prepare_layered(struct isrc *s, const char *sel, struct image *img, c
 	if (parse_config(s, &p, img, &diff_ids, hex, err) < 0)
 		goto out;
 	img->ref = p.ref ? xstrdup(p.ref) : NULL;
-	s->diff_ids = &diff_ids;
 	if (s->progress)
 		s->progress->layers = diff_ids.n;
 	for (size_t i = 0; i < diff_ids.n; i++) {
 		const char *h = digest_parse(diff_ids.v[i]);
-		if (!(s->flags & IMAGE_DRY_RUN) && import_layer(s, &p, i, diff_ids.v[i], err) < 0)
+		if (!(s->flags & IMAGE_DRY_RUN) && import_layer(s, &p, &diff_ids, i, err) < 0)
 			goto out;
 		if (!cache_has_layer(s->c, h))
 			img->missing = 1;
