@@ -391,6 +391,17 @@ static int name_matches(const char *name, const char *sel)
 	return 0;
 }
 
+/* No image picked: say which there are. */
+static int pick_error(const struct isrc *s, const char *sel, size_t count, const struct sbuf *names,
+		      struct gerr *err)
+{
+	const char *list = names->s ? names->s : "none with a name";
+	if (sel)
+		return gerr_set(err, 0, "image %s: no image named %s (there are: %s)", s->name, sel, list);
+	return gerr_set(err, 0, "image %s: holds %zu images; pick one with %s@NAME:TAG (%s)", s->name, count,
+			s->name, list);
+}
+
 static void list_names(struct sbuf *b, const char *name)
 {
 	sbuf_puts(b, b->len ? ", " : "");
@@ -433,12 +444,7 @@ static int parse_docker(struct isrc *s, const char *sel, struct parsed *p, struc
 		ref = json_string_value(json_array_get(json_object_get(pick, "RepoTags"), 0));
 	}
 	if (!pick) {
-		if (sel)
-			gerr_set(err, 0, "image %s: no image named %s (there are: %s)", s->name, sel,
-				 names.s ? names.s : "none with a name");
-		else
-			gerr_set(err, 0, "image %s: holds %zu images; pick one with %s@NAME:TAG (%s)", s->name,
-				 json_array_size(root), s->name, names.s ? names.s : "none with a name");
+		pick_error(s, sel, json_array_size(root), &names, err);
 		goto out;
 	}
 	const char *config = json_string_value(json_object_get(pick, "Config"));
@@ -532,12 +538,7 @@ static int parse_oci(struct isrc *s, const char *sel, struct parsed *p, struct g
 	if (!sel && json_array_size(ms) == 1)
 		pick = json_array_get(ms, 0);
 	if (!pick) {
-		if (sel)
-			gerr_set(err, 0, "image %s: no image named %s (there are: %s)", s->name, sel,
-				 names.s ? names.s : "none with a name");
-		else
-			gerr_set(err, 0, "image %s: holds %zu images; pick one with %s@NAME:TAG (%s)", s->name,
-				 json_array_size(ms), s->name, names.s ? names.s : "none with a name");
+		pick_error(s, sel, json_array_size(ms), &names, err);
 		goto out;
 	}
 	p->ref = ref_name(pick) ? xstrdup(ref_name(pick)) : NULL;

@@ -143,42 +143,39 @@ static ssize_t source_pull(struct fd_source *src)
 	return n;
 }
 
+/* source_pull() past EINTR, keeping the books: bytes read, end, error. */
+static ssize_t source_next(struct fd_source *src)
+{
+	ssize_t n;
+	while ((n = source_pull(src)) < 0 && errno == EINTR)
+		;
+	if (n < 0)
+		src->read_errno = errno;
+	else if (n == 0)
+		src->eof = 1;
+	else
+		src->total += (size_t)n;
+	return n;
+}
+
 int source_drain(struct fd_source *src)
 {
-	for (;;) {
-		ssize_t n = source_pull(src);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			src->read_errno = errno;
-			return -1;
-		}
-		if (n == 0) {
-			src->eof = 1;
-			return 0;
-		}
-		src->total += (size_t)n;
-	}
+	ssize_t n;
+	while ((n = source_next(src)) > 0)
+		;
+	return n < 0 ? -1 : 0;
 }
 
 static la_ssize_t source_read(struct archive *a, void *arg, const void **buf)
 {
 	struct fd_source *src = arg;
-	for (;;) {
-		ssize_t n = source_pull(src);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			src->read_errno = errno;
-			archive_set_error(a, errno, "read: %s", strerror(errno));
-			return -1;
-		}
-		if (n == 0)
-			src->eof = 1;
-		src->total += (size_t)n;
-		*buf = src->buf;
-		return n;
+	ssize_t n = source_next(src);
+	if (n < 0) {
+		archive_set_error(a, src->read_errno, "read: %s", strerror(src->read_errno));
+		return -1;
 	}
+	*buf = src->buf;
+	return n;
 }
 
 /* Skipping by seeking: what libarchive does not need (a large member while
