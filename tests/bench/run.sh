@@ -119,7 +119,9 @@ cold() {
 	local label=$1 tarball=$2
 	header "2. cold launch of /bin/true from $label ($(du -h "$tarball" | cut -f1)), $COLD_RUNS runs"
 	NAMES=() CMDS=()
-	add gpurun "$GPURUN $tarball /bin/true" || return 1
+	# --no-cache: the cost a first launch paid before the cache, and pays
+	# with --no-cache (tests/bench/images.sh measures the cache).
+	add gpurun "$GPURUN --no-cache $tarball /bin/true" || return 1
 	if [[ $ROOT -eq 1 ]]; then
 		add tar+walkthrough "$WALK --tar $tarball /bin/true"
 	fi
