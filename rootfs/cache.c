@@ -78,7 +78,10 @@ int cache_open(struct cache *c, int create, struct gerr *err)
 		c->fd = c->lockfd = -1;
 		return gerr_set(err, 0, "cache: no HOME to keep it in; set GPURUN_CACHE or use --no-cache");
 	}
-	return cache_open_at(c, root, create, err);
+	int r = cache_open_at(c, root, create, err);
+	if (r < 0 && err->errnum != ENOENT)
+		gerr_hint(err, "set GPURUN_CACHE to a directory of your own, or use --no-cache");
+	return r;
 }
 
 int cache_open_at(struct cache *c, const char *root, int create, struct gerr *err)

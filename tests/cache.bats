@@ -306,3 +306,10 @@ big_image() {
 	assert_output --partial "gpurun cache ls | rm DIGEST|IMAGE | prune [--max-size SIZE]"
 	assert_output --partial "--no-cache"
 }
+
+@test "a cache that cannot be made: one line, a hint, exit 125" {
+	skip_unless_user "root can make any directory"
+	run --separate-stderr env -u GPURUN_CACHE -u XDG_CACHE_HOME HOME=/nonexistent "$GPURUN" "$IMG" true
+	assert_gpurun_error 125 "cache: mkdir /nonexistent: Permission denied"
+	[[ "$stderr" == *"hint: set GPURUN_CACHE to a directory of your own, or use --no-cache"* ]] || fail "$stderr"
+}
