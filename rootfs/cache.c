@@ -90,9 +90,12 @@ int cache_open_at(struct cache *c, const char *root, int create, struct gerr *er
 	c->fd = c->lockfd = -1;
 	c->root = xstrdup(root);
 	c->keep_owner = geteuid() == 0;
-	if (create && mkdir_parents(c->root, 0700, err) < 0)
-		return -1;
 	c->fd = open(c->root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (c->fd < 0 && errno == ENOENT && create) {
+		if (mkdir_parents(c->root, 0700, err) < 0)
+			return -1;
+		c->fd = open(c->root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
 	if (c->fd < 0)
 		return gerr_set(err, errno, "cache %s", c->root);
 	struct stat st;
@@ -107,10 +110,14 @@ int cache_open_at(struct cache *c, const char *root, int create, struct gerr *er
 		return gerr_set(err, errno, "cache %s: chmod 0700", c->root);
 	if (!create)
 		return 0;
-	for (size_t i = 0; i < COUNT_OF(cache_dirs); i++)
-		if (mkdirat(c->fd, cache_dirs[i], 0700) < 0 && errno != EEXIST)
-			return gerr_set(err, errno, "cache: mkdir %s/%s", c->root, cache_dirs[i]);
-	c->lockfd = openat(c->fd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	/* The lock is made last: when it is there, so is the rest. */
+	c->lockfd = openat(c->fd, "lock", O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (c->lockfd < 0) {
+		for (size_t i = 0; i < COUNT_OF(cache_dirs); i++)
+			if (mkdirat(c->fd, cache_dirs[i], 0700) < 0 && errno != EEXIST)
+				return gerr_set(err, errno, "cache: mkdir %s/%s", c->root, cache_dirs[i]);
+		c->lockfd = openat(c->fd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	}
 	if (c->lockfd < 0)
 		return gerr_set(err, errno, "cache: open %s/lock", c->root);
 	/* Held until gpurun exits: `cache rm` and `prune` wait for no one. */
