@@ -359,14 +359,19 @@ static json_t *member_json(struct isrc *s, const char *name, const char *want_he
 	return j;
 }
 
+static int bad_digest(const struct isrc *s, const char *digest, struct gerr *err)
+{
+	char q[QUOTED_NAME_MAX];
+	quote_name(q, sizeof q, digest ? digest : "(none)");
+	return gerr_set(err, 0, "image %s: invalid digest '%s' (want sha256: and 64 hex digits)", s->name, q);
+}
+
 /* The member a digest names in an OCI layout, after checking the digest. */
 static char *blob_member(struct isrc *s, const char *digest, struct gerr *err)
 {
 	const char *hex = digest_parse(digest);
 	if (!hex) {
-		char q[QUOTED_NAME_MAX];
-		quote_name(q, sizeof q, digest ? digest : "(none)");
-		gerr_set(err, 0, "image %s: invalid digest '%s' (want sha256: and 64 hex digits)", s->name, q);
+		bad_digest(s, digest, err);
 		return NULL;
 	}
 	return xasprintf("blobs/sha256/%s", hex);
@@ -617,9 +622,7 @@ static int parse_config(struct isrc *s, const struct parsed *p, struct image *im
 	{
 		const char *id = json_string_value(d);
 		if (!digest_parse(id)) {
-			char q[QUOTED_NAME_MAX];
-			quote_name(q, sizeof q, id ? id : "(none)");
-			gerr_set(err, 0, "image %s: invalid digest '%s' (want sha256: and 64 hex digits)", s->name, q);
+			bad_digest(s, id, err);
 			goto out;
 		}
 		strv_add(diff_ids, xstrdup(id));
