@@ -554,13 +554,14 @@ static void remove_image_record(const struct cache *c, const char *hex)
 }
 
 /* Everything no image record needs: layers, partial unpacks, sources that
- * point nowhere.  A layer's .ok goes first, so a half-removed layer is never
- * trusted. */
+ * point nowhere, and the lock files (under the exclusive lock no launch can
+ * hold or be waiting for one).  A layer's .ok goes first, so a half-removed
+ * layer is never trusted. */
 static void collect_garbage(const struct cache *c)
 {
 	size_t n;
 	struct entry *v = read_entries(c, &n, 1);
-	const char *const subdirs[] = {"layers", "sources", "tmp"};
+	const char *const subdirs[] = {"layers", "sources", "tmp", "locks"};
 	for (size_t s = 0; s < COUNT_OF(subdirs); s++) {
 		int fd = openat(c->fd, subdirs[s], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		DIR *d = fd >= 0 ? fdopendir(fd) : NULL;

@@ -37,7 +37,8 @@
 
 #define IMAGE_MAX_LAYERS 128
 #define MEMBER_MEM_MAX (1 << 20)            /* members up to this size are kept in memory */
-#define MEMBERS_MEM_TOTAL (256ULL << 20)    /* ... up to this much in all */
+#define MEMBERS_MEM_TOTAL (32ULL << 20)     /* ... up to this much in all (the rest is
+					      * found again by offset, or spooled) */
 #define IMAGE_MAX_MEMBERS 100000
 #define INDEX_READ_BLOCK (1024 * 1024)
 

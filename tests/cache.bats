@@ -152,7 +152,7 @@ big_image() {
 	assert_cache_consistent
 	run "$GPURUN" cache prune
 	assert_success
-	run find "$GPURUN_CACHE/tmp" -mindepth 1
+	run find "$GPURUN_CACHE/tmp" "$GPURUN_CACHE/locks" -mindepth 1
 	assert_output ""
 }
 

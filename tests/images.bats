@@ -230,3 +230,19 @@ cache_has_nothing_partial() {
 @test "a manifest with 1000 layers is refused above the cap of 128" {
 	hostile many-layers "layers (at most 128)"
 }
+
+@test "an OCI layout directory whose blob is a symlink, or whose index.json is huge, is refused" {
+	local dir=$BATS_TEST_TMPDIR/layout blob
+	cp -a "$(oci_fixture oci)" "$dir"
+	blob=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1]+"/index.json"))["manifests"][0]["digest"]; print(m.split(":")[1])' "$dir")
+	rm "$dir/blobs/sha256/$blob"
+	ln -s /etc/passwd "$dir/blobs/sha256/$blob"
+	run --separate-stderr "$GPURUN" --gpus void "$dir" true
+	assert_gpurun_error 125 "image $dir: 'blobs/sha256/$blob' is a symbolic link"
+	rm -rf "$dir" && cp -a "$(oci_fixture oci)" "$dir"
+	python3 -c 'import sys; f=open(sys.argv[1], "w"); f.write("{\"x\": \"" + "a" * (5 << 20) + "\"}")' "$dir/index.json"
+	run --separate-stderr "$GPURUN" --gpus void "$dir" true
+	assert_gpurun_error 125 "image $dir: index.json is larger than 4194304 bytes"
+	cache_has_nothing_partial
+}
+
