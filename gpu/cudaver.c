@@ -138,7 +138,7 @@ static int collect(pid_t pid, int in, struct answer *a, struct gerr *err, const 
 int cuda_driver_version(struct gpu_driver *drv, char *out, size_t cap, struct gerr *err)
 {
 	struct strv libs = {0};
-	if (drv_find_libs(drv, libcuda, 1, 64, &libs, err) < 0)
+	if (drv_find_libs(drv, libcuda, 1, 64, &libs, NULL, err) < 0)
 		return -1;
 	if (libs.n == 0) {
 		strv_free(&libs);

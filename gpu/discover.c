@@ -247,11 +247,12 @@ static int is_driver_file(const char *host, const char *version)
 }
 
 int drv_find_libs(struct gpu_driver *drv, const char *const *prefixes, size_t nprefixes, int bits,
-		  struct strv *out, struct gerr *err)
+		  struct strv *out, struct strv *sonames, struct gerr *err)
 {
 	if (load_cache(drv, err) < 0)
 		return -1;
 	char **found = xcalloc(nprefixes, sizeof *found);
+	const char **keys = xcalloc(nprefixes, sizeof *keys);
 	for (size_t i = 0; i < drv->cache.n; i++) {
 		const struct ldcache_entry *e = &drv->cache.v[i];
 		if (!ldcache_entry_is(e->flags, bits))
@@ -261,15 +262,21 @@ int drv_find_libs(struct gpu_driver *drv, const char *const *prefixes, size_t np
 				continue;
 			struct stat st;
 			char *host = drv_resolve(drv, e->value, &st, NULL);
-			if (host && S_ISREG(st.st_mode) && is_driver_file(host, drv->version))
+			if (host && S_ISREG(st.st_mode) && is_driver_file(host, drv->version)) {
 				found[p] = host;
-			else
+				keys[p] = e->key;
+			} else {
 				free(host);
+			}
 		}
 	}
 	for (size_t p = 0; p < nprefixes; p++)
-		if (found[p])
+		if (found[p]) {
 			strv_add(out, found[p]);
+			if (sonames)
+				strv_add(sonames, xstrdup(keys[p]));
+		}
 	free(found);
+	free(keys);
 	return 0;
 }

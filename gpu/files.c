@@ -51,7 +51,7 @@ static void add_dev(struct inj_set *s, const char *path, unsigned maj, unsigned 
 static void add_file(struct inj_file **v, size_t *n, char *src, char *dst)
 {
 	*v = xrealloc(*v, (*n + 1) * sizeof **v);
-	(*v)[(*n)++] = (struct inj_file){src, dst, 0};
+	(*v)[(*n)++] = (struct inj_file){.src = src, .dst = dst};
 }
 
 /* A character device node of the driver root, with the expected number. */
@@ -114,15 +114,17 @@ static int collect_libs(struct gpu_driver *drv, unsigned inj, int bits, struct i
 		for (size_t i = 0; i < caps_libs[g].n; i++)
 			prefixes[np++] = caps_libs[g].names[i];
 	}
-	struct strv found = {0};
-	int r = np ? drv_find_libs(drv, prefixes, np, bits, &found, err) : 0;
+	struct strv found = {0}, sonames = {0};
+	int r = np ? drv_find_libs(drv, prefixes, np, bits, &found, &sonames, err) : 0;
 	free(prefixes);
 	for (size_t i = 0; i < found.n; i++) {
 		const char *base = strrchr(found.v[i], '/') + 1;
 		/* 32-bit libraries have no destination yet (see inject.c). */
 		add_file(v, n, found.v[i], bits == 64 ? xasprintf("$LIBDIR/%s", base) : NULL);
+		(*v)[*n - 1].soname = sonames.v[i];
 	}
 	free(found.v);
+	free(sonames.v);
 	return r;
 }
 
@@ -207,6 +209,7 @@ static void free_files(struct inj_file *v, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		free(v[i].src);
 		free(v[i].dst);
+		free(v[i].soname);
 	}
 	free(v);
 }

@@ -224,8 +224,21 @@ static void add_files(struct plan *p, const struct inj_set *set)
 		plan_bind(p, set->bins[i].src, set->bins[i].dst, OPF_DRIVER_FILE);
 	for (size_t i = 0; i < set->nlibs; i++)
 		plan_bind(p, set->libs[i].src, set->libs[i].dst, OPF_DRIVER_FILE);
-	/* The three links nvidia-container-cli makes itself; every SONAME
-	 * link comes from ldconfig after the pivot. */
+	/* The SONAME links, as nvidia-container-cli makes them: an image
+	 * without ldconfig (distroless, busybox + glibc) or whose ldconfig
+	 * fails still finds libcuda.so.1 and libnvidia-ml.so.1. */
+	int first = 1;
+	for (size_t i = 0; i < set->nlibs; i++) {
+		const char *base = strrchr(set->libs[i].src, '/') + 1, *so = set->libs[i].soname;
+		if (!so || !strcmp(so, base) || strchr(so, '/'))
+			continue;
+		_cleanup_free_ char *dst = xasprintf("$LIBDIR/%s", so);
+		struct op *op = plan_symlink(p, base, dst);
+		if (first)
+			plan_why(op, "the SONAME links, for images without ldconfig");
+		first = 0;
+	}
+	/* And the three links nvidia-container-cli adds beyond them. */
 	if (find_lib(set, "libcuda.so."))
 		plan_why(plan_symlink(p, "libcuda.so.1", "$LIBDIR/libcuda.so"), "for programs linked with -lcuda");
 	const struct inj_file *glx = find_lib(set, "libGLX_nvidia.so.");

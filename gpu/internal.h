@@ -121,9 +121,10 @@ char *drv_read(const struct gpu_driver *drv, const char *path, size_t max, size_
 
 /* The driver libraries whose cache key starts with one of the prefixes
  * ("libcuda.so") and whose file name ends in ".so.<driver version>":
- * first match per prefix, in prefix order, as host paths. */
+ * first match per prefix, in prefix order, as host paths; sonames (optional)
+ * gets each one's cache key, its SONAME ("libcuda.so.1"). */
 int drv_find_libs(struct gpu_driver *drv, const char *const *prefixes, size_t nprefixes, int bits,
-		  struct strv *out, struct gerr *err);
+		  struct strv *out, struct strv *sonames, struct gerr *err);
 
 /* ---- models.c ----------------------------------------------------------- */
 
@@ -249,6 +250,7 @@ struct inj_dev {
 };
 
 struct inj_file {
+	char *soname; /* libraries: the cache's key ("libcuda.so.1"), or NULL */
 	char *src; /* host path */
 	char *dst; /* container path ("$LIBDIR/..." for libraries) */
 	int dir;   /* a directory (the MPS pipe directory) */

@@ -564,3 +564,17 @@ nvidia3"
 	assert_line --index 1 --partial "/dev/nvidia0 opts=ro,nosuid,noexec"
 	assert_line --index 2 "$(smi_line 1 0)"
 }
+
+@test "an image without ldconfig finds the driver by SONAME: gpurun makes the SONAME links" {
+	local img=$BATS_TEST_TMPDIR/noldconfig.tar
+	tar -C "$(fixture glibc)" --exclude=./sbin/ldconfig --exclude=./usr/sbin/ldconfig \
+		--exclude=./etc/ld.so.cache -cf "$img" .
+	run --separate-stderr gpu4 --gpus 0 "$img" sh -c \
+		'[ -e /sbin/ldconfig ] || echo no-ldconfig; readlink '"$LIBDIR_DEBIAN"'/libnvidia-ml.so.1; nvidia-smi -L'
+	assert_success
+	assert_line no-ldconfig
+	assert_line "libnvidia-ml.so.$DRIVER_VERSION"
+	assert_line "$(smi_line 0 0)"
+	run --separate-stderr gpu4 --dry-run --gpus 0 "$img" true
+	assert_line --regexp "^ln -sfn libcuda.so.$DRIVER_VERSION \"\\.\\\$LIBDIR\"/libcuda.so.1( |$)"
+}
