@@ -26,22 +26,24 @@ const struct op_flag_desc op_flags[4] = {
 	{OPF_NOEXEC, "noexec", MOUNT_ATTR_NOEXEC, MS_NOEXEC},
 };
 
-unsigned long op_mount_msflags(unsigned flags)
+/* The per-mount flags of an op in one of the kernel's two encodings. */
+static unsigned long mount_bits(unsigned flags, int ms)
 {
-	unsigned long m = 0;
+	unsigned long bits = 0;
 	for (size_t i = 0; i < COUNT_OF(op_flags); i++)
 		if (flags & op_flags[i].flag)
-			m |= op_flags[i].ms;
-	return m;
+			bits |= ms ? op_flags[i].ms : op_flags[i].attr;
+	return bits;
+}
+
+unsigned long op_mount_msflags(unsigned flags)
+{
+	return mount_bits(flags, 1);
 }
 
 unsigned long op_mount_attrs(unsigned flags)
 {
-	unsigned long a = 0;
-	for (size_t i = 0; i < COUNT_OF(op_flags); i++)
-		if (flags & op_flags[i].flag)
-			a |= op_flags[i].attr;
-	return a;
+	return mount_bits(flags, 0);
 }
 
 static void add_data(struct sbuf *out, const char *data)

@@ -22,15 +22,6 @@ layer_dirs() {
 	find "$GPURUN_CACHE/layers" -mindepth 1 -maxdepth 1 -type d | wc -l
 }
 
-# Every layer directory has its .ok, and nothing is left in tmp/.
-assert_cache_consistent() {
-	local d
-	for d in "$GPURUN_CACHE"/layers/*/; do
-		[[ -d $d ]] || continue
-		[[ -f ${d%/}.ok ]] || fail "a partial layer would be trusted: $d"
-	done
-}
-
 @test "an archive is unpacked into the cache once; a second launch reads no archive" {
 	run "$GPURUN" "$IMG" cat /etc/passwd
 	assert_success

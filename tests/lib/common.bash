@@ -208,3 +208,13 @@ mktar() {
 		        tf.addfile(t, io.BytesIO(data) if data else None)
 	EOF
 }
+
+# assert_cache_consistent: every layer directory of $GPURUN_CACHE has its
+# .ok marker, so nothing partial would be trusted by a later launch.
+assert_cache_consistent() {
+	local d
+	for d in "$GPURUN_CACHE"/layers/*/; do
+		[[ -d $d ]] || continue
+		[[ -f ${d%/}.ok ]] || fail "a partial layer would be trusted: $d"
+	done
+}
