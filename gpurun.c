@@ -40,6 +40,7 @@ static void usage(FILE *out)
 		"       gpurun info [--csv] [--driver-root DIR]\n"
 		"       gpurun list [--gpus SPEC] [--caps LIST] [--driver-root DIR]\n"
 		"       gpurun cache ls | rm DIGEST|IMAGE | prune [--max-size SIZE]\n"
+		"       gpurun doctor [--driver-root DIR]\n"
 		"       gpurun version | help\n"
 		"\n"
 		"Run COMMAND in IMAGE, in new mount, pid and ipc namespaces (and a user namespace\n"
@@ -446,6 +447,32 @@ static int gpu_verb(int argc, char **argv, int list)
 	return 0;
 }
 
+/* `gpurun doctor`: one verdict per thing users hit most, each saying what
+ * to change; exit 1 when any check failed (gpurun itself did not). */
+static int doctor_verb(int argc, char **argv)
+{
+	static const char use[] = "usage: gpurun doctor [--driver-root DIR]\n";
+	const char *driver_root = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(use, stdout);
+			return 0;
+		}
+		if (opt_value(argc, argv, &i, "--driver-root", &driver_root))
+			continue;
+		fprintf(stderr, "gpurun: doctor: unknown option %s\n%s", argv[i], use);
+		return GPURUN_EXIT_FAIL;
+	}
+	struct checks ck = {0};
+	struct gerr err = {0};
+	_cleanup_free_ char *cache = cache_doctor(&ck);
+	if (ns_doctor(&ck, cache, &err) < 0)
+		gerr_die(&err);
+	gpu_doctor(&ck, driver_root);
+	printf("%u failed, %u warning%s\n", ck.failed, ck.warned, ck.warned == 1 ? "" : "s");
+	return ck.failed ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -461,6 +488,8 @@ int main(int argc, char **argv)
 		return gpu_verb(argc - 1, argv + 1, 1);
 	if (!strcmp(verb, "cache"))
 		return cache_verb(argc - 1, argv + 1);
+	if (!strcmp(verb, "doctor"))
+		return doctor_verb(argc - 1, argv + 1);
 	if (!strcmp(verb, "version")) {
 		printf("gpurun %s\n", GPURUN_VERSION);
 		return 0;

@@ -7,6 +7,7 @@
  *   mem.c   allocation that cannot return NULL
  *   str.c   sbuf, strv, shell quoting, decimal parsing
  *   file.c  reading small files, writing all of a buffer, openat2 in a root
+ *   check.c the one-line verdicts of `gpurun doctor`
  *
  * Layering (checked by `make layering`): base/ includes nothing of gpurun;
  * base/plan.c uses only this header; rootfs/ and gpu/ use base/; ns/ uses
@@ -61,6 +62,21 @@ void gerr_format(const struct gerr *err, struct sbuf *b);
 __attribute__((noreturn)) void gerr_die(const struct gerr *err);
 __attribute__((noreturn, format(printf, 2, 3))) void die(int code, const char *fmt, ...);
 __attribute__((format(printf, 1, 2))) void warnx_(const char *fmt, ...);
+
+/* ---- check.c ------------------------------------------------------------ */
+
+/* `gpurun doctor` collects one verdict per check from ns/, gpu/ and rootfs/;
+ * each says in one line what was found and, when it is not "ok", what to
+ * change.  Printed as "ok    NAME: text", "warn  NAME: text" or
+ * "FAIL  NAME: text" on stdout. */
+enum check_level { CHECK_OK, CHECK_WARN, CHECK_FAIL };
+
+struct checks {
+	unsigned failed, warned;
+};
+
+void check_say(struct checks *ck, enum check_level level, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /* ---- mem.c -------------------------------------------------------------- */
 

@@ -45,4 +45,9 @@ struct gpu_query {
 int gpu_info(const struct gpu_query *q, struct gerr *err);
 int gpu_list(const struct gpu_query *q, struct gerr *err);
 
+/* `gpurun doctor`'s driver checks (gpu/doctor.c): the driver, its device
+ * nodes, nvidia-uvm, nvidia-persistenced and the ld.so.cache, one verdict
+ * each.  driver_root: --driver-root, or NULL. */
+int gpu_doctor(struct checks *ck, const char *driver_root);
+
 #endif

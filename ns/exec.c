@@ -49,6 +49,18 @@ static int attach(int tree, int target, const char *what, struct gerr *err)
 	return 0;
 }
 
+/* The kernel refuses a fresh procfs (at create or at fsmount, depending on
+ * the version) where parts of the current /proc are covered by locked
+ * mounts: gpurun runs inside a container that masks /proc. */
+static int proc_hint(int r, const char *type, struct gerr *err)
+{
+	if (err->errnum == EPERM && !strcmp(type, "proc"))
+		gerr_hint(err, "procfs cannot be mounted here: a parent container masks parts of /proc "
+			       "(run it with an unmasked /proc, e.g. --security-opt unmask=/proc); "
+			       "`gpurun doctor` checks this");
+	return r;
+}
+
 /* A fresh file system instance built with the fs-context API and attached
  * to target.  data is "k=v,flag,..." (op_mount_data); source is what
  * mountinfo shows in place of "none". */
@@ -73,17 +85,11 @@ static int mount_fresh(const char *type, const char *source, const char *data, u
 		if (r < 0)
 			return gerr_set(err, errno, "%s option %s for %s", type, kv, what);
 	}
-	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
-		int e = errno;
-		gerr_set(err, e, "mount %s on %s", type, what);
-		if (e == EPERM && !strcmp(type, "proc"))
-			gerr_hint(err, "procfs cannot be mounted here; a parent container masks parts of "
-				       "/proc (run it with an unmasked /proc, e.g. --security-opt unmask=/proc)");
-		return -1;
-	}
+	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return proc_hint(gerr_set(err, errno, "mount %s on %s", type, what), type, err);
 	_cleanup_fd_ int mnt = fsmount(fs, FSMOUNT_CLOEXEC, (unsigned)op_mount_attrs(flags));
 	if (mnt < 0)
-		return gerr_set(err, errno, "fsmount %s for %s", type, what);
+		return proc_hint(gerr_set(err, errno, "fsmount %s for %s", type, what), type, err);
 	return attach(mnt, target, what, err);
 }
 

@@ -56,6 +56,12 @@ void layout_finish(struct plan *p, const struct run_config *cfg, const char *ldc
  * or -1 with err when the launch could not start. */
 int ns_run(struct run_config *cfg, struct gerr *err);
 
+/* `gpurun doctor`'s kernel checks (ns/doctor.c): user namespaces, a fresh
+ * /proc and an overlay (over cache_dir when it exists), each tried in a
+ * throw-away child in this caller's mode.  -1 only when no child could be
+ * started. */
+int ns_doctor(struct checks *ck, const char *cache_dir, struct gerr *err);
+
 /* ns/show.c: the teaching view of a whole launch — what --dry-run prints,
  * and the pieces --verbose prints around the ops as they run. */
 void ns_print_plan(const struct run_config *cfg, FILE *out);

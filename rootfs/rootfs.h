@@ -126,6 +126,9 @@ int image_is_layout_dir(const char *path);
 int cache_list(struct cache *c, struct gerr *err);
 int cache_remove(struct cache *c, const char *what, struct gerr *err);
 int cache_prune(struct cache *c, unsigned long long max_bytes, struct gerr *err);
+/* `gpurun doctor`'s verdict on the cache directory; returns its path
+ * (malloc'ed) or NULL when there is none to be had. */
+char *cache_doctor(struct checks *ck);
 
 /* Pure parsers behind rootfs_lookup_user (fuzzed): find a passwd/group line
  * by name or numeric id in text.  Return 1 found, 0 not found, -1 malformed spec. */
