@@ -313,6 +313,7 @@ static int run_main(int argc, char **argv)
 	cfg.host_uid = geteuid();
 	cfg.host_gid = getegid();
 	cfg.unprivileged = cfg.host_uid != 0;
+	cfg.keep_owner = !cfg.unprivileged && ids_all_mapped();
 	cfg.read_only = c.read_only;
 	cfg.verbose = c.verbose;
 	cfg.user_spec = c.user ? c.user : ic ? ic->user : NULL;

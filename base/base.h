@@ -125,6 +125,10 @@ int parse_decimal(const char *s, size_t n, unsigned long max, unsigned long *out
  * image cannot hang us.  Returns a malloc'ed NUL-terminated buffer or NULL
  * with err set (err->errnum is ENOENT when the file is not there). */
 char *read_small_file_at(int dirfd, const char *path, size_t max, size_t *len, struct gerr *err);
+/* Does this process's user namespace map every uid and gid (the initial
+ * one does)?  Root of a smaller namespace, such as inside a rootless
+ * container, cannot chown files to the ids an image uses. */
+int ids_all_mapped(void);
 /* The rest of fd, at most max bytes (what names it in messages). */
 char *read_fd_max(int fd, const char *what, size_t max, size_t *len, struct gerr *err);
 

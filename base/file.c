@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -111,4 +112,28 @@ void cleanup_fdp(int *fd)
 void cleanup_freep(void *p)
 {
 	free(*(void **)p);
+}
+
+/* "0 0 4294967295" is the identity map of the initial user namespace; any
+ * map that covers fewer ids makes chown to the missing ones fail. */
+static int map_is_full(const char *path)
+{
+	size_t len;
+	struct gerr ignore = {0};
+	_cleanup_free_ char *text = read_small_file_at(AT_FDCWD, path, 4096, &len, &ignore);
+	unsigned long long covered = 0;
+	for (char *line = text, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		unsigned long inner, outer, count;
+		if (sscanf(line, "%lu %lu %lu", &inner, &outer, &count) == 3)
+			covered += count;
+	}
+	return covered >= 4294967295ULL;
+}
+
+int ids_all_mapped(void)
+{
+	return map_is_full("/proc/self/uid_map") && map_is_full("/proc/self/gid_map");
 }

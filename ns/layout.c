@@ -22,7 +22,7 @@ static void layout_root(struct plan *p, const struct run_config *cfg)
 		flags |= OPF_LAYERS | (cfg->import_run ? OPF_IMPORT : 0);
 	else if (cfg->image_is_dir)
 		flags |= OPF_DIR;
-	else if (!cfg->unprivileged)
+	else if (cfg->keep_owner)
 		flags |= OPF_KEEP_OWNER; /* the tmpfs is private: owners harm nothing there */
 	struct op *root = plan_add(p, OP_ROOTFS, flags, cfg->image, "/");
 	/* userxattr: in a user namespace overlayfs keeps its metadata in

@@ -29,6 +29,7 @@ struct run_config {
 	int import_run;
 	int read_only;
 	int unprivileged;      /* add a user namespace mapping the caller to root */
+	int keep_owner;        /* root with every id mapped: archives keep their owners */
 	uid_t host_uid;
 	gid_t host_gid;
 	const char *hostname;  /* --hostname: a new UTS namespace with it; NULL shares the host's */

@@ -90,7 +90,7 @@ int cache_open_at(struct cache *c, const char *root, int create, struct gerr *er
 	memset(c, 0, sizeof *c);
 	c->fd = c->lockfd = -1;
 	c->root = xstrdup(root);
-	c->keep_owner = geteuid() == 0;
+	c->keep_owner = geteuid() == 0 && ids_all_mapped();
 	c->fd = open(c->root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (c->fd < 0 && errno == ENOENT && create) {
 		if (mkdir_parents(c->root, 0700, err) < 0)

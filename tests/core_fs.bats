@@ -327,3 +327,22 @@ special_tar() {
 	assert_success
 	assert_output --partial "SAFE chroot-escape"
 }
+
+# Root of a user namespace that maps only itself (inside a rootless
+# container, or `unshare -r`) cannot chown to the image's uid 1000: the
+# archive unpacks as an unprivileged launch's does, owners cleared.
+@test "as root of a single-id user namespace, an archive with other owners still launches" {
+	run --separate-stderr unshare -Urm "$GPURUN" --no-cache "$BUSYBOX_TAR" stat -c '%u' /home/alice
+	assert_success
+	assert_output "0"
+	run --separate-stderr unshare -Urm "$GPURUN" --dry-run --no-cache "$BUSYBOX_TAR" true
+	assert_success
+	assert_output --partial "--no-same-owner"
+}
+
+@test "real root keeps the archive's owners" {
+	skip_unless_root
+	run --separate-stderr "$GPURUN" --no-cache "$BUSYBOX_TAR" stat -c '%u' /home/alice
+	assert_success
+	assert_output "1000"
+}

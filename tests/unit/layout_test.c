@@ -67,7 +67,8 @@ static size_t count(const struct plan *p, enum op_kind kind)
 static struct run_config config(const char *image, int dir, int unprivileged)
 {
 	struct run_config c = {.image = image, .image_fd = -1, .image_is_dir = dir,
-			       .unprivileged = unprivileged, .host_uid = unprivileged ? 1000 : 0};
+			       .unprivileged = unprivileged, .keep_owner = !unprivileged,
+			       .host_uid = unprivileged ? 1000 : 0};
 	return c;
 }
 
