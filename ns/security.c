@@ -57,6 +57,20 @@ int sec_drop_caps(int keep_root_caps, struct gerr *err)
 	return 0;
 }
 
+/* For what gpurun runs from the image before the command (its ldconfig):
+ * nothing at all, not even a bounding set to exec into.  Root in the
+ * container still owns the image's /etc, which is all ldconfig writes. */
+int sec_drop_all_caps(struct gerr *err)
+{
+	capng_clear(CAPNG_SELECT_BOTH);
+	int r = capng_apply(CAPNG_SELECT_BOTH);
+	if (r < 0)
+		return gerr_set(err, errno ? errno : EPERM, "drop capabilities (libcap-ng error %d)", r);
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return gerr_set(err, errno, "clear ambient capabilities");
+	return 0;
+}
+
 int sec_no_new_privs(struct gerr *err)
 {
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
