@@ -157,11 +157,8 @@ SAFE tioclinux: EPERM"
 
 # ---- the same probes without the protection: each can say RISK ---------------
 # On the host, as root, in a private mount namespace (unshare -m), so that
-# what succeeds stays there.  Not every probe can be made to fail here:
-#   kcore and sysrq-trigger: this kernel may have no /proc/kcore or
-#     /proc/sysrq-trigger (skipped when absent);
-#   proc-self-exe: the kernel itself refuses to open a running binary for
-#     writing (ETXTBSY), with or without gpurun; no RISK test.
+# what succeeds stays there.  On a kernel without /proc/kcore and
+# /proc/sysrq-trigger, stand-ins take their place.
 
 host_probe() {
 	unshare -m --propagation private "$PROBE" escape "$@"
@@ -250,6 +247,17 @@ RISK userns-clone: mounted a tmpfs in a new user namespace"
 	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
 }
 
+@test "without gpurun, a running binary bound from another file system would be writable once it stops" {
+	skip_unless_root "the host side of these probes needs the host's root"
+	# The kernel refuses a running binary for writing (ETXTBSY) anyway;
+	# the probe asks whether it could be written later, from outside the root.
+	run unshare -m --propagation private sh -c \
+		'mount -t tmpfs none "$1" && cp "$0" "$1/probe" && "$1/probe" escape proc-self-exe' "$PROBE" "$BATS_TEST_TMPDIR"
+	assert_success
+	assert_output "RISK proc-self-exe: writable once it stops running (now ETXTBSY), and not on the root file system"
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
+}
+
 @test "without gpurun, root can open /proc/sys and core_pattern for writing (nothing is written)" {
 	skip_unless_root "the host side of these probes needs the host's root"
 	run host_probe proc-sys core_pattern
@@ -258,13 +266,25 @@ RISK userns-clone: mounted a tmpfs in a new user namespace"
 RISK core_pattern: opened /proc/sys/kernel/core_pattern for writing"
 }
 
-@test "without gpurun, root can open /proc/kcore and /proc/sysrq-trigger" {
+@test "without gpurun, root can open /proc/kcore and /proc/sysrq-trigger, unmount and remount it" {
 	skip_unless_root "the host side of these probes needs the host's root"
-	[[ -e /proc/kcore && -e /proc/sysrq-trigger ]] || skip "this kernel has no /proc/kcore or /proc/sysrq-trigger"
-	run host_probe kcore sysrq-trigger
+	local setup=true
+	if [[ ! -e /proc/kcore || ! -e /proc/sysrq-trigger ]]; then
+		# This kernel has neither: stand-ins on a tmpfs over /proc (of this
+		# private mount namespace only) show the probes' RISK side.
+		setup='mount -t tmpfs none /proc && touch /proc/kcore /proc/sysrq-trigger'
+	fi
+	# Opened while writable, then bound read-only as gpurun does.
+	run unshare -m --propagation private sh -c "$setup"' && "$0" escape kcore sysrq-trigger &&
+		mount --bind /proc/sysrq-trigger /proc/sysrq-trigger &&
+		mount -o remount,bind,ro /proc/sysrq-trigger &&
+		"$0" escape remount-rw:/proc/sysrq-trigger umount:/proc/sysrq-trigger' "$PROBE"
 	assert_success
 	assert_output "RISK kcore: opened /proc/kcore
-RISK sysrq-trigger: opened /proc/sysrq-trigger for writing"
+RISK sysrq-trigger: opened /proc/sysrq-trigger for writing
+RISK remount-rw:/proc/sysrq-trigger: made writable
+RISK umount:/proc/sysrq-trigger: unmounted"
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
 }
 
 @test "without gpurun, TIOCSTI and TIOCLINUX reach the terminal" {

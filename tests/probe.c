@@ -799,9 +799,21 @@ static void esc_ptrace_init(void)
 	verdict(1, "ptrace-init", "attached to pid 1 (and detached)");
 }
 
+static unsigned long long mount_id(const char *path)
+{
+	struct statx stx;
+	if (statx(AT_FDCWD, path, 0, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID))
+		return 0;
+	return stx.stx_mnt_id;
+}
+
 /* /proc/1/exe: in a container, pid 1 may be the launcher, a host binary.
  * Even an O_PATH handle is enough to reopen it for writing once it stops
- * running (CVE-2019-5736). */
+ * running (CVE-2019-5736).  /proc/self/exe: while it runs the kernel
+ * refuses to open it for writing (ETXTBSY), so what counts is whether it
+ * could be written once it stops: a binary of the image's own root is
+ * the container's to change; one bound from elsewhere (the host's GPU
+ * tools, a volume) must not be writable. */
 static void esc_proc_exe(const char *name, const char *path)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -819,6 +831,15 @@ static void esc_proc_exe(const char *name, const char *path)
 			return;
 		}
 		e = errno;
+	} else if (faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == 0) {
+		unsigned long long exe = mount_id(path), root = mount_id("/");
+		if (exe && root && exe != root) {
+			verdict(1, name, "writable once it stops running (now %s), and not on the root file system",
+				errname(e));
+			return;
+		}
+		verdict(0, name, "%s (and on the root file system)", errname(e));
+		return;
 	}
 	verdict(0, name, "%s", errname(e));
 }
