@@ -508,19 +508,24 @@ static int do_ldconfig(struct exec_state *st, const struct op *op, struct gerr *
 
 	pid_t pid = fork();
 	if (pid == 0) {
-		/* The image's own binary: run with the command's restrictions
-		 * and an empty environment (CVE-2025-23266: no inherited
-		 * LD_PRELOAD or cwd reaches anything privileged). */
+		/* The image's own binary, run before the command and as root:
+		 * it gets less than the command, not more.  No capabilities at
+		 * all (a --user command may have none either), no_new_privs,
+		 * the command's seccomp filter, an empty environment
+		 * (CVE-2025-23266: no inherited LD_PRELOAD reaches it), no
+		 * terminal (a session of its own, stdin from /dev/null: no
+		 * TIOCSTI into the caller's shell) and no fd above 2.
+		 * tests/escape.bats runs an image whose ldconfig is a probe. */
 		struct gerr e = {0};
-		if (!st->cfg->verbose) {
-			int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-			if (null >= 0) {
-				dup2(null, 1);
-				dup2(null, 2);
-			}
-		}
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null < 0 || dup2(null, 0) < 0)
+			_exit(120);
+		if (!st->cfg->verbose && (dup2(null, 1) < 0 || dup2(null, 2) < 0))
+			_exit(120);
 		char *envp[] = {NULL};
-		if (sec_drop_caps(1, &e) < 0 || sec_no_new_privs(&e) < 0 || sec_seccomp(&e) < 0)
+		if (setsid() < 0 || close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+			_exit(120);
+		if (sec_drop_all_caps(&e) < 0 || sec_no_new_privs(&e) < 0 || sec_seccomp(&e) < 0)
 			_exit(120);
 		execve(ldconfig, argv.v, envp);
 		_exit(121);

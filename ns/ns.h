@@ -95,6 +95,7 @@ int root_parent(int rootfd, const char *path, const char **base, struct gerr *er
 
 /* ns/security.c: what the command gets before exec. */
 int sec_drop_caps(int keep_root_caps, struct gerr *err);
+int sec_drop_all_caps(struct gerr *err);
 int sec_no_new_privs(struct gerr *err);
 int sec_seccomp(struct gerr *err);
 
