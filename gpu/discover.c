@@ -130,10 +130,18 @@ static int read_gpu(struct gpu_driver *drv, const char *name, struct gpu_dev *g)
 		warnx_("skipping GPU %s: %s/%s has no valid Device Minor", name, drv->rootpath, path);
 		return 0;
 	}
+	if (info.excluded)
+		/* NVreg_ExcludedGpus: NVML does not enumerate it, so it takes
+		 * no index and cannot be selected, as with the reference. */
+		return 0;
 	memset(g, 0, sizeof *g);
 	g->minor = (unsigned)info.minor;
 	memcpy(g->procdir, name, nl + 1);
-	snprintf(g->uuid, sizeof g->uuid, "%s", info.uuid);
+	/* Before the GPU is initialised (no nvidia-persistenced) some drivers
+	 * write "GPU-????????-..." or nothing: no UUID then, rather than one
+	 * that could never match (selection says why; index and bus id work). */
+	if (!strncmp(info.uuid, "GPU-", 4) && info.uuid[4] && !strchr(info.uuid, '?'))
+		snprintf(g->uuid, sizeof g->uuid, "%s", info.uuid);
 	snprintf(g->model, sizeof g->model, "%s", info.model[0] ? info.model : "Unknown");
 	/* The directory name is the bus id too; Bus Location wins when it parses. */
 	if (busid_normalize(info.bus, g->busid, sizeof g->busid) < 0 &&

@@ -65,6 +65,7 @@ struct gpu_information {
 	char uuid[80];
 	char bus[32];  /* "Bus Location" as written ("0000:3b:00.0") */
 	long minor;    /* "Device Minor", -1 when missing or invalid */
+	int excluded;  /* "GPU Excluded: Yes": NVreg_ExcludedGpus, invisible to NVML */
 };
 int procfs_parse_information(const char *text, size_t len, struct gpu_information *out);
 /* The NVRM version from /proc/driver/nvidia/version ("550.54.14").
@@ -88,7 +89,7 @@ struct gpu_dev {
 	unsigned minor;    /* N of /dev/nvidiaN */
 	char busid[32];    /* NVML's form: 8-digit domain, lowercase ("00000000:3b:00.0") */
 	char procdir[64];  /* the gpus/ directory name as the driver wrote it */
-	char uuid[80];
+	char uuid[80];     /* "" when the information file has none (see discover.c) */
 	char model[96];
 	const char *brand; /* what nvidia-container-cli prints (constant table) */
 	const char *arch;  /* compute capability "9.0", or "n/a" */
@@ -220,6 +221,7 @@ struct req_facts {
 	const char *driver; /* "550.54.14" */
 	const char *arch;   /* "9.0" */
 	const char *brand;  /* "Tesla" */
+	int arch_unknown;   /* a GPU is selected but its arch is not known: arch= fails */
 };
 
 /* Check the syntax of an expression: 0, or -1 with err. */
@@ -227,6 +229,8 @@ int require_validate(const char *expr, struct gerr *err);
 /* 1 when the expression mentions the cuda key (then the CUDA version must
  * be looked up, which costs a fork). */
 int require_uses_cuda(const char *expr);
+/* 1 when the expression has an arch term. */
+int require_uses_arch(const char *expr);
 /* 1 satisfied, 0 unsatisfied (err holds the reference message), -1 invalid. */
 int require_eval(const char *expr, const struct req_facts *f, struct gerr *err);
 /* Compare dotted versions: -1/0/1 in *cmp, trailing ".0"s ignored.

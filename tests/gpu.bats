@@ -48,6 +48,47 @@ Device Index,Device Minor,Model,Brand,GPU UUID,Bus Location,Architecture
 	assert_line --index 4 --partial ",00000000:5e:00.0,"
 }
 
+@test "a GPU excluded by the driver takes no index and cannot be selected" {
+	run --separate-stderr "$GPURUN" info --driver-root "$FAKEODD" --csv
+	assert_success
+	assert_equal "${#lines[@]}" 6
+	assert_line --index 3 --partial "0,${ODD_MINOR[0]},NVIDIA H100 80GB HBM3,"
+	assert_line --index 4 --partial "1,${ODD_MINOR[1]},NVIDIA L40S,"
+	refute_output --partial "1b:00.0"
+	run --separate-stderr "$GPURUN" list --driver-root "$FAKEODD" --gpus all --caps utility
+	assert_success
+	refute_line /dev/nvidia0
+	run --separate-stderr "$GPURUN" --driver-root "$FAKEODD" --gpus "$ODD_EXCLUDED_UUID" "$GLIBC_TAR" true
+	assert_gpurun_error 125 "--gpus: unknown device $ODD_EXCLUDED_UUID (3 GPUs under $FAKEODD)"
+	run --separate-stderr "$GPURUN" --driver-root "$FAKEODD" --gpus 3 "$GLIBC_TAR" true
+	assert_gpurun_error 125 "--gpus: unknown device 3 (3 GPUs under $FAKEODD)"
+}
+
+@test "a GPU whose information file has no UUID yet keeps its index; a UUID request says why it may not match" {
+	run --separate-stderr "$GPURUN" info --driver-root "$FAKEODD" --csv
+	assert_line --index 4 "1,${ODD_MINOR[1]},NVIDIA L40S,Unknown,n/a,00000000:2c:00.0,8.9"
+	run --separate-stderr "$GPURUN" --driver-root "$FAKEODD" --dry-run --gpus 1 "$GLIBC_TAR" true
+	assert_success
+	assert_line --partial " dev/nvidia${ODD_MINOR[1]}   # GPU 1 = PCI ${ODD_BUS[1]}, minor ${ODD_MINOR[1]}"
+	run --separate-stderr "$GPURUN" --driver-root "$FAKEODD" --gpus "GPU-????????-????-????-????-????????????" "$GLIBC_TAR" true
+	assert_equal "$status" 125
+	assert_equal "${stderr_lines[0]}" "gpurun: --gpus: unknown device GPU-????????-????-????-????-???????????? (3 GPUs under $FAKEODD)"
+	assert_equal "${stderr_lines[1]}" "hint: GPU 1 (00000000:2c:00.0) has no UUID in its information file yet (the driver writes it when the GPU is initialised: run nvidia-persistenced); select it by index or bus id"
+}
+
+@test "a GPU of a model gpurun cannot name an architecture for never satisfies an arch requirement" {
+	run --separate-stderr "$GPURUN" --driver-root "$FAKEODD" --gpus 2 --require 'arch>=8.0' "$GLIBC_TAR" true
+	assert_equal "$status" 125
+	assert_equal "${stderr_lines[0]}" "gpurun: requirement error: unsatisfied condition: arch>=8.0"
+	assert_equal "${stderr_lines[1]}" "hint: GPU 2 is a NVIDIA RTX PRO 6000 Blackwell Server Edition, whose architecture gpurun does not know (it reads no NVML): no arch condition can be met on it"
+	# Another alternative may still hold; other keys are checked as usual.
+	run --separate-stderr "$GPURUN" --driver-root "$FAKEODD" --gpus 2 --require 'arch>=8.0 driver>=550' "$GLIBC_TAR" echo ran
+	assert_success
+	assert_output ran
+	run --separate-stderr "$GPURUN" --driver-root "$FAKEODD" --gpus 0 --require 'arch>=8.0' "$GLIBC_TAR" echo ran
+	assert_success
+}
+
 @test "GPURUN_DRIVER_ROOT points info at a driver root when --driver-root is absent" {
 	GPURUN_DRIVER_ROOT=$FAKE1 run --separate-stderr "$GPURUN" info --csv
 	assert_success
@@ -58,6 +99,26 @@ Device Index,Device Minor,Model,Brand,GPU UUID,Bus Location,Architecture
 	GPURUN_DRIVER_ROOT=$FAKE1 run --separate-stderr "$GPURUN" info --csv --driver-root "$FAKE4"
 	assert_success
 	assert_equal "${#lines[@]}" 7
+}
+
+@test "--driver-root before the verb is a global option, as nvidia-container-cli's --root" {
+	run --separate-stderr "$GPURUN" --driver-root "$FAKE4" info --csv
+	assert_success
+	assert_equal "${#lines[@]}" 7
+	run --separate-stderr "$GPURUN" --driver-root="$FAKE1" list --gpus 0 --caps utility
+	assert_success
+	assert_output "$(expected_list "$FAKE1" utility /dev/nvidia0)"
+	run --separate-stderr "$GPURUN" --driver-root "$FAKE1" doctor
+	assert_line --partial "NVIDIA driver: version $DRIVER_VERSION, 1 GPU under "
+	run --separate-stderr "$GPURUN" --driver-root "$FAKE4" run --dry-run --gpus 1 "$GLIBC_TAR" true
+	assert_success
+	assert_line --partial " dev/nvidia0   # GPU 1 = PCI 0000:5e:00.0, minor 0"
+}
+
+@test "the verb's own --driver-root wins over the global one" {
+	run --separate-stderr "$GPURUN" --driver-root "$FAKE4" info --csv --driver-root "$FAKE1"
+	assert_success
+	assert_equal "${#lines[@]}" 4
 }
 
 @test "gpurun list prints nodes, binaries, libraries, IPC and firmware in the reference order" {
@@ -334,9 +395,27 @@ $(smi_line 1 1)"
 	done
 }
 
-@test "none cannot be combined with devices" {
-	run --separate-stderr gpu4 --gpus none,1 "$GLIBC_TAR" true
-	assert_gpurun_error 125 '"none" cannot be combined with devices'
+@test "keywords win over devices as in the toolkit: none,1 is none and 0,void is void" {
+	run --separate-stderr gpu4 --dry-run -e NVIDIA_VISIBLE_DEVICES=none,1 "$GLIBC_TAR" true
+	assert_success
+	assert_line --partial "/dev/nvidiactl"
+	refute_line --regexp "/dev/nvidia[0-9]"
+	run --separate-stderr gpu4 --dry-run --gpus 0,void "$GLIBC_TAR" true
+	assert_success
+	refute_output --partial nvidia
+	run --separate-stderr gpu4 --dry-run -e NVIDIA_VISIBLE_DEVICES=2,all "$GLIBC_TAR" true
+	assert_success
+	assert_equal "$(grep -c 'dev/nvidia[0-9]' <<<"$output")" 4
+}
+
+@test "all is read in any case, none and void only in lower case, as upstream" {
+	run --separate-stderr gpu4 --dry-run -e NVIDIA_VISIBLE_DEVICES=ALL "$GLIBC_TAR" true
+	assert_success
+	assert_equal "$(grep -c 'dev/nvidia[0-9]' <<<"$output")" 4
+	run --separate-stderr gpu4 -e NVIDIA_VISIBLE_DEVICES=NONE "$GLIBC_TAR" true
+	assert_gpurun_error 125 "NVIDIA_VISIBLE_DEVICES: NONE: not a GPU index, GPU-<uuid>, PCI bus id or MIG device"
+	run --separate-stderr gpu4 --gpus Void "$GLIBC_TAR" true
+	assert_gpurun_error 125 "--gpus: Void: not a GPU index, GPU-<uuid>, PCI bus id or MIG device"
 }
 
 # ---- placement ------------------------------------------------------------------
@@ -508,6 +587,33 @@ nvidia3"
 	assert_gpurun_error 125 "unsatisfied condition: cuda>=12.6, please update your driver"
 	run --separate-stderr gpu4 --gpus 0 -e CUDA_VERSION=12.6.2 -e 'NVIDIA_REQUIRE_CUDA=cuda>=12.0' "$GLIBC_TAR" echo ran
 	assert_success
+}
+
+@test "a legacy CUDA image without NVIDIA_VISIBLE_DEVICES gets every GPU and all capabilities" {
+	run --separate-stderr gpu4 --dry-run -e CUDA_VERSION=12.4.1 "$GLIBC_TAR" true
+	assert_success
+	assert_equal "$(grep -c 'dev/nvidia[0-9]' <<<"$output")" 4
+	assert_line --partial "/dev/nvidia-modeset"
+	# NVIDIA_REQUIRE_CUDA makes it a current image: no GPU without a request.
+	run --separate-stderr gpu4 --dry-run -e CUDA_VERSION=12.4.1 -e 'NVIDIA_REQUIRE_CUDA=cuda>=12.0' "$GLIBC_TAR" true
+	assert_success
+	refute_output --partial nvidia
+	# Set but empty, or void: not a GPU container, legacy or not.
+	run --separate-stderr gpu4 --dry-run -e CUDA_VERSION=12.4.1 -e NVIDIA_VISIBLE_DEVICES= "$GLIBC_TAR" true
+	assert_success
+	refute_output --partial nvidia
+}
+
+@test "a legacy CUDA_VERSION is read as a semantic version: 12 is cuda>=12.0" {
+	run --separate-stderr gpu4 --gpus 0 -e CUDA_VERSION=12 "$GLIBC_TAR" echo ran
+	assert_success
+	assert_output ran
+	run --separate-stderr gpu4 --gpus 0 -e CUDA_VERSION=13 "$GLIBC_TAR" true
+	assert_gpurun_error 125 "unsatisfied condition: cuda>=13.0, please update your driver"
+	run --separate-stderr gpu4 --gpus 0 -e CUDA_VERSION=v12.5.0-rc1 "$GLIBC_TAR" true
+	assert_gpurun_error 125 "unsatisfied condition: cuda>=12.5,"
+	run --separate-stderr gpu4 --gpus 0 -e CUDA_VERSION=12.04 "$GLIBC_TAR" true
+	assert_gpurun_error 125 "invalid CUDA_VERSION 12.04 (want a version: 12, 12.4, 12.4.1)"
 }
 
 @test "arch and brand are checked for each selected GPU" {
