@@ -334,6 +334,8 @@ static int run_main(int argc, char **argv, const char *driver_root)
 		.requires = c.requires,
 		.nrequires = c.nrequires,
 		.env = cfg.env,
+		.dry_run = c.dry_run,
+		.verbose = c.verbose,
 	};
 	for (char **e = cfg.env; *e; e++)
 		go.nenv++;
@@ -345,6 +347,7 @@ static int run_main(int argc, char **argv, const char *driver_root)
 			gerr_die(&err);
 	layout_finish(&plan, &cfg, gr.ldconfig_dirs);
 	free(gr.ldconfig_dirs); /* copied into the plan */
+	cfg.host_steps = &gr.host_steps;
 
 	if (c.dry_run) {
 		ns_print_plan(&cfg, stdout);

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define VERSION_FILE "proc/driver/nvidia/version"
@@ -216,6 +217,12 @@ int gpu_discover(const char *root, struct gpu_driver *drv, struct gerr *err)
 	_cleanup_free_ char *devices = drv_read(drv, "proc/devices", SMALL_FILE_MAX, &len, &ignore);
 	if (devices)
 		procfs_devices_major(devices, len, "nvidia-uvm", &drv->uvm_major);
+	/* A GPU Operator driver root (/run/nvidia/driver) has no proc/devices
+	 * of its own, but the node: its number is the major. */
+	struct stat st;
+	_cleanup_free_ char *uvm = drv->uvm_major ? NULL : drv_resolve(drv, "dev/nvidia-uvm", &st, NULL);
+	if (uvm && S_ISCHR(st.st_mode) && minor(st.st_rdev) == 0)
+		drv->uvm_major = major(st.st_rdev);
 	return 0;
 }
 

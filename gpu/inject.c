@@ -331,6 +331,8 @@ static int configure(struct plan *p, const struct gpu_opts *o, const struct gpu_
 	if (gpu_request_resolve(rq, drv.gpus, drv.ngpus, what, root, &sel, err) < 0)
 		goto out;
 	unsigned inj = caps_inject_flags(caps);
+	if (nodes_ensure(&drv, root, rq, what, &sel, inj, o->dry_run, o->verbose, &res->host_steps, err) < 0)
+		goto out;
 	if (inj_collect(&drv, &sel, inj, &set, err) < 0 || check_requires(&drv, &reqs, &set, err) < 0)
 		goto out;
 	if (set.nlibs32)

@@ -275,6 +275,17 @@ int inj_collect(struct gpu_driver *drv, const struct gpu_selection *sel, unsigne
 		struct inj_set *set, struct gerr *err);
 void inj_free(struct inj_set *set);
 
+/* ---- nodes.c ------------------------------------------------------------ */
+
+/* Make sure every device node the selection and inj need exists under the
+ * driver root: as real root, run the driver root's nvidia-modprobe for
+ * each missing one (dry_run: append the commands to host_steps instead)
+ * and read the driver again (drv and sel are refreshed); else, or when
+ * still missing, -1 with an error naming the nodes and the fix. */
+int nodes_ensure(struct gpu_driver *drv, const char *root, const struct gpu_request *rq,
+		 const char *what, struct gpu_selection *sel, unsigned inj, int dry_run, int verbose,
+		 struct strv *host_steps, struct gerr *err);
+
 /* Driver root from --driver-root, else GPURUN_DRIVER_ROOT, else "/". */
 const char *gpu_default_root(const char *opt);
 

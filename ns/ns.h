@@ -41,6 +41,8 @@ struct run_config {
 	char **env;            /* "K=V" list, NULL-terminated; HOME added at run time if unset */
 	char **argv;           /* the command, NULL-terminated */
 	struct plan *plan;
+	const struct strv *host_steps; /* --dry-run: commands a launch runs on the host before
+					* the namespaces (gpu/nodes.c's nvidia-modprobe), or NULL */
 };
 
 /* ns/layout.c: the baseline ops of every container, in the order a launch

@@ -94,6 +94,8 @@ void ns_print_plan(const struct run_config *cfg, FILE *out)
 	ns_describe_image(cfg, &b);
 	if (b.len)
 		fprintf(out, "%s\n", b.s);
+	for (size_t i = 0; cfg->host_steps && i < cfg->host_steps->n; i++)
+		fprintf(out, "%s\n", cfg->host_steps->v[i]);
 	sbuf_reset(&b);
 	ns_describe_unshare(cfg, &b);
 	fprintf(out, "%s sh   # P1: pid 1 of the new namespaces\n", b.s);

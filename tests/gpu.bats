@@ -659,6 +659,96 @@ nvidia3"
 	assert_gpurun_error 125 "no NVIDIA driver found under /nonexistent-gpurun-root"
 }
 
+# ---- missing device nodes: nvidia-uvm not loaded, nodes gone after a reload ----------
+
+# driver_copy ROOT: a copy of a fake driver root (device nodes included, so
+# root only) in $BATS_TEST_TMPDIR/drv, by its canonical path.
+driver_copy() {
+	cp -a "$1" "$BATS_TEST_TMPDIR/drv" && realpath "$BATS_TEST_TMPDIR/drv"
+}
+
+MODPROBE_LOG=var/log/nvidia-modprobe.log
+
+@test "unprivileged, a compute launch without /dev/nvidia-uvm fails in one line naming the node and the fix" {
+	skip_unless_user
+	run --separate-stderr "$GPURUN" --driver-root "$FAKENOUVM" --gpus 0 "$GLIBC_TAR" true
+	assert_gpurun_error 125
+	assert_equal "$stderr" "gpurun: missing NVIDIA device node under $FAKENOUVM: /dev/nvidia-uvm (nvidia-uvm is not loaded); as root, run nvidia-modprobe -u -c=0"
+	assert_file_not_exists "$FAKENOUVM/$MODPROBE_LOG"
+}
+
+@test "a launch whose capabilities do not need nvidia-uvm runs without it and runs no nvidia-modprobe" {
+	run --separate-stderr "$GPURUN" --driver-root "$FAKENOUVM" --gpus 0 --caps utility "$GLIBC_TAR" sh -c \
+		'ls /dev | grep nvidia; nvidia-smi -L'
+	assert_success
+	assert_output "nvidia0
+nvidiactl
+GPU 0: NVIDIA H100 80GB HBM3 (UUID: $ONE_UUID)"
+	assert_file_not_exists "$FAKENOUVM/$MODPROBE_LOG"
+}
+
+@test "as root, a missing /dev/nvidia-uvm is made by the driver root's nvidia-modprobe -u -c=0, chrooted, with only PATH and no stdin" {
+	skip_unless_root "nvidia-modprobe runs only as root; copying device nodes needs mknod"
+	root=$(driver_copy "$FAKENOUVM")
+	run --separate-stderr "$GPURUN" --driver-root "$root" --gpus 0 "$GLIBC_TAR" sh -c \
+		'stat -c "%n %t:%T" /dev/nvidia-uvm /dev/nvidia-uvm-tools' </dev/zero
+	assert_success
+	assert_output "/dev/nvidia-uvm 1fe:0
+/dev/nvidia-uvm-tools 1fe:1"
+	assert_equal "$(cat "$root/$MODPROBE_LOG")" "args: -u -c=0
+env: PATH=/usr/sbin:/usr/bin:/sbin:/bin
+stdin: /dev/null"
+}
+
+@test "as root, --dry-run prints the nvidia-modprobe run it would do and runs nothing" {
+	skip_unless_root "nvidia-modprobe runs only as root; copying device nodes needs mknod"
+	root=$(driver_copy "$FAKENOUVM")
+	run --separate-stderr "$GPURUN" --driver-root "$root" --dry-run --gpus 0 "$GLIBC_TAR" true
+	assert_success
+	assert_line "chroot $root /usr/bin/nvidia-modprobe -u -c=0   # a node is missing: the toolkit's --load-kmods, before the namespaces"
+	assert_file_not_exists "$root/$MODPROBE_LOG"
+	assert_file_not_exists "$root/dev/nvidia-uvm"
+}
+
+@test "as root, /dev/nvidiactl and a GPU node gone after a driver reload are made again with nvidia-modprobe -c=MINOR" {
+	skip_unless_root "nvidia-modprobe runs only as root; copying device nodes needs mknod"
+	root=$(driver_copy "$FAKENOUVM")
+	rm "$root/dev/nvidiactl" "$root/dev/nvidia0"
+	run --separate-stderr "$GPURUN" --driver-root "$root" --gpus 0 --caps utility "$GLIBC_TAR" nvidia-smi -L
+	assert_success
+	assert_output "GPU 0: NVIDIA H100 80GB HBM3 (UUID: $ONE_UUID)"
+	assert_equal "$(grep args: "$root/$MODPROBE_LOG")" "args: -c=0"
+}
+
+@test "as root, without nvidia-modprobe in the driver root the missing nodes are an error naming them and the fix" {
+	skip_unless_root "copying device nodes needs mknod"
+	root=$(driver_copy "$FAKENOUVM")
+	rm "$root/usr/bin/nvidia-modprobe" "$root/dev/nvidia0"
+	run --separate-stderr "$GPURUN" --driver-root "$root" --gpus 0 "$GLIBC_TAR" true
+	assert_gpurun_error 125
+	assert_equal "$stderr" "gpurun: missing NVIDIA device nodes under $root: /dev/nvidia0 (GPU 0), /dev/nvidia-uvm (nvidia-uvm is not loaded); $root has no usr/bin/nvidia-modprobe to create them; as root, run nvidia-modprobe -c=0; nvidia-modprobe -u -c=0"
+}
+
+@test "as root, an nvidia-modprobe that fails leaves an error saying how it ended" {
+	skip_unless_root "nvidia-modprobe runs only as root; copying device nodes needs mknod"
+	root=$(driver_copy "$FAKENOUVM")
+	# A dynamic program in a root without a libc: it cannot even start.
+	cp "$root/usr/bin/nvidia-smi" "$root/usr/bin/nvidia-modprobe"
+	run --separate-stderr "$GPURUN" --driver-root "$root" --gpus 0 "$GLIBC_TAR" true
+	assert_gpurun_error 125
+	assert_equal "$stderr" "gpurun: missing NVIDIA device node under $root: /dev/nvidia-uvm (nvidia-uvm is not loaded); chroot $root /usr/bin/nvidia-modprobe -u -c=0: exit status 127; as root, run nvidia-modprobe -u -c=0"
+}
+
+@test "a driver root without proc/devices (GPU Operator) finds nvidia-uvm by its node" {
+	skip_unless_root "copying device nodes needs mknod"
+	root=$(driver_copy "$FAKE1")
+	rm "$root/proc/devices"
+	run --separate-stderr "$GPURUN" list --driver-root "$root" --gpus 0 --caps compute
+	assert_success
+	assert_line --index 1 /dev/nvidia-uvm
+	assert_line --index 2 /dev/nvidia-uvm-tools
+}
+
 # ---- unprivileged ------------------------------------------------------------------
 
 @test "an unprivileged caller gets its GPUs by bind mounts in a user namespace" {

@@ -22,7 +22,10 @@
 # PCI bus order: index 1 = bus 0000:5e:00.0 = /dev/nvidia0) or `odd` (what
 # the information files give on real hosts and NVML would hide: a GPU
 # excluded by NVreg_ExcludedGpus, one whose UUID is not written yet, one
-# whose model gpurun cannot name an architecture for).
+# whose model gpurun cannot name an architecture for) or `nouvm` (`one` after
+# a fresh boot: nvidia-uvm not loaded, so no /dev/nvidia-uvm* and no
+# nvidia-uvm in proc/devices; with a fake usr/bin/nvidia-modprobe, see
+# modprobe.c).
 #
 # Needs root (mknod, ldconfig -r chroots).  Compiled objects are cached in
 # tests/build/fakedriver-cache/<hash of the sources>.
@@ -36,13 +39,13 @@ if [ "${1:-}" = --hash ]; then
 	exit 0
 fi
 if [ $# -ne 2 ]; then
-	echo "usage: $0 OUTDIR one|four|odd" >&2
+	echo "usage: $0 OUTDIR one|four|odd|nouvm" >&2
 	exit 2
 fi
 out=$1
 topo=$2
-case $topo in one | four | odd) ;; *)
-	echo "$0: unknown topology $topo (one, four, odd)" >&2
+case $topo in one | four | odd | nouvm) ;; *)
+	echo "$0: unknown topology $topo (one, four, odd, nouvm)" >&2
 	exit 2
 	;;
 esac
@@ -110,6 +113,7 @@ if [ ! -f "$cache/.done" ]; then
 	done
 	$CC $w -o "$tmp/bin/nvidia-smi" "$here/smi.c" -ldl
 	$CC $w -o "$tmp/bin/tool" "$here/tool.c"
+	$CC $w -static -o "$tmp/bin/nvidia-modprobe" "$here/modprobe.c"
 	touch "$tmp/.done"
 	# Another build may have won the race; either copy is the same.
 	mv -T "$tmp" "$cache" 2>/dev/null || rm -rf "$tmp"
@@ -186,7 +190,7 @@ printf 'Binary: ""\n' >"$p/registry"
 
 # bus minor model uuid excluded
 case $topo in
-one)
+one | nouvm)
 	gpus="0000:17:00.0 0 NVIDIA_H100_80GB_HBM3 GPU-5b1e5f16-6bd4-44c2-a1a8-2d2f3a9c1b01 No" ;;
 four)
 	gpus="0000:3b:00.0 2 NVIDIA_H100_80GB_HBM3 GPU-0c9c1a44-3f53-4a35-9c7e-7e0d6c1a3b3b No
@@ -233,8 +237,14 @@ EOF
 
 mknod -m 0666 "$out/dev/nvidiactl" c 195 255
 mknod -m 0666 "$out/dev/nvidia-modeset" c 195 254
-mknod -m 0666 "$out/dev/nvidia-uvm" c 510 0
-mknod -m 0666 "$out/dev/nvidia-uvm-tools" c 510 1
+if [ "$topo" = nouvm ]; then
+	sed -i '/nvidia-uvm/d' "$out/proc/devices"
+	cp "$cache/bin/nvidia-modprobe" "$out/usr/bin/nvidia-modprobe"
+	mkdir -p "$out/var/log"
+else
+	mknod -m 0666 "$out/dev/nvidia-uvm" c 510 0
+	mknod -m 0666 "$out/dev/nvidia-uvm-tools" c 510 1
+fi
 
 # Readable by the unprivileged test run (the runner builds as root).
 chmod -R a+rX "$out"

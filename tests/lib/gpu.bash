@@ -4,7 +4,9 @@
 #
 # The fake NVIDIA drivers (tests/fakedriver/build.sh): FAKE1 (one H100),
 # FAKE4 (four GPUs, minors not in PCI order) and FAKEODD (an excluded GPU,
-# one without a UUID yet, one of a model gpurun has no arch for), built into tests/build by root
+# one without a UUID yet, one of a model gpurun has no arch for) and
+# FAKENOUVM (FAKE1 after a fresh boot: no nvidia-uvm, a fake nvidia-modprobe;
+# tests that let it run use a copy), built into tests/build by root
 # (tests/run-bats.sh does it before both runs; a root run of a suite builds
 # or refreshes them itself; an unprivileged run uses what root built and
 # skips when there is nothing).
@@ -70,13 +72,14 @@ fake_driver() {
 # drivers are missing and cannot be built here.
 gpu_setup_file() {
 	require_gpurun
-	FAKE1=$(fake_driver one) && FAKE4=$(fake_driver four) && FAKEODD=$(fake_driver odd) ||
+	FAKE1=$(fake_driver one) && FAKE4=$(fake_driver four) && FAKEODD=$(fake_driver odd) &&
+		FAKENOUVM=$(fake_driver nouvm) ||
 		skip "no fake NVIDIA driver in $TESTS_BUILD (build it as root: tests/run-bats.sh)"
 	# Tar images work in both modes: unpacked by the caller, so its user
 	# namespace owns every directory a mount target is created in.
 	GLIBC_TAR=$(fixture glibc.tar)
 	BUSYBOX_TAR=$(fixture busybox.tar)
-	export FAKE1 FAKE4 FAKEODD GLIBC_TAR BUSYBOX_TAR
+	export FAKE1 FAKE4 FAKEODD FAKENOUVM GLIBC_TAR BUSYBOX_TAR
 }
 
 # gpu4 ARGS...: gpurun on the four-GPU fake driver.  gpu1: on the one-GPU one.
