@@ -76,9 +76,34 @@ const size_t ldconfig_npaths = COUNT_OF(ldconfig_paths);
 const char *const ldconfig_args[] = {"-f", "/etc/ld.so.conf", "-C", "/etc/ld.so.cache"};
 const size_t ldconfig_nargs = COUNT_OF(ldconfig_args);
 
+/* nvidia-container-cli's rule, per architecture: Debian-like images keep
+ * libraries in the multiarch directory, every other distro in /usr/lib64. */
+static const struct {
+	const char *machine;
+	const char *debian;
+} libdirs[] = {
+	{"x86_64", "/usr/lib/x86_64-linux-gnu"},
+	{"aarch64", "/usr/lib/aarch64-linux-gnu"},
+	{"ppc64le", "/usr/lib/powerpc64le-linux-gnu"},
+};
+
+const char *plan_libdir_debian(const char *machine)
+{
+	for (size_t i = 0; i < COUNT_OF(libdirs); i++)
+		if (!strcmp(machine, libdirs[i].machine))
+			return libdirs[i].debian;
+	return NULL;
+}
+
+const char *plan_libdir_for_machine(const char *machine, int has_marker)
+{
+	return has_marker ? plan_libdir_debian(machine) : LIBDIR_OTHER;
+}
+
 const char *plan_libdir_for(int has_marker)
 {
-	return has_marker ? LIBDIR_DEBIAN : LIBDIR_OTHER;
+	const char *d = plan_libdir_for_machine(HOST_MACHINE, has_marker);
+	return d ? d : LIBDIR_OTHER;
 }
 
 const char *plan_expand_libdir(const char *path, const char *libdir, char *buf, size_t cap)

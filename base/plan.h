@@ -153,9 +153,14 @@ extern const size_t ldconfig_nargs;
 /* $LIBDIR */
 #define LIBDIR_VAR "$LIBDIR"
 #define LIBDIR_MARKER "/etc/debian_version"
-#define LIBDIR_DEBIAN "/usr/lib/x86_64-linux-gnu"
 #define LIBDIR_OTHER "/usr/lib64"
-/* The library directory of an image, given whether it has LIBDIR_MARKER. */
+/* The Debian multiarch library directory of a machine ("aarch64" ->
+ * "/usr/lib/aarch64-linux-gnu"), or NULL for one gpurun does not know. */
+const char *plan_libdir_debian(const char *machine);
+/* The library directory of an image of machine, given whether it has
+ * LIBDIR_MARKER (NULL for an unknown machine with the marker). */
+const char *plan_libdir_for_machine(const char *machine, int has_marker);
+/* The same for HOST_MACHINE (/usr/lib64 on a machine gpurun does not know). */
 const char *plan_libdir_for(int has_marker);
 /* path with a leading "$LIBDIR" replaced by libdir, into buf; path itself
  * when it has none. */

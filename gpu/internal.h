@@ -30,13 +30,17 @@
 #define LDCACHE_ARCH_MASK 0xff00
 #define LDCACHE_ELF 0x0001
 #define LDCACHE_ELF_LIBC6 0x0003
-#define LDCACHE_ARCH_I386 0x0000
+#define LDCACHE_ARCH_I386 0x0000    /* also what 32-bit x86 entries carry */
 #define LDCACHE_ARCH_X86_64 0x0300
+#define LDCACHE_ARCH_PPC64 0x0500
+#define LDCACHE_ARCH_ARM_HF 0x0900
+#define LDCACHE_ARCH_AARCH64 0x0a00
+#define LDCACHE_ARCH_NONE 0xffff    /* no such word size on that machine */
 
 struct ldcache_entry {
 	uint32_t flags;
 	const char *key;   /* "libcuda.so.1": points into the cache buffer */
-	const char *value; /* "/usr/lib/x86_64-linux-gnu/libcuda.so.1" */
+	const char *value; /* "/usr/lib/aarch64-linux-gnu/libcuda.so.1" */
 };
 
 struct ldcache {
@@ -53,7 +57,11 @@ struct ldcache {
 int ldcache_parse(const char *data, size_t len, struct ldcache_entry **v, size_t *n,
 		  struct gerr *err);
 /* 1 when an entry with these flags is a library of the wanted word size
- * (64: x86-64, 32: i386) for the host's loader. */
+ * (64 or 32) for the loader of machine ("x86_64": x86-64 and i386,
+ * "aarch64": AArch64 and ARM hard-float, "ppc64le": ppc64 only); 0 for
+ * every entry when gpurun does not know the machine. */
+int ldcache_entry_is_for(uint32_t flags, int bits, const char *machine);
+/* The same for HOST_MACHINE. */
 int ldcache_entry_is(uint32_t flags, int bits);
 void ldcache_free(struct ldcache *c);
 

@@ -179,6 +179,21 @@ listed_libs() {
 	assert_output "$(listed_libs "$FAKE1")"
 }
 
+@test "an ld.so.cache of another architecture gives none of its libraries" {
+	local other=aarch64 mine=x86_64
+	[[ $(uname -m) == aarch64 ]] && other=x86_64 mine=aarch64
+	root=$(cache_variant)
+	python3 "$FAKEDRIVER_SRC/arch-cache.py" "$FAKE1/etc/ld.so.cache" "$root/etc/ld.so.cache" "$other"
+	run listed_libs "$root"
+	assert_success
+	assert_output ""
+	# The same rewrite for this machine's own architecture gives them all back.
+	python3 "$FAKEDRIVER_SRC/arch-cache.py" "$FAKE1/etc/ld.so.cache" "$root/etc/ld.so.cache" "$mine"
+	run listed_libs "$root"
+	assert_success
+	assert_output "$(listed_libs "$FAKE1")"
+}
+
 @test "a corrupted ld.so.cache is an error naming it, not a crash" {
 	root=$(cache_variant)
 	head -c 700 "$FAKE1/etc/ld.so.cache" >"$root/etc/ld.so.cache"

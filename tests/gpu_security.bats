@@ -76,7 +76,7 @@ never_written() {
 debian_libdir_to() {
 	echo 12.0 >etc/debian_version
 	mkdir -p usr/lib ".$IMG_ONLY"
-	ln -s "$1" usr/lib/x86_64-linux-gnu
+	ln -s "$1" ".$LIBDIR_DEBIAN"
 }
 
 @test "a Debian image whose lib dir links to a host directory never gets it written" {

@@ -5,7 +5,7 @@
 #
 # Builds, under OUTDIR, what gpurun reads from a driver root, in the real
 # formats, so GPU injection can be tested on a machine without a GPU:
-#   usr/lib/x86_64-linux-gnu/lib*.so.550.54.14   real ELF objects with the
+#   usr/lib/<multiarch>/lib*.so.550.54.14   real ELF objects with the
 #        driver's SONAMEs and symlink chains, a working fake NVML and libcuda,
 #        libraries gpurun must not inject (older-driver decoys, non-listed
 #        libs) and a real etc/ld.so.cache made by `ldconfig -r OUTDIR`;
@@ -57,7 +57,14 @@ fi
 VER=550.54.14
 OLD=470.57.02
 CC=${CC:-cc}
-LIBDIR=usr/lib/x86_64-linux-gnu
+# The driver's libraries in this machine's multiarch directory, as a
+# Debian host keeps them.
+machine=$(uname -m)
+case $machine in
+aarch64) LIBDIR=usr/lib/aarch64-linux-gnu ;;
+ppc64le) LIBDIR=usr/lib/powerpc64le-linux-gnu ;;
+*) LIBDIR=usr/lib/x86_64-linux-gnu ;;
+esac
 
 # ---- compiled pieces, cached by source hash -------------------------------
 # name:soname pairs; a soname of "-" means the file name itself (the
@@ -146,7 +153,7 @@ for t in nvidia-debugdump nvidia-persistenced nvidia-cuda-mps-control nvidia-cud
 	cp "$cache/bin/tool" "$out/usr/bin/$t"
 done
 
-printf '/usr/lib/x86_64-linux-gnu\n' >"$out/etc/ld.so.conf"
+printf '/%s\n' "$LIBDIR" >"$out/etc/ld.so.conf"
 ldconfig -r "$out"
 
 printf 'GSP firmware %s %s\n' "$VER" ga10x >"$out/lib/firmware/nvidia/$VER/gsp_ga10x.bin"
@@ -159,7 +166,7 @@ chmod 0666 "$out/run/nvidia-persistenced/socket"
 
 # ---- /proc/driver/nvidia and /proc/devices --------------------------------
 p=$out/proc/driver/nvidia
-printf 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  %s  Thu Feb 22 01:44:30 UTC 2024\nGCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n' "$VER" >"$p/version"
+printf 'NVRM version: NVIDIA UNIX %s Kernel Module  %s  Thu Feb 22 01:44:30 UTC 2024\nGCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n' "$machine" "$VER" >"$p/version"
 cat >"$p/params" <<'EOF'
 ResmanDebugLevel: 4294967295
 RmLogonRC: 1

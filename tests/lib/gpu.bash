@@ -18,7 +18,12 @@
 
 FAKEDRIVER_SRC="$TESTS_DIR/fakedriver"
 DRIVER_VERSION=550.54.14
-LIBDIR_DEBIAN=/usr/lib/x86_64-linux-gnu
+# The Debian lib dir of this machine (gpurun's $LIBDIR in Debian images).
+case $(uname -m) in
+aarch64) LIBDIR_DEBIAN=/usr/lib/aarch64-linux-gnu ;;
+ppc64le) LIBDIR_DEBIAN=/usr/lib/powerpc64le-linux-gnu ;;
+*) LIBDIR_DEBIAN=/usr/lib/x86_64-linux-gnu ;;
+esac
 
 # FOUR_* describe the four-GPU topology in index (PCI bus) order.
 FOUR_BUS=(0000:3b:00.0 0000:5e:00.0 0000:86:00.0 0000:af:00.0)
@@ -136,7 +141,7 @@ expected_injected() {
 
 # The same, seen from inside: every nvidia file of the lib dir and /usr/bin
 # that is a mount point (what gpurun bound, not what ldconfig linked).
-INJECTED_INSIDE='for f in /usr/lib/x86_64-linux-gnu/* /usr/bin/*; do
+INJECTED_INSIDE='for f in '"$LIBDIR_DEBIAN"'/* /usr/bin/*; do
 	probe mountinfo-has "$f" >/dev/null 2>&1 && echo "$f"; done | LC_ALL=C sort'
 
 # host_file_state PATH: what must not change on a host file a test plants.

@@ -335,7 +335,8 @@ static void case_proc_readonly_printed(void)
 static void case_libdir(void)
 {
 	char buf[256];
-	CHECK(!strcmp(plan_expand_libdir("$LIBDIR/libcuda.so.1", plan_libdir_for(1), buf, sizeof buf),
+	CHECK(!strcmp(plan_expand_libdir("$LIBDIR/libcuda.so.1", plan_libdir_for_machine("x86_64", 1), buf,
+					 sizeof buf),
 		      "/usr/lib/x86_64-linux-gnu/libcuda.so.1"),
 	      "Debian images: %s", buf);
 	CHECK(!strcmp(plan_expand_libdir("$LIBDIR/libcuda.so.1", plan_libdir_for(0), buf, sizeof buf),
