@@ -345,8 +345,9 @@ static int run_main(int argc, char **argv, const char *driver_root)
 	for (size_t v = 0; v < c.nvolumes; v++)
 		if (layout_volume(&plan, c.volumes[v], &err) < 0)
 			gerr_die(&err);
-	layout_finish(&plan, &cfg, gr.ldconfig_dirs);
+	layout_finish(&plan, &cfg, gr.ldconfig_dirs, gr.compat_driver);
 	free(gr.ldconfig_dirs); /* copied into the plan */
+	free(gr.compat_driver);
 	cfg.host_steps = &gr.host_steps;
 
 	if (c.dry_run) {

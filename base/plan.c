@@ -5,6 +5,7 @@
  * tables; this file has no side effects. */
 #include "plan.h"
 
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,27 @@ static const struct {
 	{"aarch64", "/usr/lib/aarch64-linux-gnu"},
 	{"ppc64le", "/usr/lib/powerpc64le-linux-gnu"},
 };
+
+unsigned long plan_compat_major(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	unsigned long best = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		static const char prefix[] = "libcuda.so.";
+		if (strncmp(de->d_name, prefix, sizeof prefix - 1))
+			continue;
+		/* libcuda.so.<M>.<m>...: the file, not the libcuda.so.1 link. */
+		const char *v = de->d_name + sizeof prefix - 1, *dot = strchr(v, '.');
+		unsigned long major;
+		if (dot && dot[1] && parse_decimal(v, (size_t)(dot - v), 1000000, &major) == 0 && major > best)
+			best = major;
+	}
+	closedir(d);
+	return best;
+}
 
 const char *plan_libdir_debian(const char *machine)
 {
@@ -387,6 +409,8 @@ void op_describe(const struct op *op, struct sbuf *b)
 		sbuf_puts(b, "ldconfig");
 		for (size_t i = 0; i < ldconfig_nargs; i++)
 			sbuf_printf(b, " %s", ldconfig_args[i]);
+		if (op->data)
+			sbuf_puts(b, " " CUDA_COMPAT_VAR);
 		for (const char *s = op->src; s && *s;) {
 			size_t n = strcspn(s, ":");
 			sbuf_puts(b, " ");

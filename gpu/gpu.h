@@ -26,6 +26,8 @@ struct gpu_opts {
 struct gpu_result {
 	char *ldconfig_dirs; /* ':'-separated dirs for OP_LDCONFIG after the pivot, or NULL */
 	struct strv host_steps; /* dry run: commands a launch would run on the host first */
+	char *compat_driver;    /* the driver version, when libcuda is injected: the image's
+				 * CUDA_COMPAT_DIR goes first if newer (base/plan.h) */
 };
 
 /* Decide whether this is a GPU container and, if so, append the injection

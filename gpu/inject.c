@@ -331,10 +331,18 @@ static int configure(struct plan *p, const struct gpu_opts *o, const struct gpu_
 	if (gpu_request_resolve(rq, drv.gpus, drv.ngpus, what, root, &sel, err) < 0)
 		goto out;
 	unsigned inj = caps_inject_flags(caps);
-	if (nodes_ensure(&drv, root, rq, what, &sel, inj, o->dry_run, o->verbose, &res->host_steps, err) < 0)
-		goto out;
 	if (inj_collect(&drv, &sel, inj, &set, err) < 0 || check_requires(&drv, &reqs, &set, err) < 0)
 		goto out;
+	/* Only a launch that will go ahead may load modules and make nodes;
+	 * the driver root is read again after that. */
+	int again = nodes_ensure(&drv, root, rq, what, &sel, inj, o->dry_run, o->verbose, &res->host_steps, err);
+	if (again < 0)
+		goto out;
+	if (again) {
+		inj_free(&set);
+		if (inj_collect(&drv, &sel, inj, &set, err) < 0)
+			goto out;
+	}
 	if (set.nlibs32)
 		warnx_("compat32: %zu 32-bit driver libraries are not injected (not supported yet)",
 		       set.nlibs32);
@@ -345,6 +353,9 @@ static int configure(struct plan *p, const struct gpu_opts *o, const struct gpu_
 	if ((inj & INJ_GRAPHICS_LIBS) && set.ngpus)
 		add_app_profile(p, &set);
 	res->ldconfig_dirs = set.nlibs ? xstrdup("$LIBDIR") : NULL;
+	/* Forward compatibility concerns libcuda, so only with compute. */
+	if (set.nlibs && find_lib(&set, "libcuda.so."))
+		res->compat_driver = xstrdup(drv.version);
 	r = 0;
 out:
 	inj_free(&set);

@@ -288,8 +288,10 @@ void inj_free(struct inj_set *set);
 /* Make sure every device node the selection and inj need exists under the
  * driver root: as real root, run the driver root's nvidia-modprobe for
  * each missing one (dry_run: append the commands to host_steps instead)
- * and read the driver again (drv and sel are refreshed); else, or when
- * still missing, -1 with an error naming the nodes and the fix. */
+ * and read the driver again (drv and sel are refreshed: returns 1, and
+ * what pointed into the old drv is stale); 0 when nothing was missing or
+ * in a dry run; else, or when still missing, -1 with an error naming the
+ * nodes and the fix. */
 int nodes_ensure(struct gpu_driver *drv, const char *root, const struct gpu_request *rq,
 		 const char *what, struct gpu_selection *sel, unsigned inj, int dry_run, int verbose,
 		 struct strv *host_steps, struct gerr *err);

@@ -209,13 +209,13 @@ int nodes_ensure(struct gpu_driver *drv, const char *root, const struct gpu_requ
 	strv_free(&m.nodes);
 	strv_free(&m.fixes);
 	find_missing(drv, sel, inj, &m);
+	r = 1;
 	if (m.nodes.n) {
+		r = -1;
 		_cleanup_free_ char *why = failed.len ? xasprintf("; %s", failed.s)
 						      : xasprintf("; nvidia-modprobe did not create %s",
 								  m.nodes.n == 1 ? "it" : "them");
 		fail_missing(root, &m, why, err);
-	} else {
-		r = 0;
 	}
 	sbuf_free(&failed);
 out:

@@ -520,6 +520,52 @@ libcuda.so.$DRIVER_VERSION"
 	assert_line --partial "/dev/nvidia2 dev/nvidia2   # GPU 0 = PCI 0000:3b:00.0, minor 2"
 }
 
+# ---- CUDA forward compatibility ---------------------------------------------------
+
+# compat_image VERSION: the glibc image with a cuda-compat directory whose
+# libcuda.so.VERSION is a real library with the SONAME libcuda.so.1 (the fake
+# driver's, renamed); prints the archive.
+compat_image() {
+	local d=$BATS_TEST_TMPDIR/compat img=$BATS_TEST_TMPDIR/compat-$1.tar
+	mkdir -p "$d/usr/local/cuda/compat"
+	cp "$FAKE4$LIBDIR_DEBIAN/libcuda.so.$DRIVER_VERSION" "$d/usr/local/cuda/compat/libcuda.so.$1"
+	ln -s "libcuda.so.$1" "$d/usr/local/cuda/compat/libcuda.so.1"
+	tar -C "$(fixture glibc)" -cf "$img" . && tar -C "$d" -rf "$img" ./usr/local/cuda && echo "$img"
+}
+
+@test "an image whose compat libcuda is newer than the driver gets it first in the loader cache" {
+	img=$(compat_image 560.35.03)
+	run --separate-stderr gpu4 --gpus 0 "$img" sh -c "ldconfig -p | grep -F 'libcuda.so.1 '"
+	assert_success
+	assert_line --index 0 --partial "=> /usr/local/cuda/compat/libcuda.so.1"
+	assert_line --index 1 --partial "=> $LIBDIR_DEBIAN/libcuda.so.1"
+	run --separate-stderr gpu4 --verbose --gpus 0 "$img" true
+	assert_success
+	grep -qxF "+ # CUDA forward compatibility: /usr/local/cuda/compat has libcuda 560, the driver is $DRIVER_VERSION: \$CUDA_COMPAT=/usr/local/cuda/compat" <<<"$stderr" ||
+		fail "no forward-compatibility line in: $stderr"
+}
+
+@test "an image whose compat libcuda is not newer than the driver keeps the driver's libcuda first" {
+	img=$(compat_image 550.127.05)
+	run --separate-stderr gpu4 --gpus 0 "$img" sh -c "ldconfig -p | grep -F 'libcuda.so.1 '"
+	assert_success
+	assert_equal "${#lines[@]}" 1
+	assert_line --index 0 --partial "=> $LIBDIR_DEBIAN/libcuda.so.1"
+	run --separate-stderr gpu4 --verbose --gpus 0 "$img" true
+	assert_success
+	grep -qxF "+ # CUDA forward compatibility: /usr/local/cuda/compat has libcuda 550, the driver is $DRIVER_VERSION: \$CUDA_COMPAT=(empty)" <<<"$stderr" ||
+		fail "no forward-compatibility line in: $stderr"
+}
+
+@test "--dry-run shows the forward-compatibility rule on the ldconfig line, only with libcuda" {
+	run --separate-stderr gpu4 --dry-run --gpus 0 "$GLIBC_TAR" true
+	assert_success
+	assert_line "ldconfig -f /etc/ld.so.conf -C /etc/ld.so.cache \$CUDA_COMPAT \$LIBDIR   # the image's own ldconfig, inside, no capabilities to escape with; \$CUDA_COMPAT=/usr/local/cuda/compat (first: CUDA forward compatibility) when its libcuda.so.<M>.* has M above the driver's $DRIVER_VERSION, else empty"
+	run --separate-stderr gpu4 --dry-run --gpus 0 --caps utility "$GLIBC_TAR" true
+	assert_success
+	assert_line "ldconfig -f /etc/ld.so.conf -C /etc/ld.so.cache \$LIBDIR   # the image's own ldconfig, inside, no capabilities to escape with"
+}
+
 # ---- /proc/driver/nvidia and /dev -----------------------------------------------
 
 @test "/proc/driver/nvidia has params with ModifyDeviceFiles: 0, version and registry" {

@@ -196,6 +196,13 @@ driver_variant() {
 		#include <unistd.h>
 		__attribute__((constructor)) static void die(void) { _exit(3); }
 		int cuDriverGetVersion(int *v) { *v = 99000; return 0; }')
+	run --separate-stderr "$GPURUN" info --driver-root "$root"
+	assert_success
+	assert_line --index 1 "CUDA version:   n/a"
+	[[ $stderr == *"the helper process died"* ]] || fail "stderr: $stderr"
+	# A launch needs the driver's device nodes, which only root can copy.
+	[[ $GPURUN_TEST_MODE == root ]] || return 0
+	cp -a "$FAKE1/dev" "$root/"
 	run --separate-stderr "$GPURUN" --dry-run --driver-root "$root" --gpus 0 --require 'cuda>=99' "$GLIBC_TAR" true
 	assert_success
 	[[ $stderr == *"cannot read the CUDA version"*"the helper process died"* ]] || fail "stderr: $stderr"
