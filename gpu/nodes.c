@@ -125,9 +125,12 @@ static int run_modprobe(const struct gpu_driver *drv, const char *modprobe, cons
 	pid_t pid = null < 0 ? -1 : fork();
 	if (pid == 0) {
 		/* Nothing of gpurun's caller reaches a setuid-root helper: no
-		 * environment but PATH, no stdin, no cwd outside the root. */
+		 * environment but PATH, no stdin, no cwd outside the root, no fd
+		 * above stderr; its output goes to stderr, never into the
+		 * command's stdout. */
 		char *envp[] = {(char *)"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
-		if (dup2(null, 0) < 0 || fchdir(drv->rootfd) < 0 || chroot(".") < 0 || chdir("/") < 0)
+		if (dup2(null, 0) < 0 || dup2(2, 1) < 0 || fchdir(drv->rootfd) < 0 || chroot(".") < 0 ||
+		    chdir("/") < 0 || close_range(3, ~0U, 0) < 0)
 			_exit(126);
 		execve(modprobe, argv.v, envp);
 		_exit(127);

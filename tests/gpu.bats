@@ -748,7 +748,7 @@ GPU 0: NVIDIA H100 80GB HBM3 (UUID: $ONE_UUID)"
 	assert_file_not_exists "$FAKENOUVM/$MODPROBE_LOG"
 }
 
-@test "as root, a missing /dev/nvidia-uvm is made by the driver root's nvidia-modprobe -u -c=0, chrooted, with only PATH and no stdin" {
+@test "as root, a missing /dev/nvidia-uvm is made by the driver root's nvidia-modprobe -u -c=0, chrooted, with only PATH, no stdin, no other fd" {
 	skip_unless_root "nvidia-modprobe runs only as root; copying device nodes needs mknod"
 	root=$(driver_copy "$FAKENOUVM")
 	run --separate-stderr "$GPURUN" --driver-root "$root" --gpus 0 "$GLIBC_TAR" sh -c \
@@ -758,7 +758,8 @@ GPU 0: NVIDIA H100 80GB HBM3 (UUID: $ONE_UUID)"
 /dev/nvidia-uvm-tools 1fe:1"
 	assert_equal "$(cat "$root/$MODPROBE_LOG")" "args: -u -c=0
 env: PATH=/usr/sbin:/usr/bin:/sbin:/bin
-stdin: /dev/null"
+stdin: /dev/null
+fds: 0 1 2"
 }
 
 @test "as root, --dry-run prints the nvidia-modprobe run it would do and runs nothing" {

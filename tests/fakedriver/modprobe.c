@@ -6,10 +6,11 @@
  * nodes it is asked for: -c=N /dev/nvidiactl and /dev/nvidiaN, -u with -c
  * /dev/nvidia-uvm and -tools (major 510, the fake's nvidia-uvm), -m
  * /dev/nvidia-modeset.  For the tests it also appends what it was given
- * to /var/log/nvidia-modprobe.log: its arguments, its whole environment and
- * whether stdin is /dev/null.  Statically linked: the fake root has no
+ * to /var/log/nvidia-modprobe.log: its arguments, its whole environment,
+ * whether stdin is /dev/null and which fds it inherited.  Statically linked: the fake root has no
  * libc of its own.  Exit 1 when a node cannot be made (not root). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,9 +41,14 @@ int main(int argc, char **argv)
 		fputs("\nenv:", log);
 		for (char **e = environ; *e; e++)
 			fprintf(log, " %s", *e);
-		fprintf(log, "\nstdin: %s\n",
+		fprintf(log, "\nstdin: %s\nfds:",
 			fstat(0, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3) ? "/dev/null"
 												 : "other");
+		int logfd = fileno(log);
+		for (int fd = 0; fd < 1024; fd++)
+			if (fd != logfd && fcntl(fd, F_GETFD) >= 0)
+				fprintf(log, " %d", fd);
+		fputc('\n', log);
 		fclose(log);
 	}
 	for (int i = 1; i < argc; i++) {
