@@ -131,10 +131,12 @@ static int read_gpu(struct gpu_driver *drv, const char *name, struct gpu_dev *g)
 		warnx_("skipping GPU %s: %s/%s has no valid Device Minor", name, drv->rootpath, path);
 		return 0;
 	}
-	if (info.excluded)
+	if (info.excluded) {
 		/* NVreg_ExcludedGpus: NVML does not enumerate it, so it takes
 		 * no index and cannot be selected, as with the reference. */
+		drv->nexcluded++;
 		return 0;
+	}
 	memset(g, 0, sizeof *g);
 	g->minor = (unsigned)info.minor;
 	memcpy(g->procdir, name, nl + 1);

@@ -79,7 +79,7 @@ int gpu_list(const struct gpu_query *q, struct gerr *err)
 	if (q->caps && !caps)
 		caps = DRVCAP_DEFAULT;
 	if (gpu_discover(root, &drv, err) < 0 ||
-	    gpu_request_resolve(&rq, drv.gpus, drv.ngpus, "--gpus", root, &sel, err) < 0)
+	    gpu_request_resolve(&rq, drv.gpus, drv.ngpus, drv.nexcluded, "--gpus", root, &sel, err) < 0)
 		goto out;
 	/* void: nothing would be injected, so nothing is listed. */
 	if (sel.kind != SEL_VOID) {

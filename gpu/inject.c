@@ -328,7 +328,7 @@ static int configure(struct plan *p, const struct gpu_opts *o, const struct gpu_
 	const char *root = gpu_default_root(o->driver_root);
 	if (gpu_discover(root, &drv, err) < 0)
 		goto out;
-	if (gpu_request_resolve(rq, drv.gpus, drv.ngpus, what, root, &sel, err) < 0)
+	if (gpu_request_resolve(rq, drv.gpus, drv.ngpus, drv.nexcluded, what, root, &sel, err) < 0)
 		goto out;
 	unsigned inj = caps_inject_flags(caps);
 	if (inj_collect(&drv, &sel, inj, &set, err) < 0 || check_requires(&drv, &reqs, &set, err) < 0)

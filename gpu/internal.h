@@ -110,6 +110,7 @@ struct gpu_driver {
 	struct gpu_dev *gpus;
 	size_t ngpus;
 	unsigned uvm_major; /* 0: nvidia-uvm is not loaded */
+	size_t nexcluded;   /* GPUs left out: "GPU Excluded: Yes" */
 	struct ldcache cache;
 	int cache_loaded;
 };
@@ -215,8 +216,10 @@ int busid_normalize(const char *in, char *out, size_t cap);
  * source in messages ("--gpus", "NVIDIA_VISIBLE_DEVICES"). */
 int gpu_request_parse(const char *spec, const char *what, struct gpu_request *rq, struct gerr *err);
 /* Match it against the GPU table; an unknown device is an error naming it
- * and `where` (the driver root). */
+ * and `where` (the driver root), with a hint when nexcluded GPUs were left
+ * out of the table or a GPU has no UUID yet. */
 int gpu_request_resolve(const struct gpu_request *rq, const struct gpu_dev *gpus, size_t ngpus,
+			size_t nexcluded,
 			const char *what, const char *where, struct gpu_selection *sel, struct gerr *err);
 void gpu_request_free(struct gpu_request *rq);
 

@@ -33,6 +33,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#define MODPROBE_WHY "   # a node is missing: the toolkit's --load-kmods, before the namespaces"
+
 static const char *const modprobe_paths[] = {"/usr/bin/nvidia-modprobe", "/usr/sbin/nvidia-modprobe",
 					     "/bin/nvidia-modprobe", "/sbin/nvidia-modprobe"};
 
@@ -185,13 +187,12 @@ int nodes_ensure(struct gpu_driver *drv, const char *root, const struct gpu_requ
 	for (size_t i = 0; i < m.fixes.n; i++) {
 		char *line = describe_run(drv, modprobe, m.fixes.v[i]);
 		if (dry_run) {
-			strv_add(host_steps, xasprintf("%s   # a node is missing: the toolkit's --load-kmods, "
-						       "before the namespaces", line));
+			strv_add(host_steps, xasprintf("%s" MODPROBE_WHY, line));
 			free(line);
 			continue;
 		}
 		if (verbose)
-			fprintf(stderr, "+ %s\n", line);
+			fprintf(stderr, "+ %s" MODPROBE_WHY "\n", line);
 		int st = run_modprobe(drv, modprobe, m.fixes.v[i]);
 		if (st != 0)
 			sbuf_printf(&failed, "%s%s: %s %d", failed.len ? "; " : "", line,
@@ -205,7 +206,8 @@ int nodes_ensure(struct gpu_driver *drv, const char *root, const struct gpu_requ
 	}
 	/* Read the driver root again: the module may have a major now. */
 	gpu_driver_free(drv);
-	if (gpu_discover(root, drv, err) < 0 || gpu_request_resolve(rq, drv->gpus, drv->ngpus, what, root, sel, err) < 0) {
+	if (gpu_discover(root, drv, err) < 0 ||
+	    gpu_request_resolve(rq, drv->gpus, drv->ngpus, drv->nexcluded, what, root, sel, err) < 0) {
 		sbuf_free(&failed);
 		goto out;
 	}

@@ -310,6 +310,7 @@ void gpu_request_free(struct gpu_request *rq)
 }
 
 int gpu_request_resolve(const struct gpu_request *rq, const struct gpu_dev *gpus, size_t ngpus,
+			size_t nexcluded,
 			const char *what, const char *where, struct gpu_selection *sel, struct gerr *err)
 {
 	memset(sel, 0, sizeof *sel);
@@ -339,13 +340,23 @@ int gpu_request_resolve(const struct gpu_request *rq, const struct gpu_dev *gpus
 		if (g < 0) {
 			gerr_set(err, 0, "%s: unknown device %.64s (%zu GPU%s under %s)", what,
 				 rq->items.v[i], ngpus, ngpus == 1 ? "" : "s", where);
-			/* A UUID the driver has not written yet may be this one. */
+			/* Why it may exist all the same: a UUID the driver has not
+			 * written yet, or a GPU the driver excludes. */
+			struct sbuf why = {0};
 			for (size_t j = 0; j < ngpus && classify(rq->items.v[i], bus, sizeof bus) == ITEM_UUID; j++)
-				if (!gpus[j].uuid[0])
-					return gerr_hint(err, "GPU %zu (%s) has no UUID in its information file yet "
-							      "(the driver writes it when the GPU is initialised: "
-							      "run nvidia-persistenced); select it by index or bus id",
-							 j, gpus[j].busid);
+				if (!gpus[j].uuid[0]) {
+					sbuf_printf(&why, "GPU %zu (%s) has no UUID yet (written when the GPU is "
+							  "initialised: run nvidia-persistenced); select it by index or bus id",
+						    j, gpus[j].busid);
+					break;
+				}
+			if (nexcluded)
+				sbuf_printf(&why, "%s%zu GPU%s excluded by the driver (GPU Excluded: Yes) ha%s no index",
+					    why.len ? "; " : "", nexcluded, nexcluded == 1 ? "" : "s",
+					    nexcluded == 1 ? "s" : "ve");
+			if (why.len)
+				gerr_hint(err, "%s", why.s);
+			sbuf_free(&why);
 			return -1;
 		}
 		sel->mask[g] = 1;

@@ -60,6 +60,10 @@ Device Index,Device Minor,Model,Brand,GPU UUID,Bus Location,Architecture
 	refute_line /dev/nvidia0
 	run --separate-stderr "$GPURUN" --driver-root "$FAKEODD" --gpus "$ODD_EXCLUDED_UUID" "$GLIBC_TAR" true
 	assert_gpurun_error 125 "--gpus: unknown device $ODD_EXCLUDED_UUID (3 GPUs under $FAKEODD)"
+	assert_equal "${stderr_lines[1]}" "hint: GPU 1 (00000000:2c:00.0) has no UUID yet (written when the GPU is initialised: run nvidia-persistenced); select it by index or bus id; 1 GPU excluded by the driver (GPU Excluded: Yes) has no index"
+	run --separate-stderr "$GPURUN" --driver-root "$FAKEODD" --gpus 0000:1b:00.0 "$GLIBC_TAR" true
+	assert_gpurun_error 125 "--gpus: unknown device 0000:1b:00.0 (3 GPUs under $FAKEODD)"
+	assert_equal "${stderr_lines[1]}" "hint: 1 GPU excluded by the driver (GPU Excluded: Yes) has no index"
 	run --separate-stderr "$GPURUN" --driver-root "$FAKEODD" --gpus 3 "$GLIBC_TAR" true
 	assert_gpurun_error 125 "--gpus: unknown device 3 (3 GPUs under $FAKEODD)"
 }
@@ -73,7 +77,7 @@ Device Index,Device Minor,Model,Brand,GPU UUID,Bus Location,Architecture
 	run --separate-stderr "$GPURUN" --driver-root "$FAKEODD" --gpus "GPU-????????-????-????-????-????????????" "$GLIBC_TAR" true
 	assert_equal "$status" 125
 	assert_equal "${stderr_lines[0]}" "gpurun: --gpus: unknown device GPU-????????-????-????-????-???????????? (3 GPUs under $FAKEODD)"
-	assert_equal "${stderr_lines[1]}" "hint: GPU 1 (00000000:2c:00.0) has no UUID in its information file yet (the driver writes it when the GPU is initialised: run nvidia-persistenced); select it by index or bus id"
+	assert_equal "${stderr_lines[1]}" "hint: GPU 1 (00000000:2c:00.0) has no UUID yet (written when the GPU is initialised: run nvidia-persistenced); select it by index or bus id; 1 GPU excluded by the driver (GPU Excluded: Yes) has no index"
 }
 
 @test "a GPU of a model gpurun cannot name an architecture for never satisfies an arch requirement" {
