@@ -194,9 +194,10 @@ int nodes_ensure(struct gpu_driver *drv, const char *root, const struct gpu_requ
 		if (verbose)
 			fprintf(stderr, "+ %s" MODPROBE_WHY "\n", line);
 		int st = run_modprobe(drv, modprobe, m.fixes.v[i]);
-		if (st != 0)
-			sbuf_printf(&failed, "%s%s: %s %d", failed.len ? "; " : "", line,
-				    st < 0 ? "not started, errno" : "exit status", st < 0 ? errno : st);
+		if (st < 0)
+			sbuf_printf(&failed, "%s%s: %s", failed.len ? "; " : "", line, strerror(errno));
+		else if (st > 0)
+			sbuf_printf(&failed, "%s%s: exit status %d", failed.len ? "; " : "", line, st);
 		free(line);
 	}
 	if (dry_run) {
