@@ -33,14 +33,18 @@ struct cli {
 	int read_only, dry_run, verbose, no_cache, quiet;
 };
 
+/* `gpurun --driver-root DIR VERB`: the global option, the default of the
+ * verb's own. */
+static const char *global_driver_root;
+
 static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: gpurun [run] [OPTIONS] IMAGE[@NAME:TAG] [--] [COMMAND [ARG...]]\n"
-		"       gpurun info [--csv] [--driver-root DIR]\n"
-		"       gpurun list [--gpus SPEC] [--caps LIST] [--driver-root DIR]\n"
+		"       gpurun [--driver-root DIR] info [--csv] [--driver-root DIR]\n"
+		"       gpurun [--driver-root DIR] list [--gpus SPEC] [--caps LIST] [--driver-root DIR]\n"
 		"       gpurun cache ls | rm DIGEST|IMAGE | prune [--max-size SIZE]\n"
-		"       gpurun doctor [--driver-root DIR]\n"
+		"       gpurun [--driver-root DIR] doctor [--driver-root DIR]\n"
 		"       gpurun version | help\n"
 		"\n"
 		"Run COMMAND in IMAGE, in new mount, pid and ipc namespaces (and a user namespace\n"
@@ -286,9 +290,9 @@ static char **container_env(struct cli *c, const struct image_config *ic)
 	return env;
 }
 
-static int run_main(int argc, char **argv)
+static int run_main(int argc, char **argv, const char *driver_root)
 {
-	struct cli c = {0};
+	struct cli c = {.driver_root = driver_root};
 	struct plan plan = {0};
 	struct run_config cfg = {.plan = &plan, .image_fd = -1};
 	struct gerr err = {0};
@@ -330,6 +334,8 @@ static int run_main(int argc, char **argv)
 		.requires = c.requires,
 		.nrequires = c.nrequires,
 		.env = cfg.env,
+		.dry_run = c.dry_run,
+		.verbose = c.verbose,
 	};
 	for (char **e = cfg.env; *e; e++)
 		go.nenv++;
@@ -339,8 +345,10 @@ static int run_main(int argc, char **argv)
 	for (size_t v = 0; v < c.nvolumes; v++)
 		if (layout_volume(&plan, c.volumes[v], &err) < 0)
 			gerr_die(&err);
-	layout_finish(&plan, &cfg, gr.ldconfig_dirs);
+	layout_finish(&plan, &cfg, gr.ldconfig_dirs, gr.compat_driver);
 	free(gr.ldconfig_dirs); /* copied into the plan */
+	free(gr.compat_driver);
+	cfg.host_steps = &gr.host_steps;
 
 	if (c.dry_run) {
 		ns_print_plan(&cfg, stdout);
@@ -423,7 +431,7 @@ static int gpu_verb(int argc, char **argv, int list)
 {
 	static const char *const usages[] = {"usage: gpurun info [--csv] [--driver-root DIR]\n",
 					     "usage: gpurun list [--gpus SPEC] [--caps LIST] [--driver-root DIR]\n"};
-	struct gpu_query q = {0};
+	struct gpu_query q = {.driver_root = global_driver_root};
 	struct gerr err = {0};
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -453,7 +461,7 @@ static int gpu_verb(int argc, char **argv, int list)
 static int doctor_verb(int argc, char **argv)
 {
 	static const char use[] = "usage: gpurun doctor [--driver-root DIR]\n";
-	const char *driver_root = NULL;
+	const char *driver_root = global_driver_root;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			fputs(use, stdout);
@@ -474,15 +482,39 @@ static int doctor_verb(int argc, char **argv)
 	return ck.failed ? 1 : 0;
 }
 
+/* Global options before the verb, as nvidia-container-cli takes them
+ * (`nvidia-container-cli --root DIR info`): `gpurun --driver-root DIR info`.
+ * Only --driver-root is global; it ends where the first other word is.
+ * Returns the index of that word; *root gets the last value given. */
+static int global_opts(int argc, char **argv, const char **root)
+{
+	int i = 1;
+	while (i < argc && opt_value(argc, argv, &i, "--driver-root", root))
+		i++;
+	return i;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage(stderr);
 		return GPURUN_EXIT_FAIL;
 	}
-	/* A verb only when the first word is exactly one; an image file called
-	 * "info" is given as ./info. */
-	const char *verb = argv[1];
+	/* A verb only when the first word after the global options is exactly
+	 * one; an image file called "info" is given as ./info.  The global
+	 * --driver-root is the default of the verb's own --driver-root (a
+	 * later one wins), and reaches `run` the same way. */
+	const char *root = NULL;
+	int v = global_opts(argc, argv, &root);
+	const char *verb = v < argc ? argv[v] : "";
+	if (root) {
+		if (strcmp(verb, "info") && strcmp(verb, "list") && strcmp(verb, "doctor") &&
+		    strcmp(verb, "run"))
+			return run_main(argc, argv, NULL); /* `--driver-root DIR IMAGE ...` */
+		global_driver_root = root;
+	}
+	argc -= v - 1;
+	argv += v - 1;
 	if (!strcmp(verb, "info"))
 		return gpu_verb(argc - 1, argv + 1, 0);
 	if (!strcmp(verb, "list"))
@@ -500,6 +532,6 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(verb, "run"))
-		return run_main(argc - 1, argv + 1);
-	return run_main(argc, argv);
+		return run_main(argc - 1, argv + 1, global_driver_root);
+	return run_main(argc, argv, NULL);
 }

@@ -149,4 +149,19 @@ void cleanup_freep(void *p);
 #define _cleanup_fd_ __attribute__((cleanup(cleanup_fdp)))
 #define _cleanup_free_ __attribute__((cleanup(cleanup_freep)))
 
+/* The machine gpurun runs on, as uname -m names it: the driver's
+ * libraries, the image and gpurun itself are all of it.  Decided when gpurun
+ * is compiled (a gpurun binary only runs on its own architecture). */
+#if defined(__x86_64__)
+#define HOST_MACHINE "x86_64"
+#elif defined(__aarch64__)
+#define HOST_MACHINE "aarch64"
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define HOST_MACHINE "ppc64le"
+#else
+/* Any other: gpurun knows neither its ld.so.cache flags nor its multiarch
+ * directory, so no driver library is found (and none is misplaced). */
+#define HOST_MACHINE "unknown"
+#endif
+
 #endif

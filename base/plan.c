@@ -5,6 +5,7 @@
  * tables; this file has no side effects. */
 #include "plan.h"
 
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,9 +77,55 @@ const size_t ldconfig_npaths = COUNT_OF(ldconfig_paths);
 const char *const ldconfig_args[] = {"-f", "/etc/ld.so.conf", "-C", "/etc/ld.so.cache"};
 const size_t ldconfig_nargs = COUNT_OF(ldconfig_args);
 
+/* nvidia-container-cli's rule, per architecture: Debian-like images keep
+ * libraries in the multiarch directory, every other distro in /usr/lib64. */
+static const struct {
+	const char *machine;
+	const char *debian;
+} libdirs[] = {
+	{"x86_64", "/usr/lib/x86_64-linux-gnu"},
+	{"aarch64", "/usr/lib/aarch64-linux-gnu"},
+	{"ppc64le", "/usr/lib/powerpc64le-linux-gnu"},
+};
+
+unsigned long plan_compat_major(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	unsigned long best = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		static const char prefix[] = "libcuda.so.";
+		if (strncmp(de->d_name, prefix, sizeof prefix - 1))
+			continue;
+		/* libcuda.so.<M>.<m>...: the file, not the libcuda.so.1 link. */
+		const char *v = de->d_name + sizeof prefix - 1, *dot = strchr(v, '.');
+		unsigned long major;
+		if (dot && dot[1] && parse_decimal(v, (size_t)(dot - v), 1000000, &major) == 0 && major > best)
+			best = major;
+	}
+	closedir(d);
+	return best;
+}
+
+const char *plan_libdir_debian(const char *machine)
+{
+	for (size_t i = 0; i < COUNT_OF(libdirs); i++)
+		if (!strcmp(machine, libdirs[i].machine))
+			return libdirs[i].debian;
+	return NULL;
+}
+
+const char *plan_libdir_for_machine(const char *machine, int has_marker)
+{
+	return has_marker ? plan_libdir_debian(machine) : LIBDIR_OTHER;
+}
+
 const char *plan_libdir_for(int has_marker)
 {
-	return has_marker ? LIBDIR_DEBIAN : LIBDIR_OTHER;
+	const char *d = plan_libdir_for_machine(HOST_MACHINE, has_marker);
+	return d ? d : LIBDIR_OTHER;
 }
 
 const char *plan_expand_libdir(const char *path, const char *libdir, char *buf, size_t cap)
@@ -362,6 +409,8 @@ void op_describe(const struct op *op, struct sbuf *b)
 		sbuf_puts(b, "ldconfig");
 		for (size_t i = 0; i < ldconfig_nargs; i++)
 			sbuf_printf(b, " %s", ldconfig_args[i]);
+		if (op->data)
+			sbuf_puts(b, " " CUDA_COMPAT_VAR);
 		for (const char *s = op->src; s && *s;) {
 			size_t n = strcspn(s, ":");
 			sbuf_puts(b, " ");

@@ -53,7 +53,9 @@ enum op_kind {
 	OP_HOSTNAME, /* sethostname(src) */
 	OP_LOOPBACK, /* bring lo up in the new net namespace */
 	OP_PIVOT,    /* pivot_root into the root, detach the old root */
-	OP_LDCONFIG, /* after the pivot: the image's ldconfig over the dirs in src (':' list) */
+	OP_LDCONFIG, /* after the pivot: the image's ldconfig over the dirs in src (':' list);
+		      * data: the host driver's version when the image's CUDA forward
+		      * compatibility libraries (CUDA_COMPAT_DIR) go first if newer, or NULL */
 	OP_KIND_COUNT
 };
 
@@ -150,12 +152,29 @@ extern const size_t ldconfig_npaths;
 extern const char *const ldconfig_args[];
 extern const size_t ldconfig_nargs;
 
+/* CUDA forward compatibility (the toolkit's default, "ldconfig" mode): an
+ * image newer than the driver may ship the newer user-mode driver here
+ * (the cuda-compat package).  When its libcuda.so.<M>.<m>... has a major M
+ * above the host driver's, OP_LDCONFIG puts this directory first on
+ * ldconfig's command line, so its libcuda.so.1 is the one the cache lists
+ * first and the loader takes. */
+#define CUDA_COMPAT_DIR "/usr/local/cuda/compat"
+#define CUDA_COMPAT_VAR "$CUDA_COMPAT"
+/* The highest major of the libcuda.so.<M>.* files in dir (as the loader
+ * will see it: call after the pivot), 0 when there is none. */
+unsigned long plan_compat_major(const char *dir);
+
 /* $LIBDIR */
 #define LIBDIR_VAR "$LIBDIR"
 #define LIBDIR_MARKER "/etc/debian_version"
-#define LIBDIR_DEBIAN "/usr/lib/x86_64-linux-gnu"
 #define LIBDIR_OTHER "/usr/lib64"
-/* The library directory of an image, given whether it has LIBDIR_MARKER. */
+/* The Debian multiarch library directory of a machine ("aarch64" ->
+ * "/usr/lib/aarch64-linux-gnu"), or NULL for one gpurun does not know. */
+const char *plan_libdir_debian(const char *machine);
+/* The library directory of an image of machine, given whether it has
+ * LIBDIR_MARKER (NULL for an unknown machine with the marker). */
+const char *plan_libdir_for_machine(const char *machine, int has_marker);
+/* The same for HOST_MACHINE (/usr/lib64 on a machine gpurun does not know). */
 const char *plan_libdir_for(int has_marker);
 /* path with a leading "$LIBDIR" replaced by libdir, into buf; path itself
  * when it has none. */

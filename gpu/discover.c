@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define VERSION_FILE "proc/driver/nvidia/version"
@@ -130,10 +131,20 @@ static int read_gpu(struct gpu_driver *drv, const char *name, struct gpu_dev *g)
 		warnx_("skipping GPU %s: %s/%s has no valid Device Minor", name, drv->rootpath, path);
 		return 0;
 	}
+	if (info.excluded) {
+		/* NVreg_ExcludedGpus: NVML does not enumerate it, so it takes
+		 * no index and cannot be selected, as with the reference. */
+		drv->nexcluded++;
+		return 0;
+	}
 	memset(g, 0, sizeof *g);
 	g->minor = (unsigned)info.minor;
 	memcpy(g->procdir, name, nl + 1);
-	snprintf(g->uuid, sizeof g->uuid, "%s", info.uuid);
+	/* Before the GPU is initialised (no nvidia-persistenced) some drivers
+	 * write "GPU-????????-..." or nothing: no UUID then, rather than one
+	 * that could never match (selection says why; index and bus id work). */
+	if (!strncmp(info.uuid, "GPU-", 4) && info.uuid[4] && !strchr(info.uuid, '?'))
+		snprintf(g->uuid, sizeof g->uuid, "%s", info.uuid);
 	snprintf(g->model, sizeof g->model, "%s", info.model[0] ? info.model : "Unknown");
 	/* The directory name is the bus id too; Bus Location wins when it parses. */
 	if (busid_normalize(info.bus, g->busid, sizeof g->busid) < 0 &&
@@ -208,6 +219,12 @@ int gpu_discover(const char *root, struct gpu_driver *drv, struct gerr *err)
 	_cleanup_free_ char *devices = drv_read(drv, "proc/devices", SMALL_FILE_MAX, &len, &ignore);
 	if (devices)
 		procfs_devices_major(devices, len, "nvidia-uvm", &drv->uvm_major);
+	/* A GPU Operator driver root (/run/nvidia/driver) has no proc/devices
+	 * of its own, but the node: its number is the major. */
+	struct stat st;
+	_cleanup_free_ char *uvm = drv->uvm_major ? NULL : drv_resolve(drv, "dev/nvidia-uvm", &st, NULL);
+	if (uvm && S_ISCHR(st.st_mode) && minor(st.st_rdev) == 0)
+		drv->uvm_major = major(st.st_rdev);
 	return 0;
 }
 

@@ -19,10 +19,15 @@ struct gpu_opts {
 	size_t nrequires;
 	char **env;              /* container environment "K=V" (from -e), for NVIDIA_* */
 	size_t nenv;
+	int dry_run;             /* change nothing on the host (missing nodes: say what would run) */
+	int verbose;             /* print host steps (nvidia-modprobe) as they run */
 };
 
 struct gpu_result {
 	char *ldconfig_dirs; /* ':'-separated dirs for OP_LDCONFIG after the pivot, or NULL */
+	struct strv host_steps; /* dry run: commands a launch would run on the host first */
+	char *compat_driver;    /* the driver version, when libcuda is injected: the image's
+				 * CUDA_COMPAT_DIR goes first if newer (base/plan.h) */
 };
 
 /* Decide whether this is a GPU container and, if so, append the injection

@@ -42,13 +42,14 @@ int gpu_info(const struct gpu_query *q, struct gerr *err)
 		printf("%-15s %s\n%-15s %s\n", "NVRM version:", drv.version, "CUDA version:", cuda);
 	for (size_t i = 0; i < drv.ngpus; i++) {
 		const struct gpu_dev *g = &drv.gpus[i];
+		const char *uuid = g->uuid[0] ? g->uuid : "n/a";
 		if (q->csv)
-			printf("%u,%u,%s,%s,%s,%s,%s\n", g->index, g->minor, g->model, g->brand, g->uuid,
+			printf("%u,%u,%s,%s,%s,%s,%s\n", g->index, g->minor, g->model, g->brand, uuid,
 			       g->busid, g->arch);
 		else
 			printf("\n%-15s %u\n%-15s %u\n%-15s %s\n%-15s %s\n%-15s %s\n%-15s %s\n%-15s %s\n",
 			       "Device Index:", g->index, "Device Minor:", g->minor, "Model:", g->model,
-			       "Brand:", g->brand, "GPU UUID:", g->uuid, "Bus Location:", g->busid,
+			       "Brand:", g->brand, "GPU UUID:", uuid, "Bus Location:", g->busid,
 			       "Architecture:", g->arch);
 	}
 	gpu_driver_free(&drv);
@@ -78,7 +79,7 @@ int gpu_list(const struct gpu_query *q, struct gerr *err)
 	if (q->caps && !caps)
 		caps = DRVCAP_DEFAULT;
 	if (gpu_discover(root, &drv, err) < 0 ||
-	    gpu_request_resolve(&rq, drv.gpus, drv.ngpus, "--gpus", root, &sel, err) < 0)
+	    gpu_request_resolve(&rq, drv.gpus, drv.ngpus, drv.nexcluded, "--gpus", root, &sel, err) < 0)
 		goto out;
 	/* void: nothing would be injected, so nothing is listed. */
 	if (sel.kind != SEL_VOID) {

@@ -51,10 +51,46 @@ static int env_true(const char *v)
 	return 0;
 }
 
-/* The "legacy image" rule: CUDA_VERSION without NVIDIA_REQUIRE_CUDA. */
+/* The "legacy image" rule: CUDA_VERSION without NVIDIA_REQUIRE_CUDA (an
+ * empty value counts as none, as the toolkit reads them). */
 static int legacy_image(const struct gpu_opts *o)
 {
-	return container_getenv(o, "CUDA_VERSION") && !container_getenv(o, "NVIDIA_REQUIRE_CUDA");
+	const char *v = container_getenv(o, "CUDA_VERSION"), *r = container_getenv(o, "NVIDIA_REQUIRE_CUDA");
+	return v && *v && !(r && *r);
+}
+
+/* One numeric semver part: digits, no leading zero; the value in *out. */
+static const char *semver_part(const char *s, unsigned *out)
+{
+	unsigned long v;
+	size_t n = strspn(s, "0123456789");
+	if (!n || (n > 1 && *s == '0') || parse_decimal(s, n, 0xffffffffUL, &v) < 0)
+		return NULL;
+	*out = (unsigned)v;
+	return s + n;
+}
+
+/* CUDA_VERSION as the toolkit reads it, a semantic version with an
+ * optional "v": "12" and "12.4" are shorthands (12.0, 12.4), "12.4.1",
+ * "12.4.1-rc1+b2" are full versions; MAJOR.MINOR of it into out. */
+static int cuda_version_major_minor(const char *v, unsigned *major, unsigned *minor)
+{
+	unsigned patch;
+	const char *p = semver_part(v + (*v == 'v'), major);
+	*minor = 0;
+	if (!p)
+		return -1;
+	if (*p == '.' && !(p = semver_part(p + 1, minor)))
+		return -1;
+	if (*p == '.') {
+		if (!(p = semver_part(p + 1, &patch)))
+			return -1;
+		/* Pre-release and build suffixes only after a full version. */
+		if (*p == '-' || *p == '+')
+			return p[1] && strspn(p + 1, "0123456789abcdefghijklmnopqrstuvwxyz"
+						     "ABCDEFGHIJKLMNOPQRSTUVWXYZ-.+") == strlen(p + 1) ? 0 : -1;
+	}
+	return *p ? -1 : 0;
 }
 
 static int pick_caps(const struct gpu_opts *o, const struct gpu_request *rq, unsigned *caps,
@@ -94,8 +130,8 @@ static int collect_requires(const struct gpu_opts *o, struct strv *reqs, struct 
 	if (legacy_image(o)) {
 		const char *v = container_getenv(o, "CUDA_VERSION");
 		unsigned major, minor;
-		if (sscanf(v, "%u.%u", &major, &minor) != 2)
-			return gerr_set(err, 0, "invalid CUDA_VERSION %.64s (want MAJOR.MINOR)", v);
+		if (cuda_version_major_minor(v, &major, &minor) < 0)
+			return gerr_set(err, 0, "invalid CUDA_VERSION %.64s (want a version: 12, 12.4, 12.4.1)", v);
 		strv_add(reqs, xasprintf("cuda>=%u.%u", major, minor));
 	}
 	for (size_t i = 0; i < reqs->n; i++)
@@ -125,12 +161,17 @@ static int check_requires(struct gpu_driver *drv, const struct strv *reqs, const
 		for (size_t g = 0; g < (set->ngpus ? set->ngpus : 1); g++) {
 			const struct gpu_dev *gpu = set->ngpus ? set->gpus[g] : NULL;
 			f.arch = gpu && strcmp(gpu->arch, "n/a") ? gpu->arch : NULL;
+			f.arch_unknown = gpu && !f.arch;
 			f.brand = gpu ? gpu->brand : NULL;
 			int r = require_eval(reqs->v[i], &f, err);
 			if (r < 0)
 				return -1;
 			if (r == 0) {
-				if (gpu)
+				if (f.arch_unknown && require_uses_arch(reqs->v[i]))
+					gerr_hint(err, "GPU %u is a %s, whose architecture gpurun does not know "
+						       "(it reads no NVML): no arch condition can be met on it",
+						  gpu->index, gpu->model);
+				else if (gpu)
 					gerr_hint(err, "GPU %u is a %s (arch %s, brand %s); the driver is %s%s%s",
 						  gpu->index, gpu->model, gpu->arch, gpu->brand, drv->version,
 						  f.cuda ? ", CUDA " : "", f.cuda ? f.cuda : "");
@@ -287,11 +328,21 @@ static int configure(struct plan *p, const struct gpu_opts *o, const struct gpu_
 	const char *root = gpu_default_root(o->driver_root);
 	if (gpu_discover(root, &drv, err) < 0)
 		goto out;
-	if (gpu_request_resolve(rq, drv.gpus, drv.ngpus, what, root, &sel, err) < 0)
+	if (gpu_request_resolve(rq, drv.gpus, drv.ngpus, drv.nexcluded, what, root, &sel, err) < 0)
 		goto out;
 	unsigned inj = caps_inject_flags(caps);
 	if (inj_collect(&drv, &sel, inj, &set, err) < 0 || check_requires(&drv, &reqs, &set, err) < 0)
 		goto out;
+	/* Only a launch that will go ahead may load modules and make nodes;
+	 * the driver root is read again after that. */
+	int again = nodes_ensure(&drv, root, rq, what, &sel, inj, o->dry_run, o->verbose, &res->host_steps, err);
+	if (again < 0)
+		goto out;
+	if (again) {
+		inj_free(&set);
+		if (inj_collect(&drv, &sel, inj, &set, err) < 0)
+			goto out;
+	}
 	if (set.nlibs32)
 		warnx_("compat32: %zu 32-bit driver libraries are not injected (not supported yet)",
 		       set.nlibs32);
@@ -302,6 +353,9 @@ static int configure(struct plan *p, const struct gpu_opts *o, const struct gpu_
 	if ((inj & INJ_GRAPHICS_LIBS) && set.ngpus)
 		add_app_profile(p, &set);
 	res->ldconfig_dirs = set.nlibs ? xstrdup("$LIBDIR") : NULL;
+	/* Forward compatibility concerns libcuda, so only with compute. */
+	if (set.nlibs && find_lib(&set, "libcuda.so."))
+		res->compat_driver = xstrdup(drv.version);
 	r = 0;
 out:
 	inj_free(&set);
@@ -317,6 +371,13 @@ int gpu_configure(struct plan *p, const struct gpu_opts *o, struct gpu_result *r
 	if (!spec) {
 		spec = container_getenv(o, "NVIDIA_VISIBLE_DEVICES");
 		what = "NVIDIA_VISIBLE_DEVICES";
+		/* A legacy CUDA image (CUDA_VERSION, no NVIDIA_REQUIRE_CUDA)
+		 * that does not say which GPUs gets them all, as with the
+		 * toolkit; set to "" or void, it gets none. */
+		if (!spec && legacy_image(o)) {
+			spec = "all";
+			what = "NVIDIA_VISIBLE_DEVICES (unset in a legacy CUDA image: all)";
+		}
 	}
 	if (!spec)
 		return 0; /* not a GPU container; the driver is never looked at */

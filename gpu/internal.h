@@ -30,13 +30,17 @@
 #define LDCACHE_ARCH_MASK 0xff00
 #define LDCACHE_ELF 0x0001
 #define LDCACHE_ELF_LIBC6 0x0003
-#define LDCACHE_ARCH_I386 0x0000
+#define LDCACHE_ARCH_I386 0x0000    /* also what 32-bit x86 entries carry */
 #define LDCACHE_ARCH_X86_64 0x0300
+#define LDCACHE_ARCH_PPC64 0x0500
+#define LDCACHE_ARCH_ARM_HF 0x0900
+#define LDCACHE_ARCH_AARCH64 0x0a00
+#define LDCACHE_ARCH_NONE 0xffff    /* no such word size on that machine */
 
 struct ldcache_entry {
 	uint32_t flags;
 	const char *key;   /* "libcuda.so.1": points into the cache buffer */
-	const char *value; /* "/usr/lib/x86_64-linux-gnu/libcuda.so.1" */
+	const char *value; /* "/usr/lib/aarch64-linux-gnu/libcuda.so.1" */
 };
 
 struct ldcache {
@@ -53,7 +57,11 @@ struct ldcache {
 int ldcache_parse(const char *data, size_t len, struct ldcache_entry **v, size_t *n,
 		  struct gerr *err);
 /* 1 when an entry with these flags is a library of the wanted word size
- * (64: x86-64, 32: i386) for the host's loader. */
+ * (64 or 32) for the loader of machine ("x86_64": x86-64 and i386,
+ * "aarch64": AArch64 and ARM hard-float, "ppc64le": ppc64 only); 0 for
+ * every entry when gpurun does not know the machine. */
+int ldcache_entry_is_for(uint32_t flags, int bits, const char *machine);
+/* The same for HOST_MACHINE. */
 int ldcache_entry_is(uint32_t flags, int bits);
 void ldcache_free(struct ldcache *c);
 
@@ -65,6 +73,7 @@ struct gpu_information {
 	char uuid[80];
 	char bus[32];  /* "Bus Location" as written ("0000:3b:00.0") */
 	long minor;    /* "Device Minor", -1 when missing or invalid */
+	int excluded;  /* "GPU Excluded: Yes": NVreg_ExcludedGpus, invisible to NVML */
 };
 int procfs_parse_information(const char *text, size_t len, struct gpu_information *out);
 /* The NVRM version from /proc/driver/nvidia/version ("550.54.14").
@@ -88,7 +97,7 @@ struct gpu_dev {
 	unsigned minor;    /* N of /dev/nvidiaN */
 	char busid[32];    /* NVML's form: 8-digit domain, lowercase ("00000000:3b:00.0") */
 	char procdir[64];  /* the gpus/ directory name as the driver wrote it */
-	char uuid[80];
+	char uuid[80];     /* "" when the information file has none (see discover.c) */
 	char model[96];
 	const char *brand; /* what nvidia-container-cli prints (constant table) */
 	const char *arch;  /* compute capability "9.0", or "n/a" */
@@ -101,6 +110,7 @@ struct gpu_driver {
 	struct gpu_dev *gpus;
 	size_t ngpus;
 	unsigned uvm_major; /* 0: nvidia-uvm is not loaded */
+	size_t nexcluded;   /* GPUs left out: "GPU Excluded: Yes" */
 	struct ldcache cache;
 	int cache_loaded;
 };
@@ -206,8 +216,10 @@ int busid_normalize(const char *in, char *out, size_t cap);
  * source in messages ("--gpus", "NVIDIA_VISIBLE_DEVICES"). */
 int gpu_request_parse(const char *spec, const char *what, struct gpu_request *rq, struct gerr *err);
 /* Match it against the GPU table; an unknown device is an error naming it
- * and `where` (the driver root). */
+ * and `where` (the driver root), with a hint when nexcluded GPUs were left
+ * out of the table or a GPU has no UUID yet. */
 int gpu_request_resolve(const struct gpu_request *rq, const struct gpu_dev *gpus, size_t ngpus,
+			size_t nexcluded,
 			const char *what, const char *where, struct gpu_selection *sel, struct gerr *err);
 void gpu_request_free(struct gpu_request *rq);
 
@@ -220,6 +232,7 @@ struct req_facts {
 	const char *driver; /* "550.54.14" */
 	const char *arch;   /* "9.0" */
 	const char *brand;  /* "Tesla" */
+	int arch_unknown;   /* a GPU is selected but its arch is not known: arch= fails */
 };
 
 /* Check the syntax of an expression: 0, or -1 with err. */
@@ -227,6 +240,8 @@ int require_validate(const char *expr, struct gerr *err);
 /* 1 when the expression mentions the cuda key (then the CUDA version must
  * be looked up, which costs a fork). */
 int require_uses_cuda(const char *expr);
+/* 1 when the expression has an arch term. */
+int require_uses_arch(const char *expr);
 /* 1 satisfied, 0 unsatisfied (err holds the reference message), -1 invalid. */
 int require_eval(const char *expr, const struct req_facts *f, struct gerr *err);
 /* Compare dotted versions: -1/0/1 in *cmp, trailing ".0"s ignored.
@@ -270,6 +285,19 @@ struct inj_set {
 int inj_collect(struct gpu_driver *drv, const struct gpu_selection *sel, unsigned inj,
 		struct inj_set *set, struct gerr *err);
 void inj_free(struct inj_set *set);
+
+/* ---- nodes.c ------------------------------------------------------------ */
+
+/* Make sure every device node the selection and inj need exists under the
+ * driver root: as real root, run the driver root's nvidia-modprobe for
+ * each missing one (dry_run: append the commands to host_steps instead)
+ * and read the driver again (drv and sel are refreshed: returns 1, and
+ * what pointed into the old drv is stale); 0 when nothing was missing or
+ * in a dry run; else, or when still missing, -1 with an error naming the
+ * nodes and the fix. */
+int nodes_ensure(struct gpu_driver *drv, const char *root, const struct gpu_request *rq,
+		 const char *what, struct gpu_selection *sel, unsigned inj, int dry_run, int verbose,
+		 struct strv *host_steps, struct gerr *err);
 
 /* Driver root from --driver-root, else GPURUN_DRIVER_ROOT, else "/". */
 const char *gpu_default_root(const char *opt);

@@ -137,12 +137,32 @@ int ldcache_parse(const char *data, size_t len, struct ldcache_entry **v, size_t
 	return r ? parse_new(data + off, len - off, v, n, err) : parse_old(data, len, v, n, err);
 }
 
-int ldcache_entry_is(uint32_t flags, int bits)
+/* The arch byte glibc's ldconfig writes for each word size of a machine
+ * (its FLAG_*_LIB64 / 32-bit flags; x86-64 entries are 0x0303, AArch64 ones
+ * 0x0a03). */
+static const struct {
+	const char *machine;
+	uint32_t arch64, arch32;
+} arches[] = {
+	{"x86_64", LDCACHE_ARCH_X86_64, LDCACHE_ARCH_I386},
+	{"aarch64", LDCACHE_ARCH_AARCH64, LDCACHE_ARCH_ARM_HF},
+	{"ppc64le", LDCACHE_ARCH_PPC64, LDCACHE_ARCH_NONE},
+};
+
+int ldcache_entry_is_for(uint32_t flags, int bits, const char *machine)
 {
 	uint32_t type = flags & LDCACHE_TYPE_MASK, arch = flags & LDCACHE_ARCH_MASK;
 	if (type != LDCACHE_ELF && type != LDCACHE_ELF_LIBC6)
 		return 0;
-	return bits == 64 ? arch == LDCACHE_ARCH_X86_64 : arch == LDCACHE_ARCH_I386;
+	for (size_t i = 0; i < COUNT_OF(arches); i++)
+		if (!strcmp(machine, arches[i].machine))
+			return arch == (bits == 64 ? arches[i].arch64 : arches[i].arch32);
+	return 0;
+}
+
+int ldcache_entry_is(uint32_t flags, int bits)
+{
+	return ldcache_entry_is_for(flags, bits, HOST_MACHINE);
 }
 
 void ldcache_free(struct ldcache *c)

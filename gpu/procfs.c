@@ -104,6 +104,8 @@ int procfs_parse_information(const char *text, size_t len, struct gpu_informatio
 			copy_value(out->uuid, sizeof out->uuid, v, vn);
 		else if (key_is(k, kn, "Bus Location"))
 			copy_value(out->bus, sizeof out->bus, v, vn);
+		else if (key_is(k, kn, "GPU Excluded"))
+			out->excluded = vn == 3 && !memcmp(v, "Yes", 3);
 		else if (key_is(k, kn, "Device Minor"))
 			/* 254 and 255 are nvidia-modeset and nvidiactl. */
 			out->minor = parse_small_uint(v, vn, NV_MODESET_MINOR - 1);

@@ -6,7 +6,9 @@
  * digits and dots, compared numerically per component with trailing ".0"s
  * ignored) and brand (a string, only = and !=, any case).  OP is one of
  * = != < <= > >=.  A fact that is unknown (no GPU selected for arch/brand,
- * no CUDA version) satisfies every condition on it.  On failure the message
+ * no CUDA version) satisfies every condition on it, except the arch of a
+ * selected GPU whose model gpurun's table does not know: that fails every
+ * arch condition (NVML, which the reference asks, always knows it).  On failure the message
  * is the reference's: "unsatisfied condition: <first alternative>", with a
  * hint to update the driver when that alternative is a cuda>= bound.
  *
@@ -124,7 +126,10 @@ static int term_holds(const struct term *t, const struct req_facts *f)
 	const char *have = fact[t->key];
 	int c;
 	if (!have)
-		return 1;
+		/* Unknown satisfies, as in nvidia-container-cli, except the
+		 * arch of a GPU gpurun cannot name: NVML always knows it, so
+		 * the reference never lets such a GPU pass an arch= bound. */
+		return !(t->key == KEY_ARCH && f->arch_unknown);
 	if (t->key == KEY_BRAND) {
 		int eq = !strcasecmp(have, t->value);
 		return t->cmp == CMP_EQ ? eq : !eq;
@@ -152,7 +157,7 @@ static int term_holds(const struct term *t, const struct req_facts *f)
  * returns 1 as soon as one alternative holds entirely, 0 when none does;
  * without facts (syntax check) returns 1 at the end.  -1 on a bad term,
  * with *bad pointing at it. */
-static int walk(const char *expr, const struct req_facts *f, int *uses_cuda, const char **bad,
+static int walk(const char *expr, const struct req_facts *f, unsigned *uses, const char **bad,
 		size_t *badn)
 {
 	int any = 0;
@@ -170,8 +175,8 @@ static int walk(const char *expr, const struct req_facts *f, int *uses_cuda, con
 					*badn = tn;
 					return -1;
 				}
-				if (uses_cuda && term.key == KEY_CUDA)
-					*uses_cuda = 1;
+				if (uses)
+					*uses |= 1u << term.key;
 				if (f && holds && !term_holds(&term, f))
 					holds = 0;
 			}
@@ -200,13 +205,23 @@ int require_validate(const char *expr, struct gerr *err)
 	return 0;
 }
 
-int require_uses_cuda(const char *expr)
+static unsigned keys_used(const char *expr)
 {
 	const char *bad;
 	size_t badn;
-	int uses = 0;
+	unsigned uses = 0;
 	walk(expr, NULL, &uses, &bad, &badn);
 	return uses;
+}
+
+int require_uses_cuda(const char *expr)
+{
+	return !!(keys_used(expr) & 1u << KEY_CUDA);
+}
+
+int require_uses_arch(const char *expr)
+{
+	return !!(keys_used(expr) & 1u << KEY_ARCH);
 }
 
 int require_eval(const char *expr, const struct req_facts *f, struct gerr *err)

@@ -7,7 +7,9 @@
  * then matches the items against the GPU table.
  *
  * Forms (the README lists them for users):
- *   all | none | void | ID[,ID...]      ID = index (PCI bus order, not the
+ *   all | none | void | ID[,ID...]      a keyword anywhere in the list wins:
+ *                                       void, else none, else all;
+ *                                       ID = index (PCI bus order, not the
  *                                       minor), GPU-<uuid> (any case, full),
  *                                       PCI bus id (short or 8-digit domain),
  *                                       <gpu>:<mig> or MIG-<uuid>
@@ -155,7 +157,7 @@ static int check_items(const struct gpu_request *rq, const char *what, struct ge
 	char bus[32];
 	for (size_t i = 0; i < rq->items.n; i++) {
 		const char *item = rq->items.v[i];
-		if (!strcasecmp(item, "all") || !strcasecmp(item, "none"))
+		if (!strcasecmp(item, "all") || !strcmp(item, "none"))
 			continue;
 		if (classify(item, bus, sizeof bus) == ITEM_BAD)
 			return gerr_set(err, 0, "%s: %.64s: not a GPU index, GPU-<uuid>, PCI bus id or MIG device",
@@ -175,7 +177,7 @@ static long match_item(const char *item, const struct gpu_dev *gpus, size_t ngpu
 	}
 	case ITEM_UUID:
 		for (size_t i = 0; i < ngpus; i++)
-			if (!strcasecmp(gpus[i].uuid, item))
+			if (gpus[i].uuid[0] && !strcasecmp(gpus[i].uuid, item))
 				return (long)i;
 		return -1;
 	case ITEM_BUS:
@@ -279,24 +281,26 @@ int gpu_request_parse(const char *spec, const char *what, struct gpu_request *rq
 	if (strchr(s, '=') || *s == '"')
 		return parse_docker(s, what, rq, err);
 
+	/* The toolkit's rules: the keywords win over devices, void over none
+	 * over all ("none,0" is none); void and none only in lower case, all
+	 * in any case (nvidia-container-cli compares it so). */
 	add_items(rq, s);
-	size_t nnone = 0;
+	int none = 0;
 	for (size_t i = 0; i < rq->items.n; i++) {
-		if (!strcasecmp(rq->items.v[i], "void")) {
+		if (!strcmp(rq->items.v[i], "void")) {
 			rq->kind = SEL_VOID;
 			return 0;
 		}
-		if (!strcasecmp(rq->items.v[i], "none"))
-			nnone++;
+		none |= !strcmp(rq->items.v[i], "none");
 		if (!strcasecmp(rq->items.v[i], "all"))
 			rq->all = 1;
 	}
-	if (nnone && nnone < rq->items.n)
-		return gerr_set(err, 0, "%s: \"none\" cannot be combined with devices", what);
-	if (check_items(rq, what, err) < 0)
+	if (rq->items.n == 0)
+		rq->kind = SEL_VOID;
+	else if (none)
+		rq->kind = SEL_NONE;
+	else if (check_items(rq, what, err) < 0)
 		return -1;
-	if (nnone || rq->items.n == 0)
-		rq->kind = rq->items.n ? SEL_NONE : SEL_VOID;
 	return 0;
 }
 
@@ -306,6 +310,7 @@ void gpu_request_free(struct gpu_request *rq)
 }
 
 int gpu_request_resolve(const struct gpu_request *rq, const struct gpu_dev *gpus, size_t ngpus,
+			size_t nexcluded,
 			const char *what, const char *where, struct gpu_selection *sel, struct gerr *err)
 {
 	memset(sel, 0, sizeof *sel);
@@ -332,9 +337,28 @@ int gpu_request_resolve(const struct gpu_request *rq, const struct gpu_dev *gpus
 			return gerr_set(err, 0, "%s: %.64s: MIG devices are not supported yet", what,
 					rq->items.v[i]);
 		long g = match_item(rq->items.v[i], gpus, ngpus);
-		if (g < 0)
-			return gerr_set(err, 0, "%s: unknown device %.64s (%zu GPU%s under %s)", what,
-					rq->items.v[i], ngpus, ngpus == 1 ? "" : "s", where);
+		if (g < 0) {
+			gerr_set(err, 0, "%s: unknown device %.64s (%zu GPU%s under %s)", what,
+				 rq->items.v[i], ngpus, ngpus == 1 ? "" : "s", where);
+			/* Why it may exist all the same: a UUID the driver has not
+			 * written yet, or a GPU the driver excludes. */
+			struct sbuf why = {0};
+			for (size_t j = 0; j < ngpus && classify(rq->items.v[i], bus, sizeof bus) == ITEM_UUID; j++)
+				if (!gpus[j].uuid[0]) {
+					sbuf_printf(&why, "GPU %zu (%s) has no UUID yet (written when the GPU is "
+							  "initialised: run nvidia-persistenced); select it by index or bus id",
+						    j, gpus[j].busid);
+					break;
+				}
+			if (nexcluded)
+				sbuf_printf(&why, "%s%zu GPU%s excluded by the driver (GPU Excluded: Yes) ha%s no index",
+					    why.len ? "; " : "", nexcluded, nexcluded == 1 ? "" : "s",
+					    nexcluded == 1 ? "s" : "ve");
+			if (why.len)
+				gerr_hint(err, "%s", why.s);
+			sbuf_free(&why);
+			return -1;
+		}
 		sel->mask[g] = 1;
 	}
 	return 0;

@@ -498,6 +498,21 @@ static int do_ldconfig(struct exec_state *st, const struct op *op, struct gerr *
 	strv_add(&argv, xstrdup("ldconfig"));
 	for (size_t i = 0; i < ldconfig_nargs; i++)
 		strv_add(&argv, xstrdup(ldconfig_args[i]));
+	if (op->data) {
+		/* After the pivot "/" is the image: its compat directory, never
+		 * a host path.  First on the command line = first in the cache
+		 * for the same SONAME, which is the one the loader takes. */
+		unsigned long host = strtoul(op->data, NULL, 10), compat = plan_compat_major(CUDA_COMPAT_DIR);
+		if (compat > host)
+			strv_add(&argv, xstrdup(CUDA_COMPAT_DIR));
+		if (compat && st->cfg->verbose) {
+			_cleanup_free_ char *fact = xasprintf(
+				"# CUDA forward compatibility: " CUDA_COMPAT_DIR " has libcuda %lu, the driver is %s: "
+				CUDA_COMPAT_VAR "=%s",
+				compat, op->data, compat > host ? CUDA_COMPAT_DIR : "(empty)");
+			ns_trace(fact);
+		}
+	}
 	for (const char *s = op->src ? op->src : ""; *s;) {
 		size_t n = strcspn(s, ":");
 		_cleanup_free_ char *dir = xstrndup(s, n);

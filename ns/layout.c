@@ -135,14 +135,23 @@ int layout_volume(struct plan *p, const char *spec, struct gerr *err)
 	return 0;
 }
 
-void layout_finish(struct plan *p, const struct run_config *cfg, const char *ldconfig_dirs)
+void layout_finish(struct plan *p, const struct run_config *cfg, const char *ldconfig_dirs,
+		   const char *compat_driver)
 {
 	if (cfg->workdir)
 		plan_mkdir(p, cfg->workdir, 0755);
 	plan_add(p, OP_PIVOT, 0, NULL, NULL);
-	if (ldconfig_dirs)
-		plan_why(plan_add(p, OP_LDCONFIG, 0, ldconfig_dirs, NULL),
-			 "the image's own ldconfig, inside, no capabilities to escape with");
+	if (ldconfig_dirs) {
+		struct op *op = plan_add(p, OP_LDCONFIG, 0, ldconfig_dirs, NULL);
+		op->data = compat_driver ? xstrdup(compat_driver) : NULL;
+		if (compat_driver)
+			plan_why(op, "the image's own ldconfig, inside, no capabilities to escape with; "
+				     CUDA_COMPAT_VAR "=" CUDA_COMPAT_DIR " (first: CUDA forward compatibility) "
+				     "when its libcuda.so.<M>.* has M above the driver's %s, else empty",
+				 compat_driver);
+		else
+			plan_why(op, "the image's own ldconfig, inside, no capabilities to escape with");
+	}
 	if (cfg->read_only)
 		plan_why(plan_add(p, OP_REMOUNT, OPF_RO, NULL, "/"), "--read-only, after ldconfig");
 }

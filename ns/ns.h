@@ -41,6 +41,8 @@ struct run_config {
 	char **env;            /* "K=V" list, NULL-terminated; HOME added at run time if unset */
 	char **argv;           /* the command, NULL-terminated */
 	struct plan *plan;
+	const struct strv *host_steps; /* --dry-run: commands a launch runs on the host before
+					* the namespaces (gpu/nodes.c's nvidia-modprobe), or NULL */
 };
 
 /* ns/layout.c: the baseline ops of every container, in the order a launch
@@ -48,10 +50,12 @@ struct run_config {
  * /run, the host's network files (GPU injection comes after it);
  * layout_volume: one -v SRC:DST[:ro] (-1 with err when malformed or the
  * source is missing); layout_finish: workdir, pivot, ldconfig over
- * ldconfig_dirs (NULL: none), --read-only. */
+ * ldconfig_dirs (NULL: none; with compat_driver, the host driver's version,
+ * CUDA_COMPAT_DIR first when the image's is newer), --read-only. */
 void layout_base(struct plan *p, const struct run_config *cfg);
 int layout_volume(struct plan *p, const char *spec, struct gerr *err);
-void layout_finish(struct plan *p, const struct run_config *cfg, const char *ldconfig_dirs);
+void layout_finish(struct plan *p, const struct run_config *cfg, const char *ldconfig_dirs,
+		   const char *compat_driver);
 
 /* ns/launch.c: run it.  Returns the exit status gpurun should exit with,
  * or -1 with err when the launch could not start. */

@@ -94,11 +94,14 @@ void ns_print_plan(const struct run_config *cfg, FILE *out)
 	ns_describe_image(cfg, &b);
 	if (b.len)
 		fprintf(out, "%s\n", b.s);
+	for (size_t i = 0; cfg->host_steps && i < cfg->host_steps->n; i++)
+		fprintf(out, "%s\n", cfg->host_steps->v[i]);
 	sbuf_reset(&b);
 	ns_describe_unshare(cfg, &b);
 	fprintf(out, "%s sh   # P1: pid 1 of the new namespaces\n", b.s);
 	fprintf(out, "%s\n", NS_RSLAVE_LINE);
-	fprintf(out, "LIBDIR=%s   # %s when the image has no %s\n", LIBDIR_DEBIAN, LIBDIR_OTHER, LIBDIR_MARKER);
+	fprintf(out, "LIBDIR=%s   # %s when the image has no %s\n", plan_libdir_for(1), LIBDIR_OTHER,
+		LIBDIR_MARKER);
 	for (size_t i = 0; i < cfg->plan->n; i++) {
 		sbuf_reset(&b);
 		op_describe(&cfg->plan->v[i], &b);

@@ -48,6 +48,51 @@ Device Index,Device Minor,Model,Brand,GPU UUID,Bus Location,Architecture
 	assert_line --index 4 --partial ",00000000:5e:00.0,"
 }
 
+@test "a GPU excluded by the driver takes no index and cannot be selected" {
+	run --separate-stderr "$GPURUN" info --driver-root "$FAKEODD" --csv
+	assert_success
+	assert_equal "${#lines[@]}" 6
+	assert_line --index 3 --partial "0,${ODD_MINOR[0]},NVIDIA H100 80GB HBM3,"
+	assert_line --index 4 --partial "1,${ODD_MINOR[1]},NVIDIA L40S,"
+	refute_output --partial "1b:00.0"
+	run --separate-stderr "$GPURUN" list --driver-root "$FAKEODD" --gpus all --caps utility
+	assert_success
+	refute_line /dev/nvidia0
+	run --separate-stderr "$GPURUN" --driver-root "$FAKEODD" --gpus "$ODD_EXCLUDED_UUID" "$GLIBC_TAR" true
+	assert_gpurun_error 125 "--gpus: unknown device $ODD_EXCLUDED_UUID (3 GPUs under $FAKEODD)"
+	assert_equal "${stderr_lines[1]}" "hint: GPU 1 (00000000:2c:00.0) has no UUID yet (written when the GPU is initialised: run nvidia-persistenced); select it by index or bus id; 1 GPU excluded by the driver (GPU Excluded: Yes) has no index"
+	run --separate-stderr "$GPURUN" --driver-root "$FAKEODD" --gpus 0000:1b:00.0 "$GLIBC_TAR" true
+	assert_gpurun_error 125 "--gpus: unknown device 0000:1b:00.0 (3 GPUs under $FAKEODD)"
+	assert_equal "${stderr_lines[1]}" "hint: 1 GPU excluded by the driver (GPU Excluded: Yes) has no index"
+	run --separate-stderr "$GPURUN" --driver-root "$FAKEODD" --gpus 3 "$GLIBC_TAR" true
+	assert_gpurun_error 125 "--gpus: unknown device 3 (3 GPUs under $FAKEODD)"
+}
+
+@test "a GPU whose information file has no UUID yet keeps its index; a UUID request says why it may not match" {
+	run --separate-stderr "$GPURUN" info --driver-root "$FAKEODD" --csv
+	assert_line --index 4 "1,${ODD_MINOR[1]},NVIDIA L40S,Unknown,n/a,00000000:2c:00.0,8.9"
+	run --separate-stderr "$GPURUN" --driver-root "$FAKEODD" --dry-run --gpus 1 "$GLIBC_TAR" true
+	assert_success
+	assert_line --partial " dev/nvidia${ODD_MINOR[1]}   # GPU 1 = PCI ${ODD_BUS[1]}, minor ${ODD_MINOR[1]}"
+	run --separate-stderr "$GPURUN" --driver-root "$FAKEODD" --gpus "GPU-????????-????-????-????-????????????" "$GLIBC_TAR" true
+	assert_equal "$status" 125
+	assert_equal "${stderr_lines[0]}" "gpurun: --gpus: unknown device GPU-????????-????-????-????-???????????? (3 GPUs under $FAKEODD)"
+	assert_equal "${stderr_lines[1]}" "hint: GPU 1 (00000000:2c:00.0) has no UUID yet (written when the GPU is initialised: run nvidia-persistenced); select it by index or bus id; 1 GPU excluded by the driver (GPU Excluded: Yes) has no index"
+}
+
+@test "a GPU of a model gpurun cannot name an architecture for never satisfies an arch requirement" {
+	run --separate-stderr "$GPURUN" --driver-root "$FAKEODD" --gpus 2 --require 'arch>=8.0' "$GLIBC_TAR" true
+	assert_equal "$status" 125
+	assert_equal "${stderr_lines[0]}" "gpurun: requirement error: unsatisfied condition: arch>=8.0"
+	assert_equal "${stderr_lines[1]}" "hint: GPU 2 is a NVIDIA RTX PRO 6000 Blackwell Server Edition, whose architecture gpurun does not know (it reads no NVML): no arch condition can be met on it"
+	# Another alternative may still hold; other keys are checked as usual.
+	run --separate-stderr "$GPURUN" --driver-root "$FAKEODD" --gpus 2 --require 'arch>=8.0 driver>=550' "$GLIBC_TAR" echo ran
+	assert_success
+	assert_output ran
+	run --separate-stderr "$GPURUN" --driver-root "$FAKEODD" --gpus 0 --require 'arch>=8.0' "$GLIBC_TAR" echo ran
+	assert_success
+}
+
 @test "GPURUN_DRIVER_ROOT points info at a driver root when --driver-root is absent" {
 	GPURUN_DRIVER_ROOT=$FAKE1 run --separate-stderr "$GPURUN" info --csv
 	assert_success
@@ -58,6 +103,26 @@ Device Index,Device Minor,Model,Brand,GPU UUID,Bus Location,Architecture
 	GPURUN_DRIVER_ROOT=$FAKE1 run --separate-stderr "$GPURUN" info --csv --driver-root "$FAKE4"
 	assert_success
 	assert_equal "${#lines[@]}" 7
+}
+
+@test "--driver-root before the verb is a global option, as nvidia-container-cli's --root" {
+	run --separate-stderr "$GPURUN" --driver-root "$FAKE4" info --csv
+	assert_success
+	assert_equal "${#lines[@]}" 7
+	run --separate-stderr "$GPURUN" --driver-root="$FAKE1" list --gpus 0 --caps utility
+	assert_success
+	assert_output "$(expected_list "$FAKE1" utility /dev/nvidia0)"
+	run --separate-stderr "$GPURUN" --driver-root "$FAKE1" doctor
+	assert_line --partial "NVIDIA driver: version $DRIVER_VERSION, 1 GPU under "
+	run --separate-stderr "$GPURUN" --driver-root "$FAKE4" run --dry-run --gpus 1 "$GLIBC_TAR" true
+	assert_success
+	assert_line --partial " dev/nvidia0   # GPU 1 = PCI 0000:5e:00.0, minor 0"
+}
+
+@test "the verb's own --driver-root wins over the global one" {
+	run --separate-stderr "$GPURUN" --driver-root "$FAKE4" info --csv --driver-root "$FAKE1"
+	assert_success
+	assert_equal "${#lines[@]}" 4
 }
 
 @test "gpurun list prints nodes, binaries, libraries, IPC and firmware in the reference order" {
@@ -113,6 +178,21 @@ listed_libs() {
 	root=$(cache_variant)
 	ldconfig -c compat -r "$root"
 	head -c 11 "$root/etc/ld.so.cache" | grep -q '^ld.so-1.7.0' || fail "not an old-format cache"
+	run listed_libs "$root"
+	assert_success
+	assert_output "$(listed_libs "$FAKE1")"
+}
+
+@test "an ld.so.cache of another architecture gives none of its libraries" {
+	local other=aarch64 mine=x86_64
+	[[ $(uname -m) == aarch64 ]] && other=x86_64 mine=aarch64
+	root=$(cache_variant)
+	python3 "$FAKEDRIVER_SRC/arch-cache.py" "$FAKE1/etc/ld.so.cache" "$root/etc/ld.so.cache" "$other"
+	run listed_libs "$root"
+	assert_success
+	assert_output ""
+	# The same rewrite for this machine's own architecture gives them all back.
+	python3 "$FAKEDRIVER_SRC/arch-cache.py" "$FAKE1/etc/ld.so.cache" "$root/etc/ld.so.cache" "$mine"
 	run listed_libs "$root"
 	assert_success
 	assert_output "$(listed_libs "$FAKE1")"
@@ -334,9 +414,27 @@ $(smi_line 1 1)"
 	done
 }
 
-@test "none cannot be combined with devices" {
-	run --separate-stderr gpu4 --gpus none,1 "$GLIBC_TAR" true
-	assert_gpurun_error 125 '"none" cannot be combined with devices'
+@test "keywords win over devices as in the toolkit: none,1 is none and 0,void is void" {
+	run --separate-stderr gpu4 --dry-run -e NVIDIA_VISIBLE_DEVICES=none,1 "$GLIBC_TAR" true
+	assert_success
+	assert_line --partial "/dev/nvidiactl"
+	refute_line --regexp "/dev/nvidia[0-9]"
+	run --separate-stderr gpu4 --dry-run --gpus 0,void "$GLIBC_TAR" true
+	assert_success
+	refute_output --partial nvidia
+	run --separate-stderr gpu4 --dry-run -e NVIDIA_VISIBLE_DEVICES=2,all "$GLIBC_TAR" true
+	assert_success
+	assert_equal "$(grep -c 'dev/nvidia[0-9]' <<<"$output")" 4
+}
+
+@test "all is read in any case, none and void only in lower case, as upstream" {
+	run --separate-stderr gpu4 --dry-run -e NVIDIA_VISIBLE_DEVICES=ALL "$GLIBC_TAR" true
+	assert_success
+	assert_equal "$(grep -c 'dev/nvidia[0-9]' <<<"$output")" 4
+	run --separate-stderr gpu4 -e NVIDIA_VISIBLE_DEVICES=NONE "$GLIBC_TAR" true
+	assert_gpurun_error 125 "NVIDIA_VISIBLE_DEVICES: NONE: not a GPU index, GPU-<uuid>, PCI bus id or MIG device"
+	run --separate-stderr gpu4 --gpus Void "$GLIBC_TAR" true
+	assert_gpurun_error 125 "--gpus: Void: not a GPU index, GPU-<uuid>, PCI bus id or MIG device"
 }
 
 # ---- placement ------------------------------------------------------------------
@@ -426,6 +524,52 @@ libcuda.so.$DRIVER_VERSION"
 	assert_line --partial "/dev/nvidia2 dev/nvidia2   # GPU 0 = PCI 0000:3b:00.0, minor 2"
 }
 
+# ---- CUDA forward compatibility ---------------------------------------------------
+
+# compat_image VERSION: the glibc image with a cuda-compat directory whose
+# libcuda.so.VERSION is a real library with the SONAME libcuda.so.1 (the fake
+# driver's, renamed); prints the archive.
+compat_image() {
+	local d=$BATS_TEST_TMPDIR/compat img=$BATS_TEST_TMPDIR/compat-$1.tar
+	mkdir -p "$d/usr/local/cuda/compat"
+	cp "$FAKE4$LIBDIR_DEBIAN/libcuda.so.$DRIVER_VERSION" "$d/usr/local/cuda/compat/libcuda.so.$1"
+	ln -s "libcuda.so.$1" "$d/usr/local/cuda/compat/libcuda.so.1"
+	tar -C "$(fixture glibc)" -cf "$img" . && tar -C "$d" -rf "$img" ./usr/local/cuda && echo "$img"
+}
+
+@test "an image whose compat libcuda is newer than the driver gets it first in the loader cache" {
+	img=$(compat_image 560.35.03)
+	run --separate-stderr gpu4 --gpus 0 "$img" sh -c "ldconfig -p | grep -F 'libcuda.so.1 '"
+	assert_success
+	assert_line --index 0 --partial "=> /usr/local/cuda/compat/libcuda.so.1"
+	assert_line --index 1 --partial "=> $LIBDIR_DEBIAN/libcuda.so.1"
+	run --separate-stderr gpu4 --verbose --gpus 0 "$img" true
+	assert_success
+	grep -qxF "+ # CUDA forward compatibility: /usr/local/cuda/compat has libcuda 560, the driver is $DRIVER_VERSION: \$CUDA_COMPAT=/usr/local/cuda/compat" <<<"$stderr" ||
+		fail "no forward-compatibility line in: $stderr"
+}
+
+@test "an image whose compat libcuda is not newer than the driver keeps the driver's libcuda first" {
+	img=$(compat_image 550.127.05)
+	run --separate-stderr gpu4 --gpus 0 "$img" sh -c "ldconfig -p | grep -F 'libcuda.so.1 '"
+	assert_success
+	assert_equal "${#lines[@]}" 1
+	assert_line --index 0 --partial "=> $LIBDIR_DEBIAN/libcuda.so.1"
+	run --separate-stderr gpu4 --verbose --gpus 0 "$img" true
+	assert_success
+	grep -qxF "+ # CUDA forward compatibility: /usr/local/cuda/compat has libcuda 550, the driver is $DRIVER_VERSION: \$CUDA_COMPAT=(empty)" <<<"$stderr" ||
+		fail "no forward-compatibility line in: $stderr"
+}
+
+@test "--dry-run shows the forward-compatibility rule on the ldconfig line, only with libcuda" {
+	run --separate-stderr gpu4 --dry-run --gpus 0 "$GLIBC_TAR" true
+	assert_success
+	assert_line "ldconfig -f /etc/ld.so.conf -C /etc/ld.so.cache \$CUDA_COMPAT \$LIBDIR   # the image's own ldconfig, inside, no capabilities to escape with; \$CUDA_COMPAT=/usr/local/cuda/compat (first: CUDA forward compatibility) when its libcuda.so.<M>.* has M above the driver's $DRIVER_VERSION, else empty"
+	run --separate-stderr gpu4 --dry-run --gpus 0 --caps utility "$GLIBC_TAR" true
+	assert_success
+	assert_line "ldconfig -f /etc/ld.so.conf -C /etc/ld.so.cache \$LIBDIR   # the image's own ldconfig, inside, no capabilities to escape with"
+}
+
 # ---- /proc/driver/nvidia and /dev -----------------------------------------------
 
 @test "/proc/driver/nvidia has params with ModifyDeviceFiles: 0, version and registry" {
@@ -510,6 +654,33 @@ nvidia3"
 	assert_success
 }
 
+@test "a legacy CUDA image without NVIDIA_VISIBLE_DEVICES gets every GPU and all capabilities" {
+	run --separate-stderr gpu4 --dry-run -e CUDA_VERSION=12.4.1 "$GLIBC_TAR" true
+	assert_success
+	assert_equal "$(grep -c 'dev/nvidia[0-9]' <<<"$output")" 4
+	assert_line --partial "/dev/nvidia-modeset"
+	# NVIDIA_REQUIRE_CUDA makes it a current image: no GPU without a request.
+	run --separate-stderr gpu4 --dry-run -e CUDA_VERSION=12.4.1 -e 'NVIDIA_REQUIRE_CUDA=cuda>=12.0' "$GLIBC_TAR" true
+	assert_success
+	refute_output --partial nvidia
+	# Set but empty, or void: not a GPU container, legacy or not.
+	run --separate-stderr gpu4 --dry-run -e CUDA_VERSION=12.4.1 -e NVIDIA_VISIBLE_DEVICES= "$GLIBC_TAR" true
+	assert_success
+	refute_output --partial nvidia
+}
+
+@test "a legacy CUDA_VERSION is read as a semantic version: 12 is cuda>=12.0" {
+	run --separate-stderr gpu4 --gpus 0 -e CUDA_VERSION=12 "$GLIBC_TAR" echo ran
+	assert_success
+	assert_output ran
+	run --separate-stderr gpu4 --gpus 0 -e CUDA_VERSION=13 "$GLIBC_TAR" true
+	assert_gpurun_error 125 "unsatisfied condition: cuda>=13.0, please update your driver"
+	run --separate-stderr gpu4 --gpus 0 -e CUDA_VERSION=v12.5.0-rc1 "$GLIBC_TAR" true
+	assert_gpurun_error 125 "unsatisfied condition: cuda>=12.5,"
+	run --separate-stderr gpu4 --gpus 0 -e CUDA_VERSION=12.04 "$GLIBC_TAR" true
+	assert_gpurun_error 125 "invalid CUDA_VERSION 12.04 (want a version: 12, 12.4, 12.4.1)"
+}
+
 @test "arch and brand are checked for each selected GPU" {
 	run --separate-stderr gpu4 --gpus 0 --require 'arch>=8.0' "$GLIBC_TAR" echo ran
 	assert_success
@@ -551,6 +722,97 @@ nvidia3"
 @test "gpurun info without a driver fails the same way" {
 	run --separate-stderr "$GPURUN" info --driver-root /nonexistent-gpurun-root
 	assert_gpurun_error 125 "no NVIDIA driver found under /nonexistent-gpurun-root"
+}
+
+# ---- missing device nodes: nvidia-uvm not loaded, nodes gone after a reload ----------
+
+# driver_copy ROOT: a copy of a fake driver root (device nodes included, so
+# root only) in $BATS_TEST_TMPDIR/drv, by its canonical path.
+driver_copy() {
+	cp -a "$1" "$BATS_TEST_TMPDIR/drv" && realpath "$BATS_TEST_TMPDIR/drv"
+}
+
+MODPROBE_LOG=var/log/nvidia-modprobe.log
+
+@test "unprivileged, a compute launch without /dev/nvidia-uvm fails in one line naming the node and the fix" {
+	skip_unless_user
+	run --separate-stderr "$GPURUN" --driver-root "$FAKENOUVM" --gpus 0 "$GLIBC_TAR" true
+	assert_gpurun_error 125
+	assert_equal "$stderr" "gpurun: missing NVIDIA device node under $FAKENOUVM: /dev/nvidia-uvm (nvidia-uvm is not loaded); as root, run nvidia-modprobe -u -c=0"
+	assert_file_not_exists "$FAKENOUVM/$MODPROBE_LOG"
+}
+
+@test "a launch whose capabilities do not need nvidia-uvm runs without it and runs no nvidia-modprobe" {
+	run --separate-stderr "$GPURUN" --driver-root "$FAKENOUVM" --gpus 0 --caps utility "$GLIBC_TAR" sh -c \
+		'ls /dev | grep nvidia; nvidia-smi -L'
+	assert_success
+	assert_output "nvidia0
+nvidiactl
+GPU 0: NVIDIA H100 80GB HBM3 (UUID: $ONE_UUID)"
+	assert_file_not_exists "$FAKENOUVM/$MODPROBE_LOG"
+}
+
+@test "as root, a missing /dev/nvidia-uvm is made by the driver root's nvidia-modprobe -u -c=0, chrooted, with only PATH, no stdin, no other fd" {
+	skip_unless_root "nvidia-modprobe runs only as root; copying device nodes needs mknod"
+	root=$(driver_copy "$FAKENOUVM")
+	run --separate-stderr "$GPURUN" --driver-root "$root" --gpus 0 "$GLIBC_TAR" sh -c \
+		'stat -c "%n %t:%T" /dev/nvidia-uvm /dev/nvidia-uvm-tools' </dev/zero
+	assert_success
+	assert_output "/dev/nvidia-uvm 1fe:0
+/dev/nvidia-uvm-tools 1fe:1"
+	assert_equal "$(cat "$root/$MODPROBE_LOG")" "args: -u -c=0
+env: PATH=/usr/sbin:/usr/bin:/sbin:/bin
+stdin: /dev/null
+fds: 0 1 2"
+}
+
+@test "as root, --dry-run prints the nvidia-modprobe run it would do and runs nothing" {
+	skip_unless_root "nvidia-modprobe runs only as root; copying device nodes needs mknod"
+	root=$(driver_copy "$FAKENOUVM")
+	run --separate-stderr "$GPURUN" --driver-root "$root" --dry-run --gpus 0 "$GLIBC_TAR" true
+	assert_success
+	assert_line "chroot $root /usr/bin/nvidia-modprobe -u -c=0   # a node is missing: the toolkit's --load-kmods, before the namespaces"
+	assert_file_not_exists "$root/$MODPROBE_LOG"
+	assert_file_not_exists "$root/dev/nvidia-uvm"
+}
+
+@test "as root, /dev/nvidiactl and a GPU node gone after a driver reload are made again with nvidia-modprobe -c=MINOR" {
+	skip_unless_root "nvidia-modprobe runs only as root; copying device nodes needs mknod"
+	root=$(driver_copy "$FAKENOUVM")
+	rm "$root/dev/nvidiactl" "$root/dev/nvidia0"
+	run --separate-stderr "$GPURUN" --driver-root "$root" --gpus 0 --caps utility "$GLIBC_TAR" nvidia-smi -L
+	assert_success
+	assert_output "GPU 0: NVIDIA H100 80GB HBM3 (UUID: $ONE_UUID)"
+	assert_equal "$(grep args: "$root/$MODPROBE_LOG")" "args: -c=0"
+}
+
+@test "as root, without nvidia-modprobe in the driver root the missing nodes are an error naming them and the fix" {
+	skip_unless_root "copying device nodes needs mknod"
+	root=$(driver_copy "$FAKENOUVM")
+	rm "$root/usr/bin/nvidia-modprobe" "$root/dev/nvidia0"
+	run --separate-stderr "$GPURUN" --driver-root "$root" --gpus 0 "$GLIBC_TAR" true
+	assert_gpurun_error 125
+	assert_equal "$stderr" "gpurun: missing NVIDIA device nodes under $root: /dev/nvidia0 (GPU 0), /dev/nvidia-uvm (nvidia-uvm is not loaded); $root has no usr/bin/nvidia-modprobe to create them; as root, run nvidia-modprobe -c=0; nvidia-modprobe -u -c=0"
+}
+
+@test "as root, an nvidia-modprobe that fails leaves an error saying how it ended" {
+	skip_unless_root "nvidia-modprobe runs only as root; copying device nodes needs mknod"
+	root=$(driver_copy "$FAKENOUVM")
+	# A dynamic program in a root without a libc: it cannot even start.
+	cp "$root/usr/bin/nvidia-smi" "$root/usr/bin/nvidia-modprobe"
+	run --separate-stderr "$GPURUN" --driver-root "$root" --gpus 0 "$GLIBC_TAR" true
+	assert_gpurun_error 125
+	assert_equal "$stderr" "gpurun: missing NVIDIA device node under $root: /dev/nvidia-uvm (nvidia-uvm is not loaded); chroot $root /usr/bin/nvidia-modprobe -u -c=0: exit status 127; as root, run nvidia-modprobe -u -c=0"
+}
+
+@test "a driver root without proc/devices (GPU Operator) finds nvidia-uvm by its node" {
+	skip_unless_root "copying device nodes needs mknod"
+	root=$(driver_copy "$FAKE1")
+	rm "$root/proc/devices"
+	run --separate-stderr "$GPURUN" list --driver-root "$root" --gpus 0 --caps compute
+	assert_success
+	assert_line --index 1 /dev/nvidia-uvm
+	assert_line --index 2 /dev/nvidia-uvm-tools
 }
 
 # ---- unprivileged ------------------------------------------------------------------

@@ -76,7 +76,7 @@ never_written() {
 debian_libdir_to() {
 	echo 12.0 >etc/debian_version
 	mkdir -p usr/lib ".$IMG_ONLY"
-	ln -s "$1" usr/lib/x86_64-linux-gnu
+	ln -s "$1" ".$LIBDIR_DEBIAN"
 }
 
 @test "a Debian image whose lib dir links to a host directory never gets it written" {
@@ -196,6 +196,13 @@ driver_variant() {
 		#include <unistd.h>
 		__attribute__((constructor)) static void die(void) { _exit(3); }
 		int cuDriverGetVersion(int *v) { *v = 99000; return 0; }')
+	run --separate-stderr "$GPURUN" info --driver-root "$root"
+	assert_success
+	assert_line --index 1 "CUDA version:   n/a"
+	[[ $stderr == *"the helper process died"* ]] || fail "stderr: $stderr"
+	# A launch needs the driver's device nodes, which only root can copy.
+	[[ $GPURUN_TEST_MODE == root ]] || return 0
+	cp -a "$FAKE1/dev" "$root/"
 	run --separate-stderr "$GPURUN" --dry-run --driver-root "$root" --gpus 0 --require 'cuda>=99' "$GLIBC_TAR" true
 	assert_success
 	[[ $stderr == *"cannot read the CUDA version"*"the helper process died"* ]] || fail "stderr: $stderr"

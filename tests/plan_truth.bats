@@ -61,6 +61,15 @@ need_fake4() {
 	plan_truth --driver-root "$FAKE4" --gpus 1,2 --read-only "$GLIBC_TGZ"
 }
 
+@test "an image with newer CUDA forward-compatibility libraries: the ldconfig step is printed as it runs" {
+	need_fake4
+	local d=$BATS_TEST_TMPDIR/compat img=$BATS_TEST_TMPDIR/compat.tar
+	mkdir -p "$d/usr/local/cuda/compat"
+	cp "$FAKE4$LIBDIR_DEBIAN/libcuda.so.$DRIVER_VERSION" "$d/usr/local/cuda/compat/libcuda.so.560.35.03"
+	tar -C "$(fixture glibc)" -cf "$img" . && tar -C "$d" -rf "$img" ./usr/local/cuda
+	plan_truth --driver-root "$FAKE4" --gpus 0 "$img"
+}
+
 # The checker itself must be able to say no.
 @test "the checker refuses a mount option or a mount that was never printed, and views that differ" {
 	local d=$BATS_TEST_TMPDIR

@@ -6,9 +6,11 @@
 load lib/common
 
 UNIT_LAYOUT="$TESTS_BUILD/unit_layout"
+UNIT_ARCH="$TESTS_BUILD/unit_arch"
 
 setup() {
 	[[ -x "$UNIT_LAYOUT" ]] || fail "$UNIT_LAYOUT is missing: run 'make unit'"
+	[[ -x "$UNIT_ARCH" ]] || fail "$UNIT_ARCH is missing: run 'make unit'"
 }
 
 unit_case() {
@@ -16,13 +18,25 @@ unit_case() {
 	assert_success
 }
 
-@test "every unit case is run by this file" {
-	run "$UNIT_LAYOUT" --list
+arch_case() {
+	run "$UNIT_ARCH" "$1"
+	assert_success
+}
+
+# cases_match BINARY FUNCTION: the binary's cases are exactly those this
+# file runs through FUNCTION.
+cases_match() {
+	run "$1" --list
 	assert_success
 	local listed mine
 	listed=$(sort <<<"$output")
-	mine=$(grep -o 'unit_case [a-z][a-z-]*;' "$BATS_TEST_FILENAME" | tr -d ';' | cut -d' ' -f2 | sort)
-	[[ "$listed" == "$mine" ]] || fail "cases in the binary and in unit.bats differ: $(diff <(echo "$listed") <(echo "$mine"))"
+	mine=$(grep -o "$2 [a-z][a-z-]*;" "$BATS_TEST_FILENAME" | tr -d ';' | cut -d' ' -f2 | sort)
+	[[ "$listed" == "$mine" ]] || fail "cases in $1 and in unit.bats differ: $(diff <(echo "$listed") <(echo "$mine"))"
+}
+
+@test "every unit case is run by this file" {
+	cases_match "$UNIT_LAYOUT" unit_case
+	cases_match "$UNIT_ARCH" arch_case
 }
 
 @test "an archive root keeps owners as root, in a private tmpfs" { unit_case archive-root; }
@@ -36,3 +50,5 @@ unit_case() {
 @test "every fresh mount prints its type, flags and data" { unit_case mount-data-printed; }
 @test "the read-only /proc paths are printed" { unit_case proc-readonly-printed; }
 @test "\$LIBDIR expands by the Debian rule; only per-mount flags become attributes" { unit_case libdir; }
+@test "ld.so.cache entries count for the host's architecture only: x86-64 0x0303, AArch64 0x0a03, their 32-bit kin" { arch_case ldcache-flags; }
+@test "the Debian lib dir follows the architecture: /usr/lib/aarch64-linux-gnu on aarch64 hosts" { arch_case libdir; }

@@ -5,7 +5,7 @@
 #
 # Builds, under OUTDIR, what gpurun reads from a driver root, in the real
 # formats, so GPU injection can be tested on a machine without a GPU:
-#   usr/lib/x86_64-linux-gnu/lib*.so.550.54.14   real ELF objects with the
+#   usr/lib/<multiarch>/lib*.so.550.54.14   real ELF objects with the
 #        driver's SONAMEs and symlink chains, a working fake NVML and libcuda,
 #        libraries gpurun must not inject (older-driver decoys, non-listed
 #        libs) and a real etc/ld.so.cache made by `ldconfig -r OUTDIR`;
@@ -18,8 +18,14 @@
 #   proc/driver/nvidia/{version,params,registry,gpus/<bus>/information},
 #        proc/devices, lib/firmware/nvidia/<ver>/gsp_*.bin,
 #        run/nvidia-persistenced/socket (a real unix socket), tmp/nvidia-mps/.
-# TOPOLOGY: `one` (one H100) or `four` (four GPUs whose minors are not in
-# PCI bus order: index 1 = bus 0000:5e:00.0 = /dev/nvidia0).
+# TOPOLOGY: `one` (one H100), `four` (four GPUs whose minors are not in
+# PCI bus order: index 1 = bus 0000:5e:00.0 = /dev/nvidia0) or `odd` (what
+# the information files give on real hosts and NVML would hide: a GPU
+# excluded by NVreg_ExcludedGpus, one whose UUID is not written yet, one
+# whose model gpurun cannot name an architecture for) or `nouvm` (`one` after
+# a fresh boot: nvidia-uvm not loaded, so no /dev/nvidia-uvm* and no
+# nvidia-uvm in proc/devices; with a fake usr/bin/nvidia-modprobe, see
+# modprobe.c).
 #
 # Needs root (mknod, ldconfig -r chroots).  Compiled objects are cached in
 # tests/build/fakedriver-cache/<hash of the sources>.
@@ -33,13 +39,13 @@ if [ "${1:-}" = --hash ]; then
 	exit 0
 fi
 if [ $# -ne 2 ]; then
-	echo "usage: $0 OUTDIR one|four" >&2
+	echo "usage: $0 OUTDIR one|four|odd|nouvm" >&2
 	exit 2
 fi
 out=$1
 topo=$2
-case $topo in one | four) ;; *)
-	echo "$0: unknown topology $topo (one, four)" >&2
+case $topo in one | four | odd | nouvm) ;; *)
+	echo "$0: unknown topology $topo (one, four, odd, nouvm)" >&2
 	exit 2
 	;;
 esac
@@ -51,7 +57,14 @@ fi
 VER=550.54.14
 OLD=470.57.02
 CC=${CC:-cc}
-LIBDIR=usr/lib/x86_64-linux-gnu
+# The driver's libraries in this machine's multiarch directory, as a
+# Debian host keeps them.
+machine=$(uname -m)
+case $machine in
+aarch64) LIBDIR=usr/lib/aarch64-linux-gnu ;;
+ppc64le) LIBDIR=usr/lib/powerpc64le-linux-gnu ;;
+*) LIBDIR=usr/lib/x86_64-linux-gnu ;;
+esac
 
 # ---- compiled pieces, cached by source hash -------------------------------
 # name:soname pairs; a soname of "-" means the file name itself (the
@@ -107,6 +120,7 @@ if [ ! -f "$cache/.done" ]; then
 	done
 	$CC $w -o "$tmp/bin/nvidia-smi" "$here/smi.c" -ldl
 	$CC $w -o "$tmp/bin/tool" "$here/tool.c"
+	$CC $w -static -o "$tmp/bin/nvidia-modprobe" "$here/modprobe.c"
 	touch "$tmp/.done"
 	# Another build may have won the race; either copy is the same.
 	mv -T "$tmp" "$cache" 2>/dev/null || rm -rf "$tmp"
@@ -139,7 +153,7 @@ for t in nvidia-debugdump nvidia-persistenced nvidia-cuda-mps-control nvidia-cud
 	cp "$cache/bin/tool" "$out/usr/bin/$t"
 done
 
-printf '/usr/lib/x86_64-linux-gnu\n' >"$out/etc/ld.so.conf"
+printf '/%s\n' "$LIBDIR" >"$out/etc/ld.so.conf"
 ldconfig -r "$out"
 
 printf 'GSP firmware %s %s\n' "$VER" ga10x >"$out/lib/firmware/nvidia/$VER/gsp_ga10x.bin"
@@ -152,7 +166,7 @@ chmod 0666 "$out/run/nvidia-persistenced/socket"
 
 # ---- /proc/driver/nvidia and /proc/devices --------------------------------
 p=$out/proc/driver/nvidia
-printf 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  %s  Thu Feb 22 01:44:30 UTC 2024\nGCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n' "$VER" >"$p/version"
+printf 'NVRM version: NVIDIA UNIX %s Kernel Module  %s  Thu Feb 22 01:44:30 UTC 2024\nGCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n' "$machine" "$VER" >"$p/version"
 cat >"$p/params" <<'EOF'
 ResmanDebugLevel: 4294967295
 RmLogonRC: 1
@@ -181,20 +195,26 @@ ExcludedGpus: ""
 EOF
 printf 'Binary: ""\n' >"$p/registry"
 
-# bus minor model uuid
-if [ "$topo" = one ]; then
-	gpus="0000:17:00.0 0 NVIDIA_H100_80GB_HBM3 GPU-5b1e5f16-6bd4-44c2-a1a8-2d2f3a9c1b01"
-else
-	gpus="0000:3b:00.0 2 NVIDIA_H100_80GB_HBM3 GPU-0c9c1a44-3f53-4a35-9c7e-7e0d6c1a3b3b
-0000:5e:00.0 0 NVIDIA_A100-SXM4-80GB GPU-1d2e3f40-5162-4738-89ab-cdef01234567
-0000:86:00.0 3 Tesla_V100-SXM2-16GB GPU-8f7e6d5c-4b3a-4291-8071-605f4e3d2c1b
-0000:af:00.0 1 NVIDIA_H100_80GB_HBM3 GPU-a0b1c2d3-e4f5-4061-9728-394a5b6c7d8e"
-fi
-echo "$gpus" | while read -r bus minor model uuid; do
+# bus minor model uuid excluded
+case $topo in
+one | nouvm)
+	gpus="0000:17:00.0 0 NVIDIA_H100_80GB_HBM3 GPU-5b1e5f16-6bd4-44c2-a1a8-2d2f3a9c1b01 No" ;;
+four)
+	gpus="0000:3b:00.0 2 NVIDIA_H100_80GB_HBM3 GPU-0c9c1a44-3f53-4a35-9c7e-7e0d6c1a3b3b No
+0000:5e:00.0 0 NVIDIA_A100-SXM4-80GB GPU-1d2e3f40-5162-4738-89ab-cdef01234567 No
+0000:86:00.0 3 Tesla_V100-SXM2-16GB GPU-8f7e6d5c-4b3a-4291-8071-605f4e3d2c1b No
+0000:af:00.0 1 NVIDIA_H100_80GB_HBM3 GPU-a0b1c2d3-e4f5-4061-9728-394a5b6c7d8e No" ;;
+odd)
+	gpus="0000:0a:00.0 1 NVIDIA_H100_80GB_HBM3 GPU-0a0a0a0a-1111-4222-8333-444455556666 No
+0000:1b:00.0 0 NVIDIA_A100-SXM4-80GB GPU-1b1b1b1b-1111-4222-8333-444455556666 Yes
+0000:2c:00.0 2 NVIDIA_L40S GPU-????????-????-????-????-???????????? No
+0000:3d:00.0 3 NVIDIA_RTX_PRO_6000_Blackwell_Server_Edition GPU-3d3d3d3d-1111-4222-8333-444455556666 No" ;;
+esac
+echo "$gpus" | while read -r bus minor model uuid excluded; do
 	model=$(echo "$model" | tr _ ' ')
 	mkdir -p "$p/gpus/$bus"
-	printf 'Model: \t\t %s\nIRQ:   \t\t 0\nGPU UUID: \t %s\nVideo BIOS: \t 96.00.74.00.01\nBus Type: \t PCIe\nDMA Size: \t 52 bits\nDMA Mask: \t 0xfffffffffffff\nBus Location: \t %s\nDevice Minor: \t %s\nGPU Excluded:\t No\n' \
-		"$model" "$uuid" "$bus" "$minor" >"$p/gpus/$bus/information"
+	printf 'Model: \t\t %s\nIRQ:   \t\t 0\nGPU UUID: \t %s\nVideo BIOS: \t 96.00.74.00.01\nBus Type: \t PCIe\nDMA Size: \t 52 bits\nDMA Mask: \t 0xfffffffffffff\nBus Location: \t %s\nDevice Minor: \t %s\nGPU Excluded:\t %s\n' \
+		"$model" "$uuid" "$bus" "$minor" "$excluded" >"$p/gpus/$bus/information"
 	mknod -m 0666 "$out/dev/nvidia$minor" c 195 "$minor"
 done
 
@@ -224,8 +244,14 @@ EOF
 
 mknod -m 0666 "$out/dev/nvidiactl" c 195 255
 mknod -m 0666 "$out/dev/nvidia-modeset" c 195 254
-mknod -m 0666 "$out/dev/nvidia-uvm" c 510 0
-mknod -m 0666 "$out/dev/nvidia-uvm-tools" c 510 1
+if [ "$topo" = nouvm ]; then
+	sed -i '/nvidia-uvm/d' "$out/proc/devices"
+	cp "$cache/bin/nvidia-modprobe" "$out/usr/bin/nvidia-modprobe"
+	mkdir -p "$out/var/log"
+else
+	mknod -m 0666 "$out/dev/nvidia-uvm" c 510 0
+	mknod -m 0666 "$out/dev/nvidia-uvm-tools" c 510 1
+fi
 
 # Readable by the unprivileged test run (the runner builds as root).
 chmod -R a+rX "$out"

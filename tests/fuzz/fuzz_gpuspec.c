@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	struct gpu_selection sel;
 	struct gerr err = {0};
 	if (gpu_request_parse(s, "--gpus", &rq, &err) == 0 &&
-	    gpu_request_resolve(&rq, table, 4, "--gpus", "/", &sel, &err) == 0) {
+	    gpu_request_resolve(&rq, table, 4, 0, "--gpus", "/", &sel, &err) == 0) {
 		for (size_t i = 4; i < GPU_MAX; i++)
 			if (sel.mask[i])
 				abort();

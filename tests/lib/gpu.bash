@@ -2,8 +2,11 @@
 #   load lib/common
 #   load lib/gpu
 #
-# The fake NVIDIA drivers (tests/fakedriver/build.sh): FAKE1 (one H100) and
-# FAKE4 (four GPUs, minors not in PCI order), built into tests/build by root
+# The fake NVIDIA drivers (tests/fakedriver/build.sh): FAKE1 (one H100),
+# FAKE4 (four GPUs, minors not in PCI order) and FAKEODD (an excluded GPU,
+# one without a UUID yet, one of a model gpurun has no arch for) and
+# FAKENOUVM (FAKE1 after a fresh boot: no nvidia-uvm, a fake nvidia-modprobe;
+# tests that let it run use a copy), built into tests/build by root
 # (tests/run-bats.sh does it before both runs; a root run of a suite builds
 # or refreshes them itself; an unprivileged run uses what root built and
 # skips when there is nothing).
@@ -15,7 +18,12 @@
 
 FAKEDRIVER_SRC="$TESTS_DIR/fakedriver"
 DRIVER_VERSION=550.54.14
-LIBDIR_DEBIAN=/usr/lib/x86_64-linux-gnu
+# The Debian lib dir of this machine (gpurun's $LIBDIR in Debian images).
+case $(uname -m) in
+aarch64) LIBDIR_DEBIAN=/usr/lib/aarch64-linux-gnu ;;
+ppc64le) LIBDIR_DEBIAN=/usr/lib/powerpc64le-linux-gnu ;;
+*) LIBDIR_DEBIAN=/usr/lib/x86_64-linux-gnu ;;
+esac
 
 # FOUR_* describe the four-GPU topology in index (PCI bus) order.
 FOUR_BUS=(0000:3b:00.0 0000:5e:00.0 0000:86:00.0 0000:af:00.0)
@@ -24,6 +32,11 @@ FOUR_MODEL=("NVIDIA H100 80GB HBM3" "NVIDIA A100-SXM4-80GB" "Tesla V100-SXM2-16G
 FOUR_UUID=(GPU-0c9c1a44-3f53-4a35-9c7e-7e0d6c1a3b3b GPU-1d2e3f40-5162-4738-89ab-cdef01234567
 	GPU-8f7e6d5c-4b3a-4291-8071-605f4e3d2c1b GPU-a0b1c2d3-e4f5-4061-9728-394a5b6c7d8e)
 ONE_UUID=GPU-5b1e5f16-6bd4-44c2-a1a8-2d2f3a9c1b01
+# ODD_*: the odd topology as NVML would number it (the excluded
+# 0000:1b:00.0, minor 0, has no index).
+ODD_BUS=(0000:0a:00.0 0000:2c:00.0 0000:3d:00.0)
+ODD_MINOR=(1 2 3)
+ODD_EXCLUDED_UUID=GPU-1b1b1b1b-1111-4222-8333-444455556666
 
 UTILITY_LIBS=(libnvidia-ml libnvidia-cfg libnvidia-nscq)
 COMPUTE_LIBS=(libcuda libcudadebugger libnvidia-opencl libnvidia-gpucomp libnvidia-ptxjitcompiler
@@ -64,13 +77,14 @@ fake_driver() {
 # drivers are missing and cannot be built here.
 gpu_setup_file() {
 	require_gpurun
-	FAKE1=$(fake_driver one) && FAKE4=$(fake_driver four) ||
+	FAKE1=$(fake_driver one) && FAKE4=$(fake_driver four) && FAKEODD=$(fake_driver odd) &&
+		FAKENOUVM=$(fake_driver nouvm) ||
 		skip "no fake NVIDIA driver in $TESTS_BUILD (build it as root: tests/run-bats.sh)"
 	# Tar images work in both modes: unpacked by the caller, so its user
 	# namespace owns every directory a mount target is created in.
 	GLIBC_TAR=$(fixture glibc.tar)
 	BUSYBOX_TAR=$(fixture busybox.tar)
-	export FAKE1 FAKE4 GLIBC_TAR BUSYBOX_TAR
+	export FAKE1 FAKE4 FAKEODD FAKENOUVM GLIBC_TAR BUSYBOX_TAR
 }
 
 # gpu4 ARGS...: gpurun on the four-GPU fake driver.  gpu1: on the one-GPU one.
@@ -127,7 +141,7 @@ expected_injected() {
 
 # The same, seen from inside: every nvidia file of the lib dir and /usr/bin
 # that is a mount point (what gpurun bound, not what ldconfig linked).
-INJECTED_INSIDE='for f in /usr/lib/x86_64-linux-gnu/* /usr/bin/*; do
+INJECTED_INSIDE='for f in '"$LIBDIR_DEBIAN"'/* /usr/bin/*; do
 	probe mountinfo-has "$f" >/dev/null 2>&1 && echo "$f"; done | LC_ALL=C sort'
 
 # host_file_state PATH: what must not change on a host file a test plants.

@@ -219,7 +219,10 @@ def under(path, root):
 
 def script(dry_text):
     plan = Plan(op_lines_dry(dry_text), "$LIBDIR")
-    out = ['if [ -e /etc/debian_version ]; then LIBDIR=%s; else LIBDIR=/usr/lib64; fi' % LIBDIR_DEFAULT,
+    # The Debian lib dir of this host's architecture, as the plan prints it.
+    libdir = next((l.split("=", 1)[1].split()[0] for l in dry_text.splitlines() if l.startswith("LIBDIR=")),
+                  LIBDIR_DEFAULT)
+    out = ['if [ -e /etc/debian_version ]; then LIBDIR=%s; else LIBDIR=/usr/lib64; fi' % libdir,
            'echo "=== mountinfo"', 'cat /proc/self/mountinfo', 'echo "=== facts"',
            'echo "libdir $LIBDIR"']
 

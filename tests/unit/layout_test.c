@@ -253,7 +253,7 @@ static void case_finish(void)
 	c.workdir = "/work";
 	c.read_only = 1;
 	layout_base(&p, &c);
-	layout_finish(&p, &c, "$LIBDIR:/usr/lib");
+	layout_finish(&p, &c, "$LIBDIR:/usr/lib", NULL);
 	const struct op *wd = find(&p, OP_MKDIR, "/work"), *pivot = find(&p, OP_PIVOT, NULL),
 			*ldc = find(&p, OP_LDCONFIG, NULL), *ro = find(&p, OP_REMOUNT, "/");
 	CHECK(wd && wd->mode == 0755, "the workdir is created");
@@ -268,7 +268,7 @@ static void case_finish(void)
 	struct plan q = {0};
 	struct run_config d = config("img.tar", 0, 0);
 	layout_base(&q, &d);
-	layout_finish(&q, &d, NULL);
+	layout_finish(&q, &d, NULL, NULL);
 	CHECK(!find(&q, OP_LDCONFIG, NULL) && !find(&q, OP_REMOUNT, NULL) && !find(&q, OP_MKDIR, NULL),
 	      "no ldconfig, remount or workdir unless asked for");
 	CHECK(q.v[q.n - 1].kind == OP_PIVOT, "the pivot ends a plain plan");
@@ -335,7 +335,8 @@ static void case_proc_readonly_printed(void)
 static void case_libdir(void)
 {
 	char buf[256];
-	CHECK(!strcmp(plan_expand_libdir("$LIBDIR/libcuda.so.1", plan_libdir_for(1), buf, sizeof buf),
+	CHECK(!strcmp(plan_expand_libdir("$LIBDIR/libcuda.so.1", plan_libdir_for_machine("x86_64", 1), buf,
+					 sizeof buf),
 		      "/usr/lib/x86_64-linux-gnu/libcuda.so.1"),
 	      "Debian images: %s", buf);
 	CHECK(!strcmp(plan_expand_libdir("$LIBDIR/libcuda.so.1", plan_libdir_for(0), buf, sizeof buf),
