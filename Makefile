@@ -8,7 +8,7 @@ CC ?= cc
 PKG_CONFIG ?= pkg-config
 VERSION := 0.1.0
 
-PKGS := libarchive libcap-ng libseccomp jansson
+PKGS := libarchive libcap-ng libseccomp jansson libcurl
 CSTD := -std=gnu11
 WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral
 CFLAGS ?= -O2 -g

@@ -935,7 +935,8 @@ int image_prepare(const char *path, const char *name, const char *selector, stru
 	}
 	/* The fast path first: a hit reads neither the archive nor its JSON. */
 	key = cache_source_key(&st, selector);
-	if (cache_lookup_source(c, key, hex) && cache_get_image(c, hex, img, err) == 0) {
+	int fast = !(flags & IMAGE_NO_SOURCE);
+	if (fast && cache_lookup_source(c, key, hex) && cache_get_image(c, hex, img, err) == 0) {
 		img->hit = 1;
 		rc = 0;
 		goto out;
@@ -950,7 +951,7 @@ int image_prepare(const char *path, const char *name, const char *selector, stru
 			goto out;
 		}
 	}
-	if (!(flags & IMAGE_DRY_RUN)) {
+	if (fast && !(flags & IMAGE_DRY_RUN)) {
 		/* One import per image at a time: the others then find it. */
 		lock = cache_lock(c, key, err);
 		if (lock < 0)
@@ -975,7 +976,7 @@ int image_prepare(const char *path, const char *name, const char *selector, stru
 		rc = prepare_layered(&s, selector, img, hex, err);
 	}
 	if (rc == 0 && !(flags & IMAGE_DRY_RUN) &&
-	    (cache_put_image(c, hex, img, err) < 0 || cache_put_source(c, key, hex, err) < 0))
+	    (cache_put_image(c, hex, img, err) < 0 || (fast && cache_put_source(c, key, hex, err) < 0)))
 		rc = -1;
 	if (s.progress && rc == 0)
 		progress_end(s.progress);

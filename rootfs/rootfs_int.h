@@ -157,6 +157,40 @@ int digest_hex_ok(const char *hex);
 /* The hex part of "sha256:<64 hex>", or NULL when digest is not one. */
 const char *digest_parse(const char *digest);
 
+/* ---- ref.c: the pure parsers of registry pulls (fuzzed) ------------------ */
+
+/* docker://[REGISTRY/]REPO[:TAG|@sha256:HEX], normalised as docker does:
+ * registry "docker.io" when the first component has no '.' or ':' and is
+ * not "localhost"; "library/" before a one-component Docker Hub name; tag
+ * "latest" when neither tag nor digest is given. */
+struct image_ref {
+	char *registry; /* "docker.io", "127.0.0.1:5000" */
+	char *repo;     /* "library/ubuntu" */
+	char *tag;      /* or NULL */
+	char *digest;   /* "sha256:<hex>", or NULL */
+};
+int ref_parse(const char *s, struct image_ref *r, struct gerr *err);
+void ref_free(struct image_ref *r);
+char *ref_string(const struct image_ref *r); /* "docker.io/library/ubuntu:latest" */
+
+/* The first challenge of a WWW-Authenticate header value (RFC 9110
+ * auth-params, quoted strings unescaped).  0, or -1 when malformed. */
+#define CHALLENGE_VALUE_MAX 1024
+struct auth_challenge {
+	char scheme[16]; /* "Bearer", "Basic" */
+	char realm[CHALLENGE_VALUE_MAX];
+	char service[CHALLENGE_VALUE_MAX];
+	char scope[CHALLENGE_VALUE_MAX];
+	char error[CHALLENGE_VALUE_MAX];
+};
+int challenge_parse(const char *value, struct auth_challenge *c);
+
+/* "os/arch[/variant]"; 0, or -1 when malformed. */
+struct platform {
+	char os[32], arch[32], variant[32];
+};
+int platform_parse(const char *s, struct platform *pf);
+
 /* Copy an entry name into dst for a one-line message: control bytes become
  * \xNN, and long names are cut with "...". */
 void quote_name(char *dst, size_t cap, const char *name);
