@@ -136,6 +136,7 @@ struct sink {
 	unsigned long long got, expect; /* bytes kept; the size the manifest promises (0: unknown) */
 	unsigned long long range_from;  /* this request asked for bytes from here */
 	int checked;                    /* the first body bytes of this request were seen */
+	int restarted;                  /* ... and the range asked for was ignored */
 	int write_errno;
 	unsigned long long *progress;   /* for the display, updated atomically */
 };
@@ -229,6 +230,7 @@ static size_t on_body(char *buf, size_t size, size_t n, void *arg)
 			if (s->progress)
 				__atomic_store_n(s->progress, 0, __ATOMIC_RELAXED);
 			s->got = 0;
+			s->restarted = 1;
 		}
 	}
 	if (s->expect && s->got + len > s->expect) {
@@ -452,6 +454,10 @@ static int reg_get(struct reg *r, struct sink *s, const char *path, const char *
 		unsigned gen = r->auth_gen;
 		pthread_mutex_unlock(&r->lock);
 		CURLcode code = perform(r, s, url, accept, auth);
+		if (s->restarted && r->verbose)
+			fprintf(stderr, "gpurun: %s: %s: the registry ignored the range; fetching it from the start\n",
+				r->name, what);
+		s->restarted = 0;
 		if (auth)
 			explicit_bzero(auth, strlen(auth));
 		/* An insecure registry may speak plain HTTP: try that once. */
@@ -1100,6 +1106,9 @@ int registry_prepare(const char *refstr, const struct pull_opts *o, struct cache
 	if (r.capath && !*r.capath)
 		r.capath = NULL;
 	pthread_mutex_init(&r.lock, NULL);
+	if (r.verbose)
+		fprintf(stderr, "gpurun: %s: the registry API at https://%s/v2/%s%s\n", r.name, r.host, r.ref.repo,
+			r.insecure ? " (insecure: TLS not verified, plain HTTP allowed)" : "");
 	if (curl_load(err) < 0 || find_credentials(&r, err) < 0)
 		goto out;
 	if (!(flags & IMAGE_DRY_RUN)) {

@@ -17,6 +17,9 @@
 #   registry_put_manifest NAME REPO TAG FILE
 #       a manifest written straight into the storage (what the API would
 #       refuse: one far above any size cap), tagged REPO:TAG.
+#   registry_put_blob NAME REPO FILE   a blob straight into the storage.
+#   huge_manifest_server_start SIZE
+#       huge_manifest_server.py (the one fault the registry cannot serve).
 #   cut_proxy_start NAME MODE CUT [PORT]
 #       cut_proxy.py in front of NAME; sets PROXY_HOST, PROXY_PID.
 #   auth_file FILE HOST USER PASS    a podman/docker auth file.
@@ -141,6 +144,29 @@ registry_put_manifest() {
 	done
 }
 
+# registry_put_blob NAME REPO FILE: FILE as a blob of REPO, straight into
+# the storage (a config far above any size cap); prints its digest.
+registry_put_blob() {
+	local repo=$2 file=$3 dir_var="REG_${1}_DIR" hex base
+	hex=$(sha256sum "$file" | cut -d' ' -f1)
+	base=${!dir_var}/storage/docker/registry/v2
+	mkdir -p "$base/blobs/sha256/${hex:0:2}/$hex" "$base/repositories/$repo/_layers/sha256/$hex"
+	cp "$file" "$base/blobs/sha256/${hex:0:2}/$hex/data"
+	printf 'sha256:%s' "$hex" >"$base/repositories/$repo/_layers/sha256/$hex/link"
+	echo "sha256:$hex"
+}
+
+# huge_manifest_server_start SIZE: huge_manifest_server.py; sets HUGE_HOST, PROXY_PID.
+huge_manifest_server_start() {
+	local pf
+	pf=$(mktemp -u "$BATS_TEST_TMPDIR/huge.XXXXXX")
+	"$REG_PY" "$REGISTRY_LIB_DIR/huge_manifest_server.py" --port-file "$pf" --tls-cert "$REG_PKI/tls.crt" \
+		--tls-key "$REG_PKI/tls.key" --size "$1" </dev/null >/dev/null 2>&1 3>&- &
+	PROXY_PID=$!
+	wait_for test -s "$pf" || return 1
+	HUGE_HOST=127.0.0.1:$(cat "$pf")
+}
+
 cut_proxy_start() {
 	local name=$1 mode=$2 cut=$3 port=${4:-0} host_var="REG_${1}_HOST" pf
 	pf=$(mktemp -u "$BATS_TEST_TMPDIR/proxy.XXXXXX")
@@ -166,4 +192,65 @@ registry_stop_all() {
 		wait "$pid" 2>/dev/null
 	done
 	REGISTRY_PIDS=()
+}
+
+# make_multiarch_layout SRC DST: a copy of the OCI layout SRC (one image,
+# tag latest) whose tag names an image index of two platforms: linux/amd64
+# (the image as it is) and linux/arm64/v8 (the same layers, a config with
+# "architecture": "arm64" and GPURUN_ARCH=arm64 in its Env).
+make_multiarch_layout() {
+	cp -r "$1" "$2" && chmod -R u+w "$2" && "$REG_PY" - "$2" <<'PY'
+import hashlib, json, os, sys
+d = sys.argv[1]
+def blob(data):
+    h = hashlib.sha256(data).hexdigest()
+    with open(os.path.join(d, "blobs/sha256", h), "wb") as f:
+        f.write(data)
+    return {"digest": "sha256:" + h, "size": len(data)}
+def read(desc):
+    with open(os.path.join(d, "blobs/sha256", desc["digest"][7:]), "rb") as f:
+        return f.read()
+index = json.load(open(os.path.join(d, "index.json")))
+mdesc = index["manifests"][0]
+manifest = json.loads(read(mdesc))
+config = json.loads(read(manifest["config"]))
+config["architecture"] = "arm64"
+config["variant"] = "v8"
+config.setdefault("config", {}).setdefault("Env", []).append("GPURUN_ARCH=arm64")
+cdesc = blob(json.dumps(config).encode())
+manifest["config"] = dict(manifest["config"], **cdesc)
+arm = dict(blob(json.dumps(manifest).encode()), mediaType=mdesc["mediaType"],
+           platform={"os": "linux", "architecture": "arm64", "variant": "v8"})
+amd = {"mediaType": mdesc["mediaType"], "digest": mdesc["digest"], "size": mdesc["size"],
+       "platform": {"os": "linux", "architecture": "amd64"}}
+nested = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": [amd, arm]}
+ndesc = dict(blob(json.dumps(nested).encode()), mediaType="application/vnd.oci.image.index.v1+json",
+             annotations={"org.opencontainers.image.ref.name": "latest"})
+index["manifests"] = [ndesc]
+json.dump(index, open(os.path.join(d, "index.json"), "w"))
+PY
+}
+
+# make_plain_layout SRC DST: a copy of the OCI layout SRC (one image) whose
+# layers are stored uncompressed (media type ...layer.v1.tar).
+make_plain_layout() {
+	cp -r "$1" "$2" && chmod -R u+w "$2" && "$REG_PY" - "$2" <<'PY'
+import gzip, hashlib, json, os, sys
+d = sys.argv[1]
+def path(desc):
+    return os.path.join(d, "blobs/sha256", desc["digest"][7:])
+def blob(data):
+    h = hashlib.sha256(data).hexdigest()
+    with open(os.path.join(d, "blobs/sha256", h), "wb") as f:
+        f.write(data)
+    return {"digest": "sha256:" + h, "size": len(data)}
+index = json.load(open(os.path.join(d, "index.json")))
+mdesc = index["manifests"][0]
+manifest = json.load(open(path(mdesc)))
+for layer in manifest["layers"]:
+    layer.update(blob(gzip.decompress(open(path(layer), "rb").read())))
+    layer["mediaType"] = "application/vnd.oci.image.layer.v1.tar"
+mdesc.update(blob(json.dumps(manifest).encode()))
+json.dump(index, open(os.path.join(d, "index.json"), "w"))
+PY
 }
