@@ -173,6 +173,11 @@ int ref_parse(const char *s, struct image_ref *r, struct gerr *err)
 		r->repo = xasprintf("library/%s", path);
 	else
 		r->repo = xstrdup(path);
+	/* docker's limit, on the whole normalised name. */
+	if (strlen(r->registry) + 1 + strlen(r->repo) > REF_NAME_MAX) {
+		ref_free(r);
+		return gerr_set(err, 0, "image reference '%s': name too long", q);
+	}
 	if (!r->tag && !r->digest)
 		r->tag = xstrdup("latest");
 	return 0;
@@ -278,7 +283,7 @@ int platform_parse(const char *s, struct platform *pf)
 		return -1;
 	const char *v = strchr(a + 1, '/');
 	size_t ol = (size_t)(a - s), al = v ? (size_t)(v - a - 1) : strlen(a + 1), vl = v ? strlen(v + 1) : 0;
-	if (!ol || !al || (v && !vl) || ol >= sizeof pf->os || al >= sizeof pf->arch || vl >= sizeof pf->variant)
+	if (!ol || !al || (v && (!vl || strchr(v + 1, '/'))) || ol >= sizeof pf->os || al >= sizeof pf->arch || vl >= sizeof pf->variant)
 		return -1;
 	memcpy(pf->os, s, ol);
 	memcpy(pf->arch, a + 1, al);
