@@ -355,6 +355,10 @@ static int fetch_token(struct reg *r, CURL *h, const struct auth_challenge *ch, 
 {
 	if (strncmp(ch->realm, "https://", 8) && strncmp(ch->realm, "http://", 7))
 		return gerr_set(err, 0, "image %s: the registry's token service is not an http(s) URL", r->name);
+	/* Credentials never go in clear to a registry not named insecure. */
+	if (!strncmp(ch->realm, "http://", 7) && !r->insecure)
+		return gerr_set(err, 0, "image %s: the registry's token service is plain HTTP (use --tls-verify=false "
+				"if that is meant)", r->name);
 	char *svc = cu.easy_escape(h, ch->service, 0);
 	_cleanup_free_ char *scope_txt =
 		ch->scope[0] ? xstrdup(ch->scope) : xasprintf("repository:%s:pull", r->ref.repo);
@@ -467,8 +471,8 @@ static int reg_get(struct reg *r, struct sink *s, const char *path, const char *
 			r->scheme_known = 1;
 			continue;
 		}
-		if (code == CURLE_OK)
-			r->scheme_known = 1;
+		if (code == CURLE_OK && !r->scheme_known)
+			r->scheme_known = 1; /* by the first request, before any other thread runs */
 		if (code == CURLE_OK && s->resp->status == 401 && auth_tries++ < 2) {
 			if (authenticate(r, s->h, s->resp, gen, err) < 0)
 				return -1;
@@ -537,7 +541,7 @@ static char *auth_key_host(const char *key)
 /* The "auth" of the best entry of one file for ref: the longest key that is
  * the registry or a registry/namespace prefix of the repository.  1 found,
  * 0 not, -1 on a damaged file. */
-static int auth_from_file(const char *path, const struct image_ref *ref, char **out, struct gerr *err)
+static int auth_from_file(const char *path, int legacy, const struct image_ref *ref, char **out, struct gerr *err)
 {
 	struct gerr ignore = {0};
 	size_t len;
@@ -554,7 +558,8 @@ static int auth_from_file(const char *path, const struct image_ref *ref, char **
 	_cleanup_free_ char *full = xasprintf("%s/%s", ref->registry, ref->repo);
 	const char *k, *best = NULL;
 	size_t best_len = 0;
-	json_object_foreach(json_object_get(o, "auths"), k, v)
+	/* ~/.dockercfg has the entries at the top level. */
+	json_object_foreach(legacy ? o : json_object_get(o, "auths"), k, v)
 	{
 		_cleanup_free_ char *h = auth_key_host(k);
 		size_t hl = strlen(h);
@@ -579,16 +584,19 @@ static int auth_from_file(const char *path, const struct image_ref *ref, char **
 	return rc;
 }
 
-/* podman's order: $REGISTRY_AUTH_FILE, $XDG_RUNTIME_DIR/containers/auth.json,
- * $XDG_CONFIG_HOME/containers/auth.json, then Docker's
- * $DOCKER_CONFIG/config.json or ~/.docker/config.json. */
+/* podman's order (containers-auth.json(5)): $REGISTRY_AUTH_FILE, or else
+ * $XDG_RUNTIME_DIR/containers/auth.json; then
+ * $XDG_CONFIG_HOME/containers/auth.json, Docker's
+ * $DOCKER_CONFIG/config.json or ~/.docker/config.json, and ~/.dockercfg.
+ * The first file with an entry for the registry wins. */
 static int find_credentials(struct reg *r, struct gerr *err)
 {
 	struct strv files = {0};
 	const char *e, *home = getenv("HOME");
-	if ((e = getenv("REGISTRY_AUTH_FILE")) && *e)
-		strv_add(&files, xstrdup(e));
-	if ((e = getenv("XDG_RUNTIME_DIR")) && *e)
+	const char *override = getenv("REGISTRY_AUTH_FILE");
+	if (override && *override)
+		strv_add(&files, xstrdup(override));
+	else if ((e = getenv("XDG_RUNTIME_DIR")) && *e)
 		strv_add(&files, xasprintf("%s/containers/auth.json", e));
 	if ((e = getenv("XDG_CONFIG_HOME")) && *e)
 		strv_add(&files, xasprintf("%s/containers/auth.json", e));
@@ -598,9 +606,12 @@ static int find_credentials(struct reg *r, struct gerr *err)
 		strv_add(&files, xasprintf("%s/config.json", e));
 	else if (home && *home)
 		strv_add(&files, xasprintf("%s/.docker/config.json", home));
+	size_t modern = files.n;
+	if (home && *home)
+		strv_add(&files, xasprintf("%s/.dockercfg", home));
 	int rc = 0;
 	for (size_t i = 0; i < files.n && rc == 0; i++)
-		rc = auth_from_file(files.v[i], &r->ref, &r->basic, err);
+		rc = auth_from_file(files.v[i], i >= modern, &r->ref, &r->basic, err);
 	strv_free(&files);
 	return rc < 0 ? -1 : 0;
 }

@@ -239,6 +239,24 @@ hint: log in first (podman login $B or docker login), or set REGISTRY_AUTH_FILE"
 	auth_file "$BATS_TEST_TMPDIR/auth.json" "https://$B/v2/" "$REG_USER" "$REG_PASS"
 	REGISTRY_AUTH_FILE=$BATS_TEST_TMPDIR/auth.json run "$GPURUN" pull "docker://$B/gpurun/test"
 	assert_success
+	# $REGISTRY_AUTH_FILE replaces the $XDG_RUNTIME_DIR file (the later ones stay).
+	auth_file "$XDG_RUNTIME_DIR/containers/auth.json" "$B" "$REG_USER" "$REG_PASS"
+	rm "$HOME/.docker/config.json"
+	auth_file "$BATS_TEST_TMPDIR/auth.json" example.org "$REG_USER" "$REG_PASS"
+	REGISTRY_AUTH_FILE=$BATS_TEST_TMPDIR/auth.json run --separate-stderr "$GPURUN" pull "docker://$B/gpurun/test"
+	assert_failure 125
+	[[ "$stderr" == *"asks for credentials and none were found"* ]] || fail "$stderr"
+	# A namespace entry is more specific than the registry's.
+	printf '{"auths": {"%s": {"auth": "%s"}, "%s/gpurun": {"auth": "%s"}}}\n' \
+		"$B" "$(printf '%s:wrong' "$REG_USER" | base64 -w0)" \
+		"$B" "$(printf '%s:%s' "$REG_USER" "$REG_PASS" | base64 -w0)" >"$BATS_TEST_TMPDIR/auth.json"
+	REGISTRY_AUTH_FILE=$BATS_TEST_TMPDIR/auth.json run "$GPURUN" pull "docker://$B/gpurun/test"
+	assert_success
+	# A damaged auth file is named.
+	echo '{"auths": ' >"$BATS_TEST_TMPDIR/auth.json"
+	REGISTRY_AUTH_FILE=$BATS_TEST_TMPDIR/auth.json run --separate-stderr "$GPURUN" pull "docker://$B/gpurun/test"
+	assert_failure 125
+	assert_equal "$stderr" "gpurun: registry credentials $BATS_TEST_TMPDIR/auth.json: invalid JSON"
 }
 
 @test "wrong credentials are a clear one-line error, for basic and for token auth" {
