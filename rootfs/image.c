@@ -42,6 +42,8 @@
 #define IMAGE_MAX_MEMBERS 100000
 #define INDEX_READ_BLOCK (1024 * 1024)
 
+__thread const struct blob_follow *image_blob_follow;
+
 struct member {
 	char *name;      /* without a leading "./" */
 	char type;       /* 'f' file, 'l' link (symbolic or hard), 'd' directory, 'o' other */
@@ -658,6 +660,8 @@ static int layer_input(struct isrc *s, const char *name, struct fd_source *in, i
 		if (fd < 0)
 			return -1;
 		*owned_fd = in->fd = fd;
+		if (image_blob_follow && image_blob_follow->attach(image_blob_follow->ctx, name, in) < 0)
+			return gerr_set(err, EIO, "image %s: %s", s->name, name);
 		return 0;
 	}
 	struct member *m = find_member(s, name);

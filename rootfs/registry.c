@@ -139,6 +139,7 @@ struct sink {
 	int restarted;                  /* ... and the range asked for was ignored */
 	int write_errno;
 	unsigned long long *progress;   /* for the display, updated atomically */
+	const int *cancel;              /* atomic: give up now */
 };
 
 static void resp_reset(struct resp *r)
@@ -209,6 +210,8 @@ static size_t on_body(char *buf, size_t size, size_t n, void *arg)
 		s->resp->errbody[s->resp->errlen] = '\0';
 		return len;
 	}
+	if (s->cancel && __atomic_load_n(s->cancel, __ATOMIC_ACQUIRE))
+		return 0;
 	if (s->mem) {
 		if (s->mem->len + len > s->max) {
 			s->too_big = 1;
@@ -485,7 +488,8 @@ static int reg_get(struct reg *r, struct sink *s, const char *path, const char *
 					s->mem ? "the cap on JSON documents (4 MiB)" : "its manifest says");
 		if (code == CURLE_OK && (s->resp->status == 200 || s->resp->status == 206))
 			return 0;
-		if (transient(code, s->resp->status) && attempt < r->retries) {
+		if (transient(code, s->resp->status) && attempt < r->retries &&
+		    !(s->cancel && __atomic_load_n(s->cancel, __ATOMIC_ACQUIRE))) {
 			if (r->verbose)
 				fprintf(stderr, "gpurun: %s: %s: %s; trying again%s\n", r->name, what,
 					code != CURLE_OK ? cu.easy_strerror(code) : "server error",
@@ -765,12 +769,18 @@ static int resolve(struct reg *r, CURL *h, const struct platform *pf, struct doc
 
 /* ---- fetching layers, several at a time ----------------------------------------- */
 
+/* Each layer blob is fetched into a file of the scratch layout by one of
+ * PULL_PARALLEL threads, hashed as it arrives, while image_prepare()
+ * unpacks the layers in order from those same files as they grow (struct
+ * blob_follow): the unpacker waits at the end of what has arrived, and a
+ * blob's real end comes only once its digest has been checked. */
 struct job {
 	char hex[DIGEST_HEX_LEN + 1];
 	unsigned long long size;
-	unsigned long long got;   /* atomic: for the display */
-	int done;                 /* atomic: 1 fetched, -1 failed */
+	unsigned long long got;   /* atomic: bytes in the file */
+	int done;                 /* atomic: 1 fetched and verified, -1 failed */
 	struct timespec start;
+	struct pool *pool;
 };
 
 struct pool {
@@ -778,19 +788,26 @@ struct pool {
 	int blobdir;
 	struct job *jobs;
 	size_t n, next;           /* next: atomic */
-	int stop;                 /* atomic: a layer failed, the others give up */
+	int failed;               /* atomic: a layer failed (err says how) */
+	int cancel;               /* atomic: the unpack failed, stop fetching */
+	int finished;             /* atomic: for the display thread */
 	pthread_mutex_t lock;
 	struct gerr err;          /* the first failure */
+	pthread_t th[PULL_PARALLEL], display;
+	size_t nth;
+	int show;
+	struct timespec start;
 };
 
 static int fetch_blob(struct pool *p, CURL *h, struct job *j, struct gerr *err)
 {
 	struct reg *r = p->r;
-	int fd = openat(p->blobdir, j->hex, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int fd = openat(p->blobdir, j->hex, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		return gerr_set(err, errno, "image %s: blob sha256:%s: create", r->name, j->hex);
+		return gerr_set(err, errno, "image %s: blob sha256:%s: open", r->name, j->hex);
 	struct resp rs = {0};
-	struct sink s = {.h = h, .resp = &rs, .fd = fd, .hash = digest_new(), .expect = j->size, .progress = &j->got};
+	struct sink s = {.h = h, .resp = &rs, .fd = fd, .hash = digest_new(), .expect = j->size, .progress = &j->got,
+			 .cancel = &p->cancel};
 	char what[DIGEST_HEX_LEN + 16];
 	snprintf(what, sizeof what, "blob sha256:%s", j->hex);
 	_cleanup_free_ char *path = xasprintf("/v2/%s/blobs/sha256:%s", r->ref.repo, j->hex);
@@ -805,9 +822,7 @@ static int fetch_blob(struct pool *p, CURL *h, struct job *j, struct gerr *err)
 			      s.got, j->size);
 	if (close(fd) < 0 && rc == 0)
 		rc = gerr_set(err, errno, "image %s: blob sha256:%s: write", r->name, j->hex);
-	if (rc < 0)
-		(void)unlinkat(p->blobdir, j->hex, 0); /* a bad blob is discarded at once */
-	else if (r->verbose)
+	if (rc == 0 && r->verbose)
 		fprintf(stderr, "gpurun: %s: fetched blob sha256:%s (%llu bytes)\n", r->name, j->hex, s.got);
 	return rc;
 }
@@ -823,7 +838,7 @@ static void *worker(void *arg)
 		struct job *j = &p->jobs[i];
 		struct gerr err = {0};
 		int rc = -1;
-		if (__atomic_load_n(&p->stop, __ATOMIC_RELAXED))
+		if (__atomic_load_n(&p->failed, __ATOMIC_ACQUIRE) || __atomic_load_n(&p->cancel, __ATOMIC_ACQUIRE))
 			gerr_set(&err, 0, "stopped");
 		else if (!h)
 			gerr_set(&err, 0, "image %s: libcurl cannot make a transfer handle", p->r->name);
@@ -831,8 +846,9 @@ static void *worker(void *arg)
 			rc = fetch_blob(p, h, j, &err);
 		if (rc < 0) {
 			pthread_mutex_lock(&p->lock);
-			if (!__atomic_exchange_n(&p->stop, 1, __ATOMIC_RELAXED))
+			if (!p->failed && !__atomic_load_n(&p->cancel, __ATOMIC_ACQUIRE))
 				p->err = err;
+			__atomic_store_n(&p->failed, 1, __ATOMIC_RELEASE);
 			pthread_mutex_unlock(&p->lock);
 		}
 		__atomic_store_n(&j->done, rc < 0 ? -1 : 1, __ATOMIC_RELEASE);
@@ -849,8 +865,51 @@ static double since(const struct timespec *t)
 	return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) / 1e9;
 }
 
+static void nap_ms(long ms)
+{
+	struct timespec t = {0, ms * 1000000L};
+	nanosleep(&t, NULL);
+}
+
+/* blob_follow: the unpacker's view of a blob being fetched. */
+static int blob_more(void *ctx, unsigned long long have)
+{
+	struct job *j = ctx;
+	for (;;) {
+		int done = __atomic_load_n(&j->done, __ATOMIC_ACQUIRE);
+		if (have < __atomic_load_n(&j->got, __ATOMIC_ACQUIRE))
+			return 1;
+		if (done)
+			return done > 0 ? (have < __atomic_load_n(&j->got, __ATOMIC_ACQUIRE)) : -1;
+		if (__atomic_load_n(&j->pool->failed, __ATOMIC_ACQUIRE))
+			return -1; /* another layer failed: this pull is over */
+		nap_ms(1);
+	}
+}
+
+static int blob_attach(void *ctx, const char *member, struct fd_source *in)
+{
+	struct pool *p = ctx;
+	const char *hex = strrchr(member, '/');
+	hex = hex ? hex + 1 : member;
+	for (size_t i = 0; i < p->n; i++) {
+		struct job *j = &p->jobs[i];
+		if (strcmp(j->hex, hex))
+			continue;
+		in->more = blob_more;
+		in->more_ctx = j;
+		/* The unpacker peeks at the first bytes for the compression. */
+		while (!__atomic_load_n(&j->done, __ATOMIC_ACQUIRE) && __atomic_load_n(&j->got, __ATOMIC_ACQUIRE) < 8 &&
+		       !__atomic_load_n(&p->failed, __ATOMIC_ACQUIRE))
+			nap_ms(1);
+		return __atomic_load_n(&j->done, __ATOMIC_ACQUIRE) < 0 || __atomic_load_n(&p->failed, __ATOMIC_ACQUIRE)
+			       ? -1 : 0;
+	}
+	return 0; /* not fetched now: complete already */
+}
+
 /* The display: a line per layer (bytes, rate) and one for the whole. */
-static void draw(const struct pool *p, const struct timespec *start, int redraw)
+static void draw(const struct pool *p, int redraw)
 {
 	unsigned long long all = 0, total = 0;
 	if (redraw)
@@ -866,52 +925,57 @@ static void draw(const struct pool *p, const struct timespec *start, int redraw)
 			(double)j->size / 1e6, secs > 0 ? (double)got / 1e6 / secs : 0.0,
 			done > 0 ? "  done" : done < 0 ? "  failed" : "");
 	}
-	double secs = since(start);
+	double secs = since(&p->start);
 	fprintf(stderr, "\r\033[Kgpurun: pulling %s: %.1f of %.1f MB, %.1f MB/s\n", p->r->name, (double)all / 1e6,
 		(double)total / 1e6, secs > 0 ? (double)all / 1e6 / secs : 0.0);
 }
 
-static int fetch_layers(struct reg *r, int blobdir, struct job *jobs, size_t n, int show, struct gerr *err)
+static void *display(void *arg)
 {
-	struct pool p = {.r = r, .blobdir = blobdir, .jobs = jobs, .n = n};
-	pthread_t th[PULL_PARALLEL];
-	size_t nth = 0;
-	pthread_mutex_init(&p.lock, NULL);
-	struct timespec start;
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	for (size_t i = 0; i < PULL_PARALLEL && i < n; i++) {
-		int e = pthread_create(&th[nth], NULL, worker, &p);
+	struct pool *p = arg;
+	draw(p, 0);
+	while (!__atomic_load_n(&p->finished, __ATOMIC_ACQUIRE)) {
+		nap_ms(200);
+		draw(p, 1);
+	}
+	return NULL;
+}
+
+static int pool_start(struct pool *p, struct gerr *err)
+{
+	pthread_mutex_init(&p->lock, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &p->start);
+	for (size_t i = 0; i < p->n; i++)
+		p->jobs[i].pool = p;
+	for (size_t i = 0; i < PULL_PARALLEL && i < p->n; i++) {
+		int e = pthread_create(&p->th[p->nth], NULL, worker, p);
 		if (e != 0) {
-			if (!nth) {
-				pthread_mutex_destroy(&p.lock);
-				return gerr_set(err, e, "image %s: start a download thread", r->name);
+			if (!p->nth) {
+				pthread_mutex_destroy(&p->lock);
+				return gerr_set(err, e, "image %s: start a download thread", p->r->name);
 			}
 			break; /* fewer at once is still a pull */
 		}
-		nth++;
+		p->nth++;
 	}
-	if (show) {
-		draw(&p, &start, 0);
-		for (;;) {
-			size_t finished = 0;
-			for (size_t i = 0; i < n; i++)
-				finished += __atomic_load_n(&jobs[i].done, __ATOMIC_ACQUIRE) != 0;
-			if (finished == n)
-				break;
-			struct timespec t = {0, 200 * 1000000L};
-			nanosleep(&t, NULL);
-			draw(&p, &start, 1);
-		}
-		draw(&p, &start, 1);
-	}
-	for (size_t i = 0; i < nth; i++)
-		pthread_join(th[i], NULL);
-	pthread_mutex_destroy(&p.lock);
-	if (p.stop) {
-		*err = p.err;
-		return -1;
-	}
+	if (p->show && pthread_create(&p->display, NULL, display, p) != 0)
+		p->show = 0;
 	return 0;
+}
+
+/* Wait for the threads (cancelling the fetches when the unpack failed). */
+static void pool_finish(struct pool *p, int cancel)
+{
+	if (cancel)
+		__atomic_store_n(&p->cancel, 1, __ATOMIC_RELEASE);
+	for (size_t i = 0; i < p->nth; i++)
+		pthread_join(p->th[i], NULL);
+	if (p->show) {
+		__atomic_store_n(&p->finished, 1, __ATOMIC_RELEASE);
+		pthread_join(p->display, NULL);
+		draw(p, 1);
+	}
+	pthread_mutex_destroy(&p->lock);
 }
 
 /* ---- the scratch layout --------------------------------------------------------- */
@@ -1046,9 +1110,32 @@ static int pull(struct reg *r, const struct platform *pf, struct cache *c, unsig
 		snprintf(jobs[njobs].hex, sizeof jobs[njobs].hex, "%s", digest_parse(dig));
 		jobs[njobs++].size = sz ? (unsigned long long)json_integer_value(sz) : 0;
 	}
-	if (njobs && fetch_layers(r, blobdir, jobs, njobs, !(flags & IMAGE_QUIET) && isatty(2), err) < 0)
+	/* The files exist before any thread starts: the unpacker opens them. */
+	for (i = 0; i < njobs; i++) {
+		int fd = openat(blobdir, jobs[i].hex, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0) {
+			gerr_set(err, errno, "image %s: create %s/blobs/sha256/%s", r->name, scratch, jobs[i].hex);
+			goto out;
+		}
+		close(fd);
+	}
+	struct pool pool = {.r = r, .blobdir = blobdir, .jobs = jobs, .n = njobs,
+			    .show = njobs && !(flags & IMAGE_QUIET) && isatty(2)};
+	if (njobs && pool_start(&pool, err) < 0)
 		goto out;
-	rc = image_prepare(scratch, r->name, NULL, c, flags | IMAGE_NO_SOURCE, img, err);
+	struct blob_follow follow = {blob_attach, &pool};
+	image_blob_follow = njobs ? &follow : NULL;
+	rc = image_prepare(scratch, r->name, NULL, c, flags | IMAGE_NO_SOURCE | (pool.show ? IMAGE_QUIET : 0), img,
+			   err);
+	image_blob_follow = NULL;
+	if (njobs) {
+		pool_finish(&pool, rc < 0);
+		/* A fetch that failed is the cause of whatever the unpack said. */
+		if (pool.failed && pool.err.msg[0]) {
+			*err = pool.err;
+			rc = -1;
+		}
+	}
 	if (rc == 0 && !dry)
 		rc = cache_put_source(c, key, cfg.hex, err);
 out:

@@ -71,6 +71,12 @@ struct fd_source {
 	unsigned long long start, len;
 	struct digest_ctx *hash, *hash2; /* optional: every byte read is hashed */
 	void *buf;
+	/* Optional: a file still being written (a blob a registry pull is
+	 * fetching).  Called at each end of input with the bytes read so far:
+	 * 1 more has come (read again), 0 the real end, -1 it will never
+	 * complete (the read fails with EIO). */
+	int (*more)(void *ctx, unsigned long long have);
+	void *more_ctx;
 	unsigned long long total; /* bytes read */
 	int eof;        /* read() returned 0 */
 	int read_errno; /* read() failed */
@@ -120,6 +126,16 @@ void stream_join(struct stream *s);
  * fd cannot be peeked at (a pipe).  compression_at: at src's start. */
 const char *compression_of(int fd);
 const char *compression_at(const struct fd_source *src);
+
+/* Set by a registry pull around image_prepare() on its scratch layout, in
+ * the same thread: attach() is asked about each layer blob of the layout
+ * (member "blobs/sha256/HEX") before it is read, and sets in->more when the
+ * blob is still arriving.  0, or -1 when it will never arrive. */
+struct blob_follow {
+	int (*attach)(void *ctx, const char *member, struct fd_source *in);
+	void *ctx;
+};
+extern __thread const struct blob_follow *image_blob_follow;
 
 /* ---- cache.c (for image.c) ---------------------------------------------- */
 
