@@ -5,11 +5,13 @@
  * A pull resolves the reference to one manifest (an OCI index or a Docker
  * manifest list is resolved to the platform asked for), fetches the config,
  * and fetches only the layers whose diff_id the cache does not hold yet,
- * several at a time, each sha256-verified while it arrives.  What it fetched
+ * several at a time, each sha256-verified while it arrives.  What it fetches
  * is laid out as an OCI image layout in a scratch directory of the cache's
- * tmp/, which image_prepare() then verifies and unpacks exactly as it does
- * for a layout on disk; the scratch directory is removed in any case, so a
- * failed pull leaves nothing that a later one would trust.  A reference
+ * tmp/, which image_prepare() verifies and unpacks exactly as it does for a
+ * layout on disk, layer after layer while the blobs are still arriving (it
+ * follows each blob's file as it grows); the scratch directory is removed
+ * in any case, so a failed pull leaves nothing that a later one would
+ * trust.  A reference
  * once pulled is found again in the cache without the network (podman's
  * pull policy "missing"); `gpurun pull` always asks the registry.
  *
@@ -983,13 +985,14 @@ static void pool_finish(struct pool *p, int cancel)
 static int write_at(int dirfd, const char *name, const char *data, size_t n, const struct reg *r, struct gerr *err)
 {
 	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0 || write_all(fd, data, n) < 0 || close(fd) < 0) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
-		return gerr_set(err, e, "image %s: write %s", r->name, name);
+	if (fd < 0)
+		return gerr_set(err, errno, "image %s: create %s", r->name, name);
+	int w = write_all(fd, data, n), e = errno;
+	if (close(fd) < 0 && w == 0) {
+		w = -1;
+		e = errno;
 	}
-	return 0;
+	return w < 0 ? gerr_set(err, e, "image %s: write %s", r->name, name) : 0;
 }
 
 /* A cache key for the reference and platform (sources/ref-HEX). */
