@@ -32,6 +32,9 @@ setup_file() {
 	registry_push T "oci:$BATS_FILE_TMPDIR/zstd:latest" gpurun/zstd:latest
 	registry_push T "oci:$BATS_FILE_TMPDIR/plain:latest" gpurun/plain:latest
 	registry_push T "oci:$BATS_FILE_TMPDIR/multi:latest" gpurun/multi:latest --all
+	# Docker's media types: a schema-2 manifest, and a manifest list.
+	registry_push T "oci:$oci:latest" gpurun/v2s2:latest --format v2s2
+	registry_push T "oci:$BATS_FILE_TMPDIR/multi:latest" gpurun/multi-v2s2:latest --all --format v2s2
 	registry_push B "oci:$oci:latest" gpurun/test:latest
 }
 
@@ -168,6 +171,17 @@ big_blob() {
 	run "$GPURUN" --gpus void --platform linux/arm64 "docker://$T/gpurun/multi" 'echo "arch=$GPURUN_ARCH"'
 	assert_success
 	assert_output arch=arm64
+}
+
+@test "Docker schema-2 manifests and Docker manifest lists work as their OCI twins" {
+	run "$GPURUN" --gpus void "docker://$T/gpurun/v2s2" "$LAYERS_CHECK"
+	assert_layers_applied
+	run "$GPURUN" --gpus void --platform linux/arm64/v8 "docker://$T/gpurun/multi-v2s2" 'echo "arch=$GPURUN_ARCH"'
+	assert_success
+	assert_output arch=arm64
+	run --separate-stderr "$GPURUN" pull --platform linux/arm64/v7 "docker://$T/gpurun/multi-v2s2"
+	assert_failure 125
+	[[ "$stderr" == *"no image for platform linux/arm64/v7 (there are: linux/amd64, linux/arm64/v8)"* ]] || fail "$stderr"
 }
 
 @test "a platform the index does not hold is a clear error listing those it does" {
