@@ -357,6 +357,24 @@ hint: log in first (podman login $T or docker login), or set REGISTRY_AUTH_FILE"
 	assert_layers_applied
 }
 
+@test "a layer is unpacked while its blob is still arriving" {
+	export PROXY_RELEASE=$BATS_TEST_TMPDIR/release
+	cut_proxy_start T hold 700000
+	"$GPURUN" pull --quiet "docker://$PROXY_HOST/gpurun/test" 3>&- &
+	local pid=$! i seen=
+	# The blob is held half-way: files of the layer appear all the same.
+	for ((i = 0; i < 600; i++)); do
+		seen=$(find "$GPURUN_CACHE/tmp" -path '*/layer.*' -type f -print -quit 2>/dev/null)
+		[[ -n "$seen" ]] && break
+		sleep 0.1
+	done
+	touch "$PROXY_RELEASE"
+	wait "$pid" || fail "the pull failed once released"
+	[[ -n "$seen" ]] || fail "nothing was unpacked while the blob was held"
+	run "$GPURUN" --gpus void "docker://$PROXY_HOST/gpurun/test" "$LAYERS_CHECK"
+	assert_layers_applied
+}
+
 @test "a registry that stops in the middle of a blob: one line, nothing cached, a later pull succeeds" {
 	cut_proxy_start T stop 400000
 	local port=${PROXY_HOST##*:}

@@ -2,7 +2,8 @@
 """tests/lib/cut_proxy.py — a TCP relay in front of the test registry that
 breaks one transfer in the middle, for the registry tests only.
 
-    cut_proxy.py --port-file F --to PORT --cut BYTES --mode once|stop [--port P]
+    cut_proxy.py --port-file F --to PORT --cut BYTES --mode once|stop|hold
+                 [--port P] [--release FILE]
 
 Relays 127.0.0.1:P (a free port when P is 0; written to --port-file once
 listening) to 127.0.0.1:PORT, TLS and all, bytes untouched.  The first
@@ -10,12 +11,15 @@ connection that carries more than BYTES from the server to the client is
 cut there (both sockets closed).  --mode once: later connections pass
 through, so the client's retry (a Range request) completes the blob.
 --mode stop: the relay also stops listening and exits, as a server that
-went away does.
+went away does.  --mode hold: that connection is not cut but paused there
+until FILE exists (a blob that has half arrived, for as long as a test
+needs).
 """
 import argparse
 import os
 import socket
 import threading
+import time
 
 
 def main():
@@ -23,8 +27,9 @@ def main():
     ap.add_argument("--port-file", required=True)
     ap.add_argument("--to", type=int, required=True)
     ap.add_argument("--cut", type=int, required=True)
-    ap.add_argument("--mode", choices=("once", "stop"), required=True)
+    ap.add_argument("--mode", choices=("once", "stop", "hold"), required=True)
     ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--release")
     args = ap.parse_args()
     state = {"cut": False}
     lock = threading.Lock()
@@ -49,7 +54,13 @@ def main():
                             state["cut"] = True
                     if cut_now:
                         dst.sendall(data[:max(0, args.cut - sent)])
-                        break
+                        if args.mode != "hold":
+                            break
+                        while not os.path.exists(args.release):
+                            time.sleep(0.05)
+                        dst.sendall(data[max(0, args.cut - sent):])
+                        sent += len(data)
+                        continue
                 dst.sendall(data)
                 sent += len(data)
         except OSError:

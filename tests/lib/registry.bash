@@ -21,7 +21,8 @@
 #   huge_manifest_server_start SIZE
 #       huge_manifest_server.py (the one fault the registry cannot serve).
 #   cut_proxy_start NAME MODE CUT [PORT]
-#       cut_proxy.py in front of NAME; sets PROXY_HOST, PROXY_PID.
+#       cut_proxy.py in front of NAME; sets PROXY_HOST, PROXY_PID (MODE hold:
+#       released when the file $PROXY_RELEASE exists).
 #   auth_file FILE HOST USER PASS    a podman/docker auth file.
 #
 # Needs docker-registry, skopeo, openssl, htpasswd (apache2-utils),
@@ -172,7 +173,8 @@ cut_proxy_start() {
 	local name=$1 mode=$2 cut=$3 port=${4:-0} host_var="REG_${1}_HOST" pf
 	pf=$(mktemp -u "$BATS_TEST_TMPDIR/proxy.XXXXXX")
 	"$REG_PY" "$REGISTRY_LIB_DIR/cut_proxy.py" --port-file "$pf" --to "${!host_var##*:}" \
-		--cut "$cut" --mode "$mode" --port "$port" </dev/null >/dev/null 2>&1 3>&- &
+		--cut "$cut" --mode "$mode" --port "$port" --release "${PROXY_RELEASE:-/nonexistent}" \
+		</dev/null >/dev/null 2>&1 3>&- &
 	PROXY_PID=$!
 	REGISTRY_PIDS+=("$PROXY_PID")
 	wait_for test -s "$pf" || return 1
