@@ -347,7 +347,7 @@ static void registry_error(const struct resp *rs, char *out, size_t cap)
 	json_decref(o);
 }
 
-static int has_creds_note(const struct reg *r, struct gerr *err)
+static int creds_hint(const struct reg *r, struct gerr *err)
 {
 	return gerr_hint(err, r->basic ? "the credentials found for %s were refused; check them (podman login %s)"
 				       : "log in first (podman login %s or docker login), or set REGISTRY_AUTH_FILE",
@@ -391,7 +391,7 @@ static int fetch_token(struct reg *r, CURL *h, const struct auth_challenge *ch, 
 	} else if (rs.status == 401 || rs.status == 403) {
 		gerr_set(err, 0, "image %s: the token service refused %s", r->name,
 			 r->basic ? "the credentials" : "anonymous access");
-		has_creds_note(r, err);
+		creds_hint(r, err);
 	} else if (rs.status != 200) {
 		gerr_set(err, 0, "image %s: token service answered HTTP %ld", r->name, rs.status);
 	} else {
@@ -437,7 +437,7 @@ static int authenticate(struct reg *r, CURL *h, const struct resp *rs, unsigned 
 		r->auth_gen++;
 	} else if (!strcasecmp(ch.scheme, "Basic")) {
 		rc = gerr_set(err, 0, "image %s: %s asks for credentials and none were found", r->name, r->ref.registry);
-		has_creds_note(r, err);
+		creds_hint(r, err);
 	} else {
 		char q[64];
 		quote_name(q, sizeof q, ch.scheme);
@@ -507,7 +507,7 @@ static int reg_get(struct reg *r, struct sink *s, const char *path, const char *
 		long st = s->resp->status;
 		if (st == 401 || st == 403) {
 			gerr_set(err, 0, "image %s: %s: access denied%s%s", r->name, what, why[0] ? ": " : "", why);
-			return has_creds_note(r, err);
+			return creds_hint(r, err);
 		}
 		if (st == 404)
 			return gerr_set(err, 0, "image %s: %s: not found%s%s", r->name, what, why[0] ? ": " : "", why);
@@ -1078,8 +1078,8 @@ static int pull(struct reg *r, const struct platform *pf, struct cache *c, unsig
 	}
 	static const char layout[] = "{\"imageLayoutVersion\":\"1.0.0\"}\n";
 	index = xasprintf("{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":\"%s\","
-					       "\"digest\":\"sha256:%s\",\"size\":%zu}]}\n",
-					       man.mt, man.hex, man.body.len);
+			  "\"digest\":\"sha256:%s\",\"size\":%zu}]}\n",
+			  man.mt, man.hex, man.body.len);
 	if (write_at(dirfd, "oci-layout", layout, sizeof layout - 1, r, err) < 0 ||
 	    write_at(dirfd, "index.json", index, strlen(index), r, err) < 0 ||
 	    write_at(blobdir, man.hex, man.body.s ? man.body.s : "", man.body.len, r, err) < 0 ||
@@ -1194,8 +1194,10 @@ int registry_prepare(const char *refstr, const struct pull_opts *o, struct cache
 	}
 	gerr_clear(err);
 	const char *retries = getenv("GPURUN_PULL_RETRIES");
-	if (retries && *retries)
-		r.retries = atoi(retries);
+	if (retries && *retries) {
+		int n = atoi(retries);
+		r.retries = n < 0 ? 0 : n > 20 ? 20 : n;
+	}
 	r.host = xstrdup(!strcmp(r.ref.registry, "docker.io") ? "registry-1.docker.io" : r.ref.registry);
 	r.insecure = o->insecure || insecure_listed(r.ref.registry);
 	r.cafile = getenv("CURL_CA_BUNDLE");
