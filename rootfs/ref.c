@@ -106,6 +106,11 @@ int ref_parse(const char *s, struct image_ref *r, struct gerr *err)
 {
 	char q[QUOTED_NAME_MAX];
 	memset(r, 0, sizeof *r);
+	/* USER:PASSWORD@HOST/...: never echoed, never used. */
+	const char *userinfo = strchr(s, '@');
+	if (userinfo && strchr(userinfo, '/'))
+		return gerr_set(err, 0, "image reference: credentials in a reference are not supported; log in "
+				"(podman login or docker login) or use REGISTRY_AUTH_FILE");
 	quote_name(q, sizeof q, s);
 	if (!strncmp(s, "docker://", 9))
 		s += 9;

@@ -226,6 +226,9 @@ hint: pick one with --platform OS/ARCH[/VARIANT]"
 	run --separate-stderr "$GPURUN" docker://
 	assert_failure 125
 	assert_equal "$stderr" "gpurun: image reference 'docker://': empty"
+	run --separate-stderr "$GPURUN" pull docker://me:secret@example.org/a/b
+	assert_failure 125
+	assert_equal "$stderr" "gpurun: image reference: credentials in a reference are not supported; log in (podman login or docker login) or use REGISTRY_AUTH_FILE"
 }
 
 @test "a missing tag is a clear one-line error and caches nothing" {
@@ -315,6 +318,7 @@ hint: log in first (podman login $T or docker login), or set REGISTRY_AUTH_FILE"
 		auth_file "$BATS_TEST_TMPDIR/auth.json" "$B" "$REG_USER" "$REG_PASS-wrong"
 		"$GPURUN" pull --verbose "docker://$B/gpurun/test"
 		"$GPURUN" cache ls
+		"$GPURUN" pull "docker://$REG_USER:$REG_PASS@$B/gpurun/test"
 	} >"$out" 2>&1 || true
 	grep -q "fetched blob" "$out" || fail "the runs did not get far: $(cat "$out")"
 	run grep -c -e "$REG_PASS" -e "$b64" -e "Authorization" -e "Bearer" "$out"
