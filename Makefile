@@ -8,7 +8,7 @@ CC ?= cc
 PKG_CONFIG ?= pkg-config
 VERSION := 0.1.0
 
-PKGS := libarchive libcap-ng libseccomp jansson
+PKGS := libarchive libcap-ng libseccomp jansson libcurl
 CSTD := -std=gnu11
 WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral
 CFLAGS ?= -O2 -g
@@ -30,11 +30,12 @@ HDRS := $(wildcard base/*.h ns/*.h gpu/*.h rootfs/*.h)
 
 # Debian packages each target needs; `make deps` installs the missing ones.
 DEPS_BUILD := gcc make pkg-config libarchive-dev libcap-ng-dev libseccomp-dev libjansson-dev libssl-dev \
-	libacl1-dev libzstd-dev liblz4-dev libbz2-dev liblzma-dev zlib1g-dev nettle-dev libxml2-dev
+	libacl1-dev libzstd-dev liblz4-dev libbz2-dev liblzma-dev zlib1g-dev nettle-dev libxml2-dev \
+	libcurl4-openssl-dev
 DEPS_DEMO := busybox-static libc-bin python3 zstd xz-utils bzip2 gzip tar
 DEPS_TEST := bats bats-assert bats-support bats-file clang libclang-rt-14-dev llvm \
 	busybox-static util-linux passwd procps zstd xz-utils bzip2 gzip tar iproute2 libc-bin file python3 \
-	umoci skopeo
+	umoci skopeo docker-registry openssl apache2-utils curl python3-jwt python3-cryptography
 DEPS_BENCH := hyperfine bubblewrap crun runc debootstrap
 
 .PHONY: all clean install demo check test sanitize fuzz unit bench lint layering deps deps-test deps-bench

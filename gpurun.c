@@ -29,8 +29,8 @@ struct cli {
 	size_t nvolumes;
 	char **requires;
 	size_t nrequires;
-	const char *workdir, *user, *hostname, *net, *gpus, *caps, *driver_root;
-	int read_only, dry_run, verbose, no_cache, quiet;
+	const char *workdir, *user, *hostname, *net, *gpus, *caps, *driver_root, *platform;
+	int read_only, dry_run, verbose, no_cache, quiet, insecure;
 };
 
 /* `gpurun --driver-root DIR VERB`: the global option, the default of the
@@ -43,6 +43,7 @@ static void usage(FILE *out)
 		"usage: gpurun [run] [OPTIONS] IMAGE[@NAME:TAG] [--] [COMMAND [ARG...]]\n"
 		"       gpurun [--driver-root DIR] info [--csv] [--driver-root DIR]\n"
 		"       gpurun [--driver-root DIR] list [--gpus SPEC] [--caps LIST] [--driver-root DIR]\n"
+		"       gpurun pull [--platform OS/ARCH[/VARIANT]] [--tls-verify=false] [--quiet] [--verbose] REF\n"
 		"       gpurun cache ls | rm DIGEST|IMAGE | prune [--max-size SIZE]\n"
 		"       gpurun [--driver-root DIR] doctor [--driver-root DIR]\n"
 		"       gpurun version | help\n"
@@ -51,9 +52,11 @@ static void usage(FILE *out)
 		"when not root), with the selected NVIDIA GPUs injected.  IMAGE is a root file\n"
 		"system directory or tar archive (plain, gzip, xz, zstd or bzip2), a `docker save`\n"
 		"archive, or an OCI image layout (a directory, or packed as a tar); @NAME:TAG picks\n"
-		"one of several images.  Archives are unpacked once into the cache ($GPURUN_CACHE,\n"
-		"else ~/.cache/gpurun, or /var/cache/gpurun for root); every run gets a fresh\n"
-		"writable layer on top.  Without COMMAND: the image's Entrypoint and Cmd, or /bin/sh.\n"
+		"one of several images.  IMAGE may also be docker://[REGISTRY/]REPO[:TAG|@DIGEST],\n"
+		"pulled from a registry the first time (`gpurun pull` pulls again).  Images are\n"
+		"unpacked once into the cache ($GPURUN_CACHE, else ~/.cache/gpurun, or\n"
+		"/var/cache/gpurun for root); every run gets a fresh writable layer on top.\n"
+		"Without COMMAND: the image's Entrypoint and Cmd, or /bin/sh.\n"
 		"\n"
 		"  --gpus SPEC          all, none, void, or indexes, GPU-<uuid>, PCI bus ids\n"
 		"                       (comma list); docker's device=0,2 and count=N forms too\n"
@@ -68,7 +71,10 @@ static void usage(FILE *out)
 		"      --read-only      the root file system is read-only\n"
 		"      --driver-root DIR  where the host driver lives (GPURUN_DRIVER_ROOT; /)\n"
 		"      --no-cache       unpack a root file system archive into memory for this run\n"
-		"      --quiet          no progress line while unpacking\n"
+		"      --quiet          no progress display while pulling or unpacking\n"
+		"      --platform OS/ARCH[/VARIANT]  the image of a multi-platform index to pull\n"
+		"      --tls-verify=false  the registry may be plain HTTP or have an unverified\n"
+		"                       certificate (also GPURUN_INSECURE_REGISTRIES=HOST[:PORT],...)\n"
 		"      --dry-run        print the plan as shell commands; change nothing\n"
 		"      --verbose        print each step as it is done\n"
 		"  -h, --help           this text;  -V, --version  the version\n"
@@ -112,7 +118,17 @@ static void parse_env_opt(struct cli *c, const char *arg)
 }
 
 enum { OPT_HOSTNAME = 1000, OPT_NET, OPT_READ_ONLY, OPT_DRY_RUN, OPT_VERBOSE, OPT_GPUS, OPT_CAPS,
-       OPT_REQUIRE, OPT_DRIVER_ROOT, OPT_NO_CACHE, OPT_QUIET };
+       OPT_REQUIRE, OPT_DRIVER_ROOT, OPT_NO_CACHE, OPT_QUIET, OPT_PLATFORM, OPT_TLS_VERIFY };
+
+/* podman's --tls-verify[=BOOL] */
+static int parse_tls_verify(const char *v)
+{
+	if (!v || !strcmp(v, "true"))
+		return 0;
+	if (!strcmp(v, "false"))
+		return 1;
+	die(GPURUN_EXIT_FAIL, "--tls-verify: invalid value '%s' (expected true or false)", v);
+}
 
 static int parse_run_args(struct cli *c, int argc, char **argv)
 {
@@ -132,6 +148,8 @@ static int parse_run_args(struct cli *c, int argc, char **argv)
 		{"driver-root", required_argument, NULL, OPT_DRIVER_ROOT},
 		{"no-cache", no_argument, NULL, OPT_NO_CACHE},
 		{"quiet", no_argument, NULL, OPT_QUIET},
+		{"platform", required_argument, NULL, OPT_PLATFORM},
+		{"tls-verify", optional_argument, NULL, OPT_TLS_VERIFY},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -157,6 +175,8 @@ static int parse_run_args(struct cli *c, int argc, char **argv)
 		case OPT_DRIVER_ROOT: c->driver_root = optarg; break;
 		case OPT_NO_CACHE: c->no_cache = 1; break;
 		case OPT_QUIET: c->quiet = 1; break;
+		case OPT_PLATFORM: c->platform = optarg; break;
+		case OPT_TLS_VERIFY: c->insecure = parse_tls_verify(optarg); break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("gpurun %s\n", GPURUN_VERSION); exit(0);
 		case ':': die(GPURUN_EXIT_FAIL, "option %s needs a value (try gpurun --help)", argv[optind - 1]);
@@ -194,6 +214,22 @@ static void open_image(const struct cli *c, struct run_config *cfg, const char *
 {
 	struct stat st;
 	struct gerr err = {0};
+	unsigned flags = (c->dry_run ? IMAGE_DRY_RUN : 0) | (c->quiet ? IMAGE_QUIET : 0);
+	if (!strncmp(arg, REGISTRY_PREFIX, strlen(REGISTRY_PREFIX))) {
+		struct pull_opts po = {.platform = c->platform, .insecure = c->insecure, .verbose = c->verbose};
+		if (c->no_cache)
+			die(GPURUN_EXIT_FAIL, "image %s: --no-cache cannot be used with a registry image", arg);
+		if (cache_open(cache, !c->dry_run, &err) < 0 && !(c->dry_run && err.errnum == ENOENT))
+			gerr_die(&err);
+		gerr_clear(&err);
+		if (registry_prepare(arg, &po, cache, flags, img, &err) < 0)
+			gerr_die(&err);
+		cfg->image = img->source;
+		cfg->layered = img;
+		return;
+	}
+	if (c->platform)
+		die(GPURUN_EXIT_FAIL, "--platform is for registry images (docker://...)");
 	_cleanup_free_ char *path = xstrdup(arg);
 	char *sel = NULL;
 	/* IMAGE@NAME:TAG, unless a file is really called that. */
@@ -218,7 +254,6 @@ static void open_image(const struct cli *c, struct run_config *cfg, const char *
 		cfg->image_is_dir = 1;
 		return;
 	}
-	unsigned flags = (c->dry_run ? IMAGE_DRY_RUN : 0) | (c->quiet ? IMAGE_QUIET : 0);
 	if (c->no_cache) {
 		cfg->image = xstrdup(path);
 		cfg->image_fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -427,6 +462,60 @@ static int cache_verb(int argc, char **argv)
 	return 0;
 }
 
+/* `gpurun pull REF`: into the cache, always asking the registry. */
+static int pull_verb(int argc, char **argv)
+{
+	static const char use[] =
+		"usage: gpurun pull [--platform OS/ARCH[/VARIANT]] [--tls-verify=false] [--quiet] [--verbose] REF\n";
+	struct pull_opts po = {.always = 1};
+	unsigned flags = 0;
+	const char *ref = NULL;
+	struct cache cache;
+	struct image img = {0};
+	struct gerr err = {0};
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(use, stdout);
+			return 0;
+		}
+		if (opt_value(argc, argv, &i, "--platform", &po.platform))
+			continue;
+		if (!strcmp(argv[i], "--tls-verify") || !strncmp(argv[i], "--tls-verify=", 13)) {
+			po.insecure = parse_tls_verify(argv[i][12] ? argv[i] + 13 : NULL);
+			continue;
+		}
+		if (!strcmp(argv[i], "--quiet")) {
+			flags |= IMAGE_QUIET;
+			continue;
+		}
+		if (!strcmp(argv[i], "--verbose")) {
+			po.verbose = 1;
+			continue;
+		}
+		if (argv[i][0] == '-' || ref) {
+			fprintf(stderr, "gpurun: pull: %s %s\n%s", argv[i][0] == '-' ? "unknown option" : "unexpected argument",
+				argv[i], use);
+			return GPURUN_EXIT_FAIL;
+		}
+		ref = argv[i];
+	}
+	if (!ref) {
+		fputs(use, stderr);
+		return GPURUN_EXIT_FAIL;
+	}
+	/* "gpurun pull ubuntu" as docker pull does: the prefix is optional. */
+	_cleanup_free_ char *full = strncmp(ref, REGISTRY_PREFIX, strlen(REGISTRY_PREFIX))
+					    ? xasprintf(REGISTRY_PREFIX "%s", ref) : xstrdup(ref);
+	if (cache_open(&cache, 1, &err) < 0 || registry_prepare(full, &po, &cache, flags, &img, &err) < 0)
+		gerr_die(&err);
+	if (po.verbose)
+		fprintf(stderr, "gpurun: %s: %zu layer%s in the cache\n", img.source, img.layers.n,
+			img.layers.n == 1 ? "" : "s");
+	image_free(&img);
+	cache_close(&cache);
+	return 0;
+}
+
 static int gpu_verb(int argc, char **argv, int list)
 {
 	static const char *const usages[] = {"usage: gpurun info [--csv] [--driver-root DIR]\n",
@@ -523,6 +612,8 @@ int main(int argc, char **argv)
 		return cache_verb(argc - 1, argv + 1);
 	if (!strcmp(verb, "doctor"))
 		return doctor_verb(argc - 1, argv + 1);
+	if (!strcmp(verb, "pull"))
+		return pull_verb(argc - 1, argv + 1);
 	if (!strcmp(verb, "version")) {
 		printf("gpurun %s\n", GPURUN_VERSION);
 		return 0;

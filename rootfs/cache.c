@@ -314,7 +314,9 @@ static char *json_strdup(json_t *o, const char *key)
 
 int cache_put_image(const struct cache *c, const char *hex, const struct image *img, struct gerr *err)
 {
-	_cleanup_free_ char *abs = realpath(img->source, NULL);
+	/* A registry reference is kept as given; a path made absolute. */
+	_cleanup_free_ char *abs = strncmp(img->source, REGISTRY_PREFIX, strlen(REGISTRY_PREFIX))
+					   ? realpath(img->source, NULL) : NULL;
 	json_t *o = json_pack("{s:s, s:s?, s:o, s:o, s:o, s:o, s:s?, s:s?, s:I, s:I}", "source", abs ? abs : img->source,
 			      "ref", img->ref, "layers", strv_json(img->layer_ids.v), "env",
 			      strv_json(img->config.env), "entrypoint", strv_json(img->config.entrypoint),

@@ -42,6 +42,8 @@
 #define IMAGE_MAX_MEMBERS 100000
 #define INDEX_READ_BLOCK (1024 * 1024)
 
+__thread const struct blob_follow *image_blob_follow;
+
 struct member {
 	char *name;      /* without a leading "./" */
 	char type;       /* 'f' file, 'l' link (symbolic or hard), 'd' directory, 'o' other */
@@ -658,6 +660,8 @@ static int layer_input(struct isrc *s, const char *name, struct fd_source *in, i
 		if (fd < 0)
 			return -1;
 		*owned_fd = in->fd = fd;
+		if (image_blob_follow && image_blob_follow->attach(image_blob_follow->ctx, name, in) < 0)
+			return gerr_set(err, EIO, "image %s: %s", s->name, name);
 		return 0;
 	}
 	struct member *m = find_member(s, name);
@@ -935,7 +939,8 @@ int image_prepare(const char *path, const char *name, const char *selector, stru
 	}
 	/* The fast path first: a hit reads neither the archive nor its JSON. */
 	key = cache_source_key(&st, selector);
-	if (cache_lookup_source(c, key, hex) && cache_get_image(c, hex, img, err) == 0) {
+	int fast = !(flags & IMAGE_NO_SOURCE);
+	if (fast && cache_lookup_source(c, key, hex) && cache_get_image(c, hex, img, err) == 0) {
 		img->hit = 1;
 		rc = 0;
 		goto out;
@@ -950,7 +955,7 @@ int image_prepare(const char *path, const char *name, const char *selector, stru
 			goto out;
 		}
 	}
-	if (!(flags & IMAGE_DRY_RUN)) {
+	if (fast && !(flags & IMAGE_DRY_RUN)) {
 		/* One import per image at a time: the others then find it. */
 		lock = cache_lock(c, key, err);
 		if (lock < 0)
@@ -975,7 +980,7 @@ int image_prepare(const char *path, const char *name, const char *selector, stru
 		rc = prepare_layered(&s, selector, img, hex, err);
 	}
 	if (rc == 0 && !(flags & IMAGE_DRY_RUN) &&
-	    (cache_put_image(c, hex, img, err) < 0 || cache_put_source(c, key, hex, err) < 0))
+	    (cache_put_image(c, hex, img, err) < 0 || (fast && cache_put_source(c, key, hex, err) < 0)))
 		rc = -1;
 	if (s.progress && rc == 0)
 		progress_end(s.progress);

@@ -117,10 +117,26 @@ void cache_close(struct cache *c);
  * it that is wrong. */
 #define IMAGE_DRY_RUN 0x1
 #define IMAGE_QUIET 0x2 /* no progress line */
+#define IMAGE_NO_SOURCE 0x4 /* no fast-path record for path (a registry pull's scratch layout) */
 int image_prepare(const char *path, const char *name, const char *selector, struct cache *c, unsigned flags,
 		  struct image *img, struct gerr *err);
 /* 1 when the directory at path is an OCI image layout. */
 int image_is_layout_dir(const char *path);
+
+/* Registry pulls (rootfs/registry.c): IMAGE is "docker://REF". */
+#define REGISTRY_PREFIX "docker://"
+struct pull_opts {
+	const char *platform; /* "os/arch[/variant]", or NULL: this machine's */
+	int insecure;         /* --tls-verify=false: plain HTTP or unverified TLS */
+	int always;           /* ask the registry even when the reference is cached */
+	int verbose;          /* a line per blob fetched or found in the cache */
+};
+/* The image that REF names, with its layers in the cache: from the cache
+ * when the reference was pulled before (unless o->always), else fetched.
+ * flags as for image_prepare (IMAGE_DRY_RUN fetches only the manifest and
+ * the config, and writes nothing to the cache). */
+int registry_prepare(const char *ref, const struct pull_opts *o, struct cache *c, unsigned flags,
+		     struct image *img, struct gerr *err);
 
 /* `gpurun cache ls|rm|prune`: print or change the cache; 0 or -1 with err. */
 int cache_list(struct cache *c, struct gerr *err);

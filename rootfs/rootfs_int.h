@@ -71,6 +71,12 @@ struct fd_source {
 	unsigned long long start, len;
 	struct digest_ctx *hash, *hash2; /* optional: every byte read is hashed */
 	void *buf;
+	/* Optional: a file still being written (a blob a registry pull is
+	 * fetching).  Called at each end of input with the bytes read so far:
+	 * 1 more has come (read again), 0 the real end, -1 it will never
+	 * complete (the read fails with EIO). */
+	int (*more)(void *ctx, unsigned long long have);
+	void *more_ctx;
 	unsigned long long total; /* bytes read */
 	int eof;        /* read() returned 0 */
 	int read_errno; /* read() failed */
@@ -121,6 +127,16 @@ void stream_join(struct stream *s);
 const char *compression_of(int fd);
 const char *compression_at(const struct fd_source *src);
 
+/* Set by a registry pull around image_prepare() on its scratch layout, in
+ * the same thread: attach() is asked about each layer blob of the layout
+ * (member "blobs/sha256/HEX") before it is read, and sets in->more when the
+ * blob is still arriving.  0, or -1 when it will never arrive. */
+struct blob_follow {
+	int (*attach)(void *ctx, const char *member, struct fd_source *in);
+	void *ctx;
+};
+extern __thread const struct blob_follow *image_blob_follow;
+
 /* ---- cache.c (for image.c) ---------------------------------------------- */
 
 #define IMAGE_JSON_MAX (4 << 20) /* an image record, manifest, index or config */
@@ -156,6 +172,40 @@ void digest_free(struct digest_ctx *d);
 int digest_hex_ok(const char *hex);
 /* The hex part of "sha256:<64 hex>", or NULL when digest is not one. */
 const char *digest_parse(const char *digest);
+
+/* ---- ref.c: the pure parsers of registry pulls (fuzzed) ------------------ */
+
+/* docker://[REGISTRY/]REPO[:TAG|@sha256:HEX], normalised as docker does:
+ * registry "docker.io" when the first component has no '.' or ':' and is
+ * not "localhost"; "library/" before a one-component Docker Hub name; tag
+ * "latest" when neither tag nor digest is given. */
+struct image_ref {
+	char *registry; /* "docker.io", "127.0.0.1:5000" */
+	char *repo;     /* "library/ubuntu" */
+	char *tag;      /* or NULL */
+	char *digest;   /* "sha256:<hex>", or NULL */
+};
+int ref_parse(const char *s, struct image_ref *r, struct gerr *err);
+void ref_free(struct image_ref *r);
+char *ref_string(const struct image_ref *r); /* "docker.io/library/ubuntu:latest" */
+
+/* The first challenge of a WWW-Authenticate header value (RFC 9110
+ * auth-params, quoted strings unescaped).  0, or -1 when malformed. */
+#define CHALLENGE_VALUE_MAX 1024
+struct auth_challenge {
+	char scheme[16]; /* "Bearer", "Basic" */
+	char realm[CHALLENGE_VALUE_MAX];
+	char service[CHALLENGE_VALUE_MAX];
+	char scope[CHALLENGE_VALUE_MAX];
+	char error[CHALLENGE_VALUE_MAX];
+};
+int challenge_parse(const char *value, struct auth_challenge *c);
+
+/* "os/arch[/variant]"; 0, or -1 when malformed. */
+struct platform {
+	char os[32], arch[32], variant[32];
+};
+int platform_parse(const char *s, struct platform *pf);
 
 /* Copy an entry name into dst for a one-line message: control bytes become
  * \xNN, and long names are cut with "...". */

@@ -147,8 +147,20 @@ static ssize_t source_pull(struct fd_source *src)
 static ssize_t source_next(struct fd_source *src)
 {
 	ssize_t n;
-	while ((n = source_pull(src)) < 0 && errno == EINTR)
-		;
+	for (;;) {
+		while ((n = source_pull(src)) < 0 && errno == EINTR)
+			;
+		if (n != 0 || !src->more)
+			break;
+		int m = src->more(src->more_ctx, src->total);
+		if (m == 0)
+			break;
+		if (m < 0) {
+			errno = EIO;
+			n = -1;
+			break;
+		}
+	}
 	if (n < 0)
 		src->read_errno = errno;
 	else if (n == 0)
@@ -201,7 +213,7 @@ int source_open(struct archive *a, struct fd_source *src)
 	src->eof = src->read_errno = 0;
 	src->total = 0;
 	struct stat st;
-	if (!src->ranged && !src->hash && !src->hash2 && fstat(src->fd, &st) == 0 && S_ISREG(st.st_mode))
+	if (!src->ranged && !src->hash && !src->hash2 && !src->more && fstat(src->fd, &st) == 0 && S_ISREG(st.st_mode))
 		archive_read_set_skip_callback(a, source_skip);
 	archive_read_set_read_callback(a, source_read);
 	archive_read_set_callback_data(a, src);

@@ -169,6 +169,7 @@ fi
 
 # ---- images and the cache ---------------------------------------------------------
 GPURUN=$GPURUN bash tests/bench/images.sh
+GPURUN=$GPURUN bash tests/bench/registry.sh
 
 # ---- 3. GPU ---------------------------------------------------------------------
 if [[ -f tests/bench/gpu.sh ]]; then

@@ -1,0 +1,1249 @@
+/* rootfs/registry.c — images straight from a registry: `gpurun
+ * docker://REF` and `gpurun pull REF`, over the OCI distribution API (the
+ * Docker registry v2 API), into the same cache as image files.
+ *
+ * A pull resolves the reference to one manifest (an OCI index or a Docker
+ * manifest list is resolved to the platform asked for), fetches the config,
+ * and fetches only the layers whose diff_id the cache does not hold yet,
+ * several at a time, each sha256-verified while it arrives.  What it fetches
+ * is laid out as an OCI image layout in a scratch directory of the cache's
+ * tmp/, which image_prepare() verifies and unpacks exactly as it does for a
+ * layout on disk, layer after layer while the blobs are still arriving (it
+ * follows each blob's file as it grows); the scratch directory is removed
+ * in any case, so a failed pull leaves nothing that a later one would
+ * trust.  A reference
+ * once pulled is found again in the cache without the network (podman's
+ * pull policy "missing"); `gpurun pull` always asks the registry.
+ *
+ * HTTP and TLS are libcurl's, loaded with dlopen() on the first pull only:
+ * linked, its dozen shared dependencies would cost every launch loader time.
+ * Authentication is what registries serve public images with (an anonymous
+ * bearer token from the WWW-Authenticate challenge) and what users already
+ * have in their auth files (podman's order; the "auth" field of auths.*),
+ * for bearer token services and for basic auth.  A credential is only ever
+ * put into an Authorization header: no message, no --verbose line and no
+ * plan shows one. */
+#define CURL_DISABLE_TYPECHECK
+#include "rootfs_int.h"
+
+#include <curl/curl.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PULL_PARALLEL 3       /* layers fetched at once, as docker does */
+#define PULL_RETRIES 4        /* tries after the first, for transient failures */
+#define TOKEN_MAX (64 << 10)  /* a token service's answer */
+#define ERRBODY_MAX 4096      /* the part of an error answer kept for its message */
+
+#define MT_OCI_INDEX "application/vnd.oci.image.index.v1+json"
+#define MT_DOCKER_LIST "application/vnd.docker.distribution.manifest.list.v2+json"
+#define MT_OCI_MANIFEST "application/vnd.oci.image.manifest.v1+json"
+#define MT_DOCKER_MANIFEST "application/vnd.docker.distribution.manifest.v2+json"
+#define MANIFEST_ACCEPT "Accept: " MT_OCI_INDEX ", " MT_DOCKER_LIST ", " MT_OCI_MANIFEST ", " MT_DOCKER_MANIFEST
+
+/* ---- libcurl, loaded on demand -------------------------------------------- */
+
+static struct {
+	CURLcode (*global_init)(long);
+	CURL *(*easy_init)(void);
+	CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+	CURLcode (*easy_perform)(CURL *);
+	CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+	void (*easy_cleanup)(CURL *);
+	void (*easy_reset)(CURL *);
+	const char *(*easy_strerror)(CURLcode);
+	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+	void (*slist_free_all)(struct curl_slist *);
+	char *(*easy_escape)(CURL *, const char *, int);
+	void (*free)(void *);
+	int loaded;
+} cu;
+
+static int curl_load(struct gerr *err)
+{
+	static const struct {
+		size_t off;
+		const char *name;
+	} syms[] = {
+#define SYM(f) {offsetof(__typeof__(cu), f), "curl_" #f}
+		SYM(global_init), SYM(easy_init), SYM(easy_setopt), SYM(easy_perform), SYM(easy_getinfo),
+		SYM(easy_cleanup), SYM(easy_reset), SYM(easy_strerror), SYM(slist_append), SYM(slist_free_all),
+		SYM(easy_escape), SYM(free),
+#undef SYM
+	};
+	if (cu.loaded)
+		return 0;
+	void *h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return gerr_set(err, 0, "registry: cannot load libcurl.so.4 (install Debian's libcurl4): %s", dlerror());
+	for (size_t i = 0; i < COUNT_OF(syms); i++) {
+		void *f = dlsym(h, syms[i].name);
+		if (!f)
+			return gerr_set(err, 0, "registry: libcurl.so.4 has no %s", syms[i].name);
+		memcpy((char *)&cu + syms[i].off, &f, sizeof f);
+	}
+	/* Once, before any thread: curl_global_init is not thread-safe. */
+	if (cu.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		return gerr_set(err, 0, "registry: libcurl cannot initialise");
+	cu.loaded = 1;
+	return 0;
+}
+
+/* ---- a registry session ----------------------------------------------------- */
+
+struct reg {
+	struct image_ref ref;
+	const char *name;   /* "docker://REF", for messages */
+	char *host;         /* where the API is served */
+	const char *scheme; /* "https", or "http" for an insecure registry that speaks no TLS */
+	int insecure, scheme_known, verbose, retries;
+	const char *cafile, *capath;
+	char *basic;        /* base64 "user:password" from an auth file, or NULL */
+	char *auth;         /* the Authorization header in use, or NULL */
+	unsigned auth_gen;  /* bumped when auth changes */
+	pthread_mutex_t lock;
+};
+
+struct resp {
+	long status;
+	char www_auth[4 * CHALLENGE_VALUE_MAX];
+	char ctype[256];
+	char digest[128];   /* Docker-Content-Digest */
+	long long length;   /* Content-Length, or -1 */
+	char errbody[ERRBODY_MAX];
+	size_t errlen;
+};
+
+/* Where a response's body goes: memory (JSON, capped) or a file (a blob,
+ * hashed as it arrives, resumable). */
+struct sink {
+	CURL *h;
+	struct resp *resp;
+	struct sbuf *mem;
+	size_t max;
+	int too_big;
+	int fd;
+	struct digest_ctx *hash;
+	unsigned long long got, expect; /* bytes kept; the size the manifest promises (0: unknown) */
+	unsigned long long range_from;  /* this request asked for bytes from here */
+	int checked;                    /* the first body bytes of this request were seen */
+	int restarted;                  /* ... and the range asked for was ignored */
+	int write_errno;
+	unsigned long long *progress;   /* for the display, updated atomically */
+	const int *cancel;              /* atomic: give up now */
+};
+
+static void resp_reset(struct resp *r)
+{
+	memset(r, 0, sizeof *r);
+	r->length = -1;
+}
+
+static void copy_value(char *dst, size_t cap, const char *v, size_t n)
+{
+	while (n && (v[n - 1] == '\r' || v[n - 1] == '\n' || v[n - 1] == ' '))
+		n--;
+	while (n && *v == ' ')
+		v++, n--;
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, v, n);
+	dst[n] = '\0';
+}
+
+static size_t on_header(char *buf, size_t size, size_t n, void *arg)
+{
+	struct sink *s = arg;
+	size_t len = size * n;
+	/* A new response (after a redirect, or a 100): forget the last one's. */
+	if (len > 5 && !strncmp(buf, "HTTP/", 5)) {
+		s->resp->www_auth[0] = s->resp->ctype[0] = s->resp->digest[0] = '\0';
+		s->resp->length = -1;
+		return len;
+	}
+	const char *colon = memchr(buf, ':', len);
+	if (!colon)
+		return len;
+	size_t kl = (size_t)(colon - buf), vl = len - kl - 1;
+	const char *v = colon + 1;
+	if (kl == 16 && !strncasecmp(buf, "WWW-Authenticate", kl))
+		copy_value(s->resp->www_auth, sizeof s->resp->www_auth, v, vl);
+	else if (kl == 12 && !strncasecmp(buf, "Content-Type", kl))
+		copy_value(s->resp->ctype, sizeof s->resp->ctype, v, vl);
+	else if (kl == 21 && !strncasecmp(buf, "Docker-Content-Digest", kl))
+		copy_value(s->resp->digest, sizeof s->resp->digest, v, vl);
+	else if (kl == 14 && !strncasecmp(buf, "Content-Length", kl)) {
+		char num[32];
+		copy_value(num, sizeof num, v, vl);
+		s->resp->length = strtoll(num, NULL, 10);
+		long status = 0;
+		cu.easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &status);
+		/* Refused before it is read: a JSON document above the cap. */
+		if (s->mem && status == 200 && s->resp->length > (long long)s->max) {
+			s->too_big = 1;
+			return 0;
+		}
+	}
+	return len;
+}
+
+static size_t on_body(char *buf, size_t size, size_t n, void *arg)
+{
+	struct sink *s = arg;
+	size_t len = size * n;
+	long status = 0;
+	cu.easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &status);
+	if (status < 200 || status >= 300) {
+		size_t room = sizeof s->resp->errbody - 1 - s->resp->errlen;
+		size_t k = len < room ? len : room;
+		memcpy(s->resp->errbody + s->resp->errlen, buf, k);
+		s->resp->errlen += k;
+		s->resp->errbody[s->resp->errlen] = '\0';
+		return len;
+	}
+	if (s->cancel && __atomic_load_n(s->cancel, __ATOMIC_ACQUIRE))
+		return 0;
+	if (s->mem) {
+		if (s->mem->len + len > s->max) {
+			s->too_big = 1;
+			return 0;
+		}
+		sbuf_add(s->mem, buf, len);
+		return len;
+	}
+	if (!s->checked) {
+		s->checked = 1;
+		/* Asked for a range, given the whole blob: start again. */
+		if (s->range_from && status == 200) {
+			if (ftruncate(s->fd, 0) < 0 || lseek(s->fd, 0, SEEK_SET) < 0) {
+				s->write_errno = errno;
+				return 0;
+			}
+			digest_free(s->hash);
+			s->hash = digest_new();
+			if (s->progress)
+				__atomic_store_n(s->progress, 0, __ATOMIC_RELAXED);
+			s->got = 0;
+			s->restarted = 1;
+		}
+	}
+	if (s->expect && s->got + len > s->expect) {
+		s->too_big = 1;
+		return 0;
+	}
+	if (write_all(s->fd, buf, len) < 0) {
+		s->write_errno = errno;
+		return 0;
+	}
+	digest_update(s->hash, buf, len);
+	s->got += len;
+	if (s->progress)
+		__atomic_store_n(s->progress, s->got, __ATOMIC_RELAXED);
+	return len;
+}
+
+static int transient(CURLcode code, long status)
+{
+	switch (code) {
+	case CURLE_OK:
+		return status == 408 || status == 429 || status == 500 || status == 502 || status == 503 ||
+		       status == 504;
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_RECV_ERROR:
+	case CURLE_SEND_ERROR:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_GOT_NOTHING:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static void backoff(int attempt)
+{
+	long ms = 250L << (attempt < 5 ? attempt : 5);
+	struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+	while (nanosleep(&t, &t) < 0 && errno == EINTR)
+		;
+}
+
+/* One request: url, the headers (Accept, Authorization, Range), the body
+ * into sink.  Returns curl's code; resp has the status and the headers. */
+static CURLcode perform(struct reg *r, struct sink *s, const char *url, const char *accept, const char *auth)
+{
+	CURL *h = s->h;
+	struct curl_slist *hdrs = NULL;
+	cu.easy_reset(h);
+	if (accept)
+		hdrs = cu.slist_append(hdrs, accept);
+	if (auth)
+		hdrs = cu.slist_append(hdrs, auth);
+	char range[48];
+	s->checked = 0;
+	s->range_from = s->mem ? 0 : s->got;
+	resp_reset(s->resp);
+	cu.easy_setopt(h, CURLOPT_URL, url);
+	cu.easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	cu.easy_setopt(h, CURLOPT_USERAGENT, "gpurun/" GPURUN_VERSION);
+	cu.easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+	cu.easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
+	/* Never file://, never a redirect to something other than HTTP(S). */
+	cu.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	cu.easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	cu.easy_setopt(h, CURLOPT_NOSIGNAL, 1L); /* threads: no SIGALRM for timeouts */
+	cu.easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 30L);
+	/* A stalled transfer (under 1 kB/s for 60 s) counts as failed and is resumed. */
+	cu.easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+	cu.easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 60L);
+	cu.easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	cu.easy_setopt(h, CURLOPT_HEADERDATA, s);
+	cu.easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	cu.easy_setopt(h, CURLOPT_WRITEDATA, s);
+	if (s->range_from) {
+		snprintf(range, sizeof range, "%llu-", s->range_from);
+		cu.easy_setopt(h, CURLOPT_RANGE, range);
+	}
+	if (r->cafile)
+		cu.easy_setopt(h, CURLOPT_CAINFO, r->cafile);
+	if (r->capath)
+		cu.easy_setopt(h, CURLOPT_CAPATH, r->capath);
+	if (r->insecure) {
+		cu.easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+		cu.easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	CURLcode code = cu.easy_perform(h);
+	cu.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &s->resp->status);
+	cu.easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+	cu.slist_free_all(hdrs);
+	return code;
+}
+
+/* The first error of a registry's error answer ({"errors":[{"code",
+ * "message"}]}), or "" */
+static void registry_error(const struct resp *rs, char *out, size_t cap)
+{
+	json_error_t je;
+	json_t *o = json_loadb(rs->errbody, rs->errlen, 0, &je);
+	json_t *e = json_array_get(json_object_get(o, "errors"), 0);
+	const char *msg = json_string_value(json_object_get(e, "message"));
+	const char *code = json_string_value(json_object_get(e, "code"));
+	out[0] = '\0';
+	if (msg || code)
+		quote_name(out, cap, msg && *msg ? msg : code);
+	json_decref(o);
+}
+
+static int creds_hint(const struct reg *r, struct gerr *err)
+{
+	return gerr_hint(err, r->basic ? "the credentials found for %s were refused; check them (podman login %s)"
+				       : "log in first (podman login %s or docker login), or set REGISTRY_AUTH_FILE",
+			 r->ref.registry, r->ref.registry);
+}
+
+/* A bearer token for the challenge, from its realm; the credentials, when
+ * there are any, as basic auth to the token service. */
+static int fetch_token(struct reg *r, CURL *h, const struct auth_challenge *ch, struct gerr *err)
+{
+	if (strncmp(ch->realm, "https://", 8) && strncmp(ch->realm, "http://", 7))
+		return gerr_set(err, 0, "image %s: the registry's token service is not an http(s) URL", r->name);
+	/* Credentials never go in clear to a registry not named insecure. */
+	if (!strncmp(ch->realm, "http://", 7) && !r->insecure)
+		return gerr_set(err, 0, "image %s: the registry's token service is plain HTTP (use --tls-verify=false "
+				"if that is meant)", r->name);
+	char *svc = cu.easy_escape(h, ch->service, 0);
+	_cleanup_free_ char *scope_txt =
+		ch->scope[0] ? xstrdup(ch->scope) : xasprintf("repository:%s:pull", r->ref.repo);
+	char *scope = cu.easy_escape(h, scope_txt, 0);
+	_cleanup_free_ char *url = xasprintf("%s%sservice=%s&scope=%s", ch->realm, strchr(ch->realm, '?') ? "&" : "?",
+					    svc ? svc : "", scope ? scope : "");
+	cu.free(svc);
+	cu.free(scope);
+	_cleanup_free_ char *basic = r->basic ? xasprintf("Authorization: Basic %s", r->basic) : NULL;
+	struct sbuf body = {0};
+	struct resp rs = {0};
+	struct sink s = {.h = h, .resp = &rs, .mem = &body, .max = TOKEN_MAX, .fd = -1};
+	CURLcode code;
+	int attempt = 0;
+	while ((code = perform(r, &s, url, "Accept: application/json", basic)) != CURLE_OK || rs.status != 200) {
+		if (!transient(code, rs.status) || attempt >= r->retries)
+			break;
+		sbuf_reset(&body);
+		backoff(attempt++);
+	}
+	int rc = -1;
+	if (code != CURLE_OK) {
+		gerr_set(err, 0, "image %s: token service: %s", r->name,
+			 s.too_big ? "answer too large" : cu.easy_strerror(code));
+	} else if (rs.status == 401 || rs.status == 403) {
+		gerr_set(err, 0, "image %s: the token service refused %s", r->name,
+			 r->basic ? "the credentials" : "anonymous access");
+		creds_hint(r, err);
+	} else if (rs.status != 200) {
+		gerr_set(err, 0, "image %s: token service answered HTTP %ld", r->name, rs.status);
+	} else {
+		json_error_t je;
+		json_t *o = json_loadb(body.s ? body.s : "", body.len, 0, &je);
+		const char *tok = json_string_value(json_object_get(o, "token"));
+		if (!tok || !*tok)
+			tok = json_string_value(json_object_get(o, "access_token"));
+		size_t bad = tok ? strcspn(tok, "\r\n\t \"") : 0;
+		if (!tok || !*tok || tok[bad]) {
+			gerr_set(err, 0, "image %s: the token service's answer has no usable token", r->name);
+		} else {
+			free(r->auth);
+			r->auth = xasprintf("Authorization: Bearer %s", tok);
+			r->auth_gen++;
+			rc = 0;
+		}
+		json_decref(o);
+	}
+	/* The answer held a token: wipe it. */
+	if (body.s)
+		explicit_bzero(body.s, body.cap);
+	sbuf_free(&body);
+	return rc;
+}
+
+/* Answer a 401: its challenge says how. */
+static int authenticate(struct reg *r, CURL *h, const struct resp *rs, unsigned gen_seen, struct gerr *err)
+{
+	struct auth_challenge ch;
+	int rc = 0;
+	pthread_mutex_lock(&r->lock);
+	if (r->auth_gen != gen_seen)
+		goto out; /* another layer's request renewed it meanwhile */
+	if (!rs->www_auth[0] || challenge_parse(rs->www_auth, &ch) < 0) {
+		rc = gerr_set(err, 0, "image %s: the registry asks for authentication with an unreadable challenge",
+			      r->name);
+	} else if (!strcasecmp(ch.scheme, "Bearer")) {
+		rc = fetch_token(r, h, &ch, err);
+	} else if (!strcasecmp(ch.scheme, "Basic") && r->basic) {
+		free(r->auth);
+		r->auth = xasprintf("Authorization: Basic %s", r->basic);
+		r->auth_gen++;
+	} else if (!strcasecmp(ch.scheme, "Basic")) {
+		rc = gerr_set(err, 0, "image %s: %s asks for credentials and none were found", r->name, r->ref.registry);
+		creds_hint(r, err);
+	} else {
+		char q[64];
+		quote_name(q, sizeof q, ch.scheme);
+		rc = gerr_set(err, 0, "image %s: the registry asks for authentication of a kind gpurun does not speak (%s)",
+			      r->name, q);
+	}
+out:
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
+/* GET path of the registry's API, with retries, authentication and, for a
+ * file sink, resumption.  what names the object in messages.  On success
+ * the status is 200 or 206. */
+static int reg_get(struct reg *r, struct sink *s, const char *path, const char *accept, const char *what,
+		   struct gerr *err)
+{
+	int attempt = 0, auth_tries = 0;
+	for (;;) {
+		_cleanup_free_ char *url = xasprintf("%s://%s%s", r->scheme, r->host, path);
+		pthread_mutex_lock(&r->lock);
+		_cleanup_free_ char *auth = r->auth ? xstrdup(r->auth) : NULL;
+		unsigned gen = r->auth_gen;
+		pthread_mutex_unlock(&r->lock);
+		CURLcode code = perform(r, s, url, accept, auth);
+		if (s->restarted && r->verbose)
+			fprintf(stderr, "gpurun: %s: %s: the registry ignored the range; fetching it from the start\n",
+				r->name, what);
+		s->restarted = 0;
+		if (auth)
+			explicit_bzero(auth, strlen(auth));
+		/* An insecure registry may speak plain HTTP: try that once. */
+		if (r->insecure && !r->scheme_known && !strcmp(r->scheme, "https") &&
+		    (code == CURLE_SSL_CONNECT_ERROR || code == CURLE_GOT_NOTHING || code == CURLE_RECV_ERROR)) {
+			r->scheme = "http";
+			r->scheme_known = 1;
+			continue;
+		}
+		if (code == CURLE_OK && !r->scheme_known)
+			r->scheme_known = 1; /* by the first request, before any other thread runs */
+		if (code == CURLE_OK && s->resp->status == 401 && auth_tries++ < 2) {
+			if (authenticate(r, s->h, s->resp, gen, err) < 0)
+				return -1;
+			continue;
+		}
+		if (s->write_errno)
+			return gerr_set(err, s->write_errno, "image %s: %s: write", r->name, what);
+		if (s->too_big)
+			return gerr_set(err, 0, "image %s: %s is larger than %s", r->name, what,
+					s->mem ? "the cap on JSON documents (4 MiB)" : "its manifest says");
+		if (code == CURLE_OK && (s->resp->status == 200 || s->resp->status == 206))
+			return 0;
+		if (transient(code, s->resp->status) && attempt < r->retries &&
+		    !(s->cancel && __atomic_load_n(s->cancel, __ATOMIC_ACQUIRE))) {
+			if (r->verbose)
+				fprintf(stderr, "gpurun: %s: %s: %s; trying again%s\n", r->name, what,
+					code != CURLE_OK ? cu.easy_strerror(code) : "server error",
+					s->got ? " from where it stopped" : "");
+			backoff(attempt++);
+			continue;
+		}
+		if (code != CURLE_OK)
+			return gerr_set(err, 0, "image %s: %s: %s%s", r->name, what, cu.easy_strerror(code),
+					attempt ? " (after retries)" : "");
+		char why[256];
+		registry_error(s->resp, why, sizeof why);
+		long st = s->resp->status;
+		if (st == 401 || st == 403) {
+			gerr_set(err, 0, "image %s: %s: access denied%s%s", r->name, what, why[0] ? ": " : "", why);
+			return creds_hint(r, err);
+		}
+		if (st == 404)
+			return gerr_set(err, 0, "image %s: %s: not found%s%s", r->name, what, why[0] ? ": " : "", why);
+		return gerr_set(err, 0, "image %s: %s: the registry answered HTTP %ld%s%s", r->name, what, st,
+				why[0] ? ": " : "", why);
+	}
+}
+
+/* ---- credentials ------------------------------------------------------------ */
+
+/* An auths key as the registry it is for: "https://index.docker.io/v1/"
+ * -> "docker.io". */
+static char *auth_key_host(const char *key)
+{
+	if (!strncmp(key, "https://", 8))
+		key += 8;
+	else if (!strncmp(key, "http://", 7))
+		key += 7;
+	char *k = xstrdup(key);
+	size_t n = strlen(k);
+	while (n && k[n - 1] == '/')
+		k[--n] = '\0';
+	if (n > 3 && (!strcmp(k + n - 3, "/v1") || !strcmp(k + n - 3, "/v2")))
+		k[n - 3] = '\0';
+	const char *hub[] = {"index.docker.io", "registry-1.docker.io"};
+	for (size_t i = 0; i < COUNT_OF(hub); i++) {
+		size_t hl = strlen(hub[i]);
+		if (!strncmp(k, hub[i], hl) && (!k[hl] || k[hl] == '/')) {
+			char *nk = xasprintf("docker.io%s", k + hl);
+			free(k);
+			return nk;
+		}
+	}
+	return k;
+}
+
+/* The "auth" of the best entry of one file for ref: the longest key that is
+ * the registry or a registry/namespace prefix of the repository.  1 found,
+ * 0 not, -1 on a damaged file. */
+static int auth_from_file(const char *path, int legacy, const struct image_ref *ref, char **out, struct gerr *err)
+{
+	struct gerr ignore = {0};
+	size_t len;
+	_cleanup_free_ char *text = read_small_file_at(AT_FDCWD, path, 1 << 20, &len, &ignore);
+	if (!text)
+		return 0;
+	json_error_t je;
+	json_t *o = json_loadb(text, len, 0, &je), *v;
+	explicit_bzero(text, len);
+	if (!json_is_object(o)) {
+		json_decref(o);
+		return gerr_set(err, 0, "registry credentials %s: invalid JSON", path);
+	}
+	_cleanup_free_ char *full = xasprintf("%s/%s", ref->registry, ref->repo);
+	const char *k, *best = NULL;
+	size_t best_len = 0;
+	/* ~/.dockercfg has the entries at the top level. */
+	json_object_foreach(legacy ? o : json_object_get(o, "auths"), k, v)
+	{
+		_cleanup_free_ char *h = auth_key_host(k);
+		size_t hl = strlen(h);
+		const char *a = json_string_value(json_object_get(v, "auth"));
+		if (a && *a && !strncmp(full, h, hl) && (!full[hl] || full[hl] == '/') && hl > best_len) {
+			best = a;
+			best_len = hl;
+		}
+	}
+	int rc = 0;
+	if (best) {
+		/* It goes into a header as it is: base64 only. */
+		if (best[strspn(best, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")]) {
+			rc = gerr_set(err, 0, "registry credentials %s: the entry for %s is not base64", path,
+				      ref->registry);
+		} else {
+			*out = xstrdup(best);
+			rc = 1;
+		}
+	}
+	json_decref(o);
+	return rc;
+}
+
+/* podman's order (containers-auth.json(5)): $REGISTRY_AUTH_FILE, or else
+ * $XDG_RUNTIME_DIR/containers/auth.json; then
+ * $XDG_CONFIG_HOME/containers/auth.json, Docker's
+ * $DOCKER_CONFIG/config.json or ~/.docker/config.json, and ~/.dockercfg.
+ * The first file with an entry for the registry wins. */
+static int find_credentials(struct reg *r, struct gerr *err)
+{
+	struct strv files = {0};
+	const char *e, *home = getenv("HOME");
+	const char *override = getenv("REGISTRY_AUTH_FILE");
+	if (override && *override)
+		strv_add(&files, xstrdup(override));
+	else if ((e = getenv("XDG_RUNTIME_DIR")) && *e)
+		strv_add(&files, xasprintf("%s/containers/auth.json", e));
+	if ((e = getenv("XDG_CONFIG_HOME")) && *e)
+		strv_add(&files, xasprintf("%s/containers/auth.json", e));
+	else if (home && *home)
+		strv_add(&files, xasprintf("%s/.config/containers/auth.json", home));
+	if ((e = getenv("DOCKER_CONFIG")) && *e)
+		strv_add(&files, xasprintf("%s/config.json", e));
+	else if (home && *home)
+		strv_add(&files, xasprintf("%s/.docker/config.json", home));
+	size_t modern = files.n;
+	if (home && *home)
+		strv_add(&files, xasprintf("%s/.dockercfg", home));
+	int rc = 0;
+	for (size_t i = 0; i < files.n && rc == 0; i++)
+		rc = auth_from_file(files.v[i], i >= modern, &r->ref, &r->basic, err);
+	strv_free(&files);
+	return rc < 0 ? -1 : 0;
+}
+
+/* ---- resolving a reference ---------------------------------------------------- */
+
+static int host_platform(struct platform *pf)
+{
+	static const struct {
+		const char *machine, *arch, *variant;
+	} map[] = {
+		{"x86_64", "amd64", ""}, {"aarch64", "arm64", ""}, {"armv7l", "arm", "v7"}, {"armv6l", "arm", "v6"},
+		{"i686", "386", ""},     {"i386", "386", ""},      {"ppc64le", "ppc64le", ""}, {"s390x", "s390x", ""},
+		{"riscv64", "riscv64", ""},
+	};
+	struct utsname u;
+	memset(pf, 0, sizeof *pf);
+	strcpy(pf->os, "linux");
+	if (uname(&u) < 0)
+		return -1;
+	for (size_t i = 0; i < COUNT_OF(map); i++)
+		if (!strcmp(u.machine, map[i].machine)) {
+			snprintf(pf->arch, sizeof pf->arch, "%s", map[i].arch);
+			snprintf(pf->variant, sizeof pf->variant, "%s", map[i].variant);
+			return 0;
+		}
+	snprintf(pf->arch, sizeof pf->arch, "%.31s", u.machine);
+	return 0;
+}
+
+static void platform_str(const struct platform *pf, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s/%s%s%s", pf->os, pf->arch, pf->variant[0] ? "/" : "", pf->variant);
+}
+
+/* The index entry for the platform; else err lists those there are. */
+static json_t *pick_platform(const struct reg *r, json_t *ms, const struct platform *want, struct gerr *err)
+{
+	size_t i;
+	json_t *d;
+	struct sbuf there = {0};
+	json_array_foreach(ms, i, d)
+	{
+		json_t *p = json_object_get(d, "platform");
+		const char *os = json_string_value(json_object_get(p, "os"));
+		const char *arch = json_string_value(json_object_get(p, "architecture"));
+		const char *var = json_string_value(json_object_get(p, "variant"));
+		if (!os || !arch || !strcmp(os, "unknown"))
+			continue; /* attestations and the like */
+		if (!strcmp(os, want->os) && !strcmp(arch, want->arch) &&
+		    (!want->variant[0] || (var && !strcmp(var, want->variant)))) {
+			sbuf_free(&there);
+			return d;
+		}
+		char q[96];
+		snprintf(q, sizeof q, "%s/%s%s%s", os, arch, var ? "/" : "", var ? var : "");
+		char qq[96];
+		quote_name(qq, sizeof qq, q);
+		sbuf_puts(&there, there.len ? ", " : "");
+		sbuf_puts(&there, qq);
+	}
+	char w[100];
+	platform_str(want, w, sizeof w);
+	gerr_set(err, 0, "image %s: no image for platform %s (there are: %s)", r->name, w,
+		 there.s ? there.s : "none");
+	gerr_hint(err, "pick one with --platform OS/ARCH[/VARIANT]");
+	sbuf_free(&there);
+	return NULL;
+}
+
+static int is_index(const char *mt)
+{
+	return mt && (!strcmp(mt, MT_OCI_INDEX) || !strcmp(mt, MT_DOCKER_LIST));
+}
+
+static int is_manifest(const char *mt)
+{
+	return mt && (!strcmp(mt, MT_OCI_MANIFEST) || !strcmp(mt, MT_DOCKER_MANIFEST));
+}
+
+struct doc {
+	struct sbuf body;
+	char hex[DIGEST_HEX_LEN + 1];
+	char mt[256];
+	json_t *j;
+};
+
+static void doc_free(struct doc *d)
+{
+	sbuf_free(&d->body);
+	json_decref(d->j);
+	memset(d, 0, sizeof *d);
+}
+
+/* A manifest (reference: a tag or a digest) or a config blob, whole, at most
+ * IMAGE_JSON_MAX bytes, verified against want_hex when given. */
+static int fetch_doc(struct reg *r, CURL *h, const char *path, const char *accept, const char *what,
+		     const char *want_hex, struct doc *d, struct gerr *err)
+{
+	struct resp rs = {0};
+	struct sink s = {.h = h, .resp = &rs, .mem = &d->body, .max = IMAGE_JSON_MAX, .fd = -1};
+	if (reg_get(r, &s, path, accept, what, err) < 0)
+		return -1;
+	struct digest_ctx *dg = digest_new();
+	digest_update(dg, d->body.s ? d->body.s : "", d->body.len);
+	digest_final(dg, d->hex);
+	const char *promised = want_hex ? want_hex : digest_parse(rs.digest);
+	if (promised && strcmp(promised, d->hex))
+		return gerr_set(err, 0, "image %s: %s sha256:%s: content does not match its digest", r->name, what,
+				promised);
+	json_error_t je;
+	d->j = json_loadb(d->body.s ? d->body.s : "", d->body.len, JSON_REJECT_DUPLICATES, &je);
+	if (!json_is_object(d->j))
+		return gerr_set(err, 0, "image %s: %s: invalid JSON (%s, line %d)", r->name, what, je.text, je.line);
+	const char *mt = json_string_value(json_object_get(d->j, "mediaType"));
+	snprintf(d->mt, sizeof d->mt, "%s", mt ? mt : rs.ctype);
+	d->mt[strcspn(d->mt, "; ")] = '\0';
+	return 0;
+}
+
+/* The manifest that ref names, for the platform: *man gets it. */
+static int resolve(struct reg *r, CURL *h, const struct platform *pf, struct doc *man, struct gerr *err)
+{
+	_cleanup_free_ char *path = xasprintf("/v2/%s/manifests/%s", r->ref.repo, r->ref.digest ? r->ref.digest : r->ref.tag);
+	if (fetch_doc(r, h, path, MANIFEST_ACCEPT, "manifest", r->ref.digest ? digest_parse(r->ref.digest) : NULL, man,
+		      err) < 0)
+		return -1;
+	if (is_index(man->mt)) {
+		json_t *d = pick_platform(r, json_object_get(man->j, "manifests"), pf, err);
+		if (!d)
+			return -1;
+		const char *dig = json_string_value(json_object_get(d, "digest"));
+		if (!digest_parse(dig))
+			return gerr_set(err, 0, "image %s: the index names a manifest by an invalid digest", r->name);
+		_cleanup_free_ char *p2 = xasprintf("/v2/%s/manifests/%s", r->ref.repo, dig);
+		_cleanup_free_ char *hex = xstrdup(digest_parse(dig));
+		doc_free(man);
+		if (fetch_doc(r, h, p2, MANIFEST_ACCEPT, "manifest", hex, man, err) < 0)
+			return -1;
+	}
+	if (!is_manifest(man->mt)) {
+		char q[128];
+		quote_name(q, sizeof q, man->mt[0] ? man->mt : "none");
+		if (strstr(man->mt, "manifest.v1"))
+			return gerr_set(err, 0, "image %s: a Docker schema 1 manifest (no longer supported by registries "
+					"or by gpurun)", r->name);
+		return gerr_set(err, 0, "image %s: manifest of an unsupported media type (%s)", r->name, q);
+	}
+	return 0;
+}
+
+/* ---- fetching layers, several at a time ----------------------------------------- */
+
+/* Each layer blob is fetched into a file of the scratch layout by one of
+ * PULL_PARALLEL threads, hashed as it arrives, while image_prepare()
+ * unpacks the layers in order from those same files as they grow (struct
+ * blob_follow): the unpacker waits at the end of what has arrived, and a
+ * blob's real end comes only once its digest has been checked. */
+struct job {
+	char hex[DIGEST_HEX_LEN + 1];
+	unsigned long long size;
+	unsigned long long got;   /* atomic: bytes in the file */
+	int done;                 /* atomic: 1 fetched and verified, -1 failed */
+	struct timespec start;
+	struct pool *pool;
+};
+
+struct pool {
+	struct reg *r;
+	int blobdir;
+	struct job *jobs;
+	size_t n, next;           /* next: atomic */
+	int failed;               /* atomic: a layer failed (err says how) */
+	int cancel;               /* atomic: the unpack failed, stop fetching */
+	int finished;             /* atomic: for the display thread */
+	pthread_mutex_t lock;
+	struct gerr err;          /* the first failure */
+	pthread_t th[PULL_PARALLEL], display;
+	size_t nth;
+	int show;
+	struct timespec start;
+};
+
+static int fetch_blob(struct pool *p, CURL *h, struct job *j, struct gerr *err)
+{
+	struct reg *r = p->r;
+	int fd = openat(p->blobdir, j->hex, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return gerr_set(err, errno, "image %s: blob sha256:%s: open", r->name, j->hex);
+	struct resp rs = {0};
+	struct sink s = {.h = h, .resp = &rs, .fd = fd, .hash = digest_new(), .expect = j->size, .progress = &j->got,
+			 .cancel = &p->cancel};
+	char what[DIGEST_HEX_LEN + 16];
+	snprintf(what, sizeof what, "blob sha256:%s", j->hex);
+	_cleanup_free_ char *path = xasprintf("/v2/%s/blobs/sha256:%s", r->ref.repo, j->hex);
+	clock_gettime(CLOCK_MONOTONIC, &j->start);
+	int rc = reg_get(r, &s, path, NULL, what, err);
+	char got[DIGEST_HEX_LEN + 1];
+	digest_final(s.hash, got);
+	if (rc == 0 && strcmp(got, j->hex))
+		rc = gerr_set(err, 0, "image %s: blob sha256:%s: content does not match its digest", r->name, j->hex);
+	else if (rc == 0 && j->size && s.got != j->size)
+		rc = gerr_set(err, 0, "image %s: blob sha256:%s: %llu bytes, the manifest says %llu", r->name, j->hex,
+			      s.got, j->size);
+	if (close(fd) < 0 && rc == 0)
+		rc = gerr_set(err, errno, "image %s: blob sha256:%s: write", r->name, j->hex);
+	if (rc == 0 && r->verbose)
+		fprintf(stderr, "gpurun: %s: fetched blob sha256:%s (%llu bytes)\n", r->name, j->hex, s.got);
+	return rc;
+}
+
+static void *worker(void *arg)
+{
+	struct pool *p = arg;
+	CURL *h = cu.easy_init();
+	for (;;) {
+		size_t i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
+		if (i >= p->n)
+			break;
+		struct job *j = &p->jobs[i];
+		struct gerr err = {0};
+		int rc = -1;
+		if (__atomic_load_n(&p->failed, __ATOMIC_ACQUIRE) || __atomic_load_n(&p->cancel, __ATOMIC_ACQUIRE))
+			gerr_set(&err, 0, "stopped");
+		else if (!h)
+			gerr_set(&err, 0, "image %s: libcurl cannot make a transfer handle", p->r->name);
+		else
+			rc = fetch_blob(p, h, j, &err);
+		if (rc < 0) {
+			pthread_mutex_lock(&p->lock);
+			if (!p->failed && !__atomic_load_n(&p->cancel, __ATOMIC_ACQUIRE))
+				p->err = err;
+			__atomic_store_n(&p->failed, 1, __ATOMIC_RELEASE);
+			pthread_mutex_unlock(&p->lock);
+		}
+		__atomic_store_n(&j->done, rc < 0 ? -1 : 1, __ATOMIC_RELEASE);
+	}
+	if (h)
+		cu.easy_cleanup(h);
+	return NULL;
+}
+
+static double since(const struct timespec *t)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) / 1e9;
+}
+
+static void nap_ms(long ms)
+{
+	struct timespec t = {0, ms * 1000000L};
+	nanosleep(&t, NULL);
+}
+
+/* blob_follow: the unpacker's view of a blob being fetched. */
+static int blob_more(void *ctx, unsigned long long have)
+{
+	struct job *j = ctx;
+	for (;;) {
+		int done = __atomic_load_n(&j->done, __ATOMIC_ACQUIRE);
+		if (have < __atomic_load_n(&j->got, __ATOMIC_ACQUIRE))
+			return 1;
+		if (done)
+			return done > 0 ? (have < __atomic_load_n(&j->got, __ATOMIC_ACQUIRE)) : -1;
+		if (__atomic_load_n(&j->pool->failed, __ATOMIC_ACQUIRE))
+			return -1; /* another layer failed: this pull is over */
+		nap_ms(1);
+	}
+}
+
+static int blob_attach(void *ctx, const char *member, struct fd_source *in)
+{
+	struct pool *p = ctx;
+	const char *hex = strrchr(member, '/');
+	hex = hex ? hex + 1 : member;
+	for (size_t i = 0; i < p->n; i++) {
+		struct job *j = &p->jobs[i];
+		if (strcmp(j->hex, hex))
+			continue;
+		in->more = blob_more;
+		in->more_ctx = j;
+		/* The unpacker peeks at the first bytes for the compression. */
+		while (!__atomic_load_n(&j->done, __ATOMIC_ACQUIRE) && __atomic_load_n(&j->got, __ATOMIC_ACQUIRE) < 8 &&
+		       !__atomic_load_n(&p->failed, __ATOMIC_ACQUIRE))
+			nap_ms(1);
+		return __atomic_load_n(&j->done, __ATOMIC_ACQUIRE) < 0 || __atomic_load_n(&p->failed, __ATOMIC_ACQUIRE)
+			       ? -1 : 0;
+	}
+	return 0; /* not fetched now: complete already */
+}
+
+/* The display: a line per layer (bytes, rate) and one for the whole. */
+static void draw(const struct pool *p, int redraw)
+{
+	unsigned long long all = 0, total = 0;
+	if (redraw)
+		fprintf(stderr, "\033[%zuA", p->n + 1);
+	for (size_t i = 0; i < p->n; i++) {
+		const struct job *j = &p->jobs[i];
+		unsigned long long got = __atomic_load_n(&j->got, __ATOMIC_RELAXED);
+		int done = __atomic_load_n(&j->done, __ATOMIC_ACQUIRE);
+		double secs = j->start.tv_sec ? since(&j->start) : 0;
+		all += got;
+		total += j->size;
+		fprintf(stderr, "\r\033[K  sha256:%.12s  %7.1f / %.1f MB  %6.1f MB/s%s\n", j->hex, (double)got / 1e6,
+			(double)j->size / 1e6, secs > 0 ? (double)got / 1e6 / secs : 0.0,
+			done > 0 ? "  done" : done < 0 ? "  failed" : "");
+	}
+	double secs = since(&p->start);
+	fprintf(stderr, "\r\033[Kgpurun: pulling %s: %.1f of %.1f MB, %.1f MB/s\n", p->r->name, (double)all / 1e6,
+		(double)total / 1e6, secs > 0 ? (double)all / 1e6 / secs : 0.0);
+}
+
+static void *display(void *arg)
+{
+	struct pool *p = arg;
+	draw(p, 0);
+	while (!__atomic_load_n(&p->finished, __ATOMIC_ACQUIRE)) {
+		nap_ms(200);
+		draw(p, 1);
+	}
+	return NULL;
+}
+
+static int pool_start(struct pool *p, struct gerr *err)
+{
+	pthread_mutex_init(&p->lock, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &p->start);
+	for (size_t i = 0; i < p->n; i++)
+		p->jobs[i].pool = p;
+	for (size_t i = 0; i < PULL_PARALLEL && i < p->n; i++) {
+		int e = pthread_create(&p->th[p->nth], NULL, worker, p);
+		if (e != 0) {
+			if (!p->nth) {
+				pthread_mutex_destroy(&p->lock);
+				return gerr_set(err, e, "image %s: start a download thread", p->r->name);
+			}
+			break; /* fewer at once is still a pull */
+		}
+		p->nth++;
+	}
+	if (p->show && pthread_create(&p->display, NULL, display, p) != 0)
+		p->show = 0;
+	return 0;
+}
+
+/* Wait for the threads (cancelling the fetches when the unpack failed). */
+static void pool_finish(struct pool *p, int cancel)
+{
+	if (cancel)
+		__atomic_store_n(&p->cancel, 1, __ATOMIC_RELEASE);
+	for (size_t i = 0; i < p->nth; i++)
+		pthread_join(p->th[i], NULL);
+	if (p->show) {
+		__atomic_store_n(&p->finished, 1, __ATOMIC_RELEASE);
+		pthread_join(p->display, NULL);
+		draw(p, 1);
+	}
+	pthread_mutex_destroy(&p->lock);
+}
+
+/* ---- the scratch layout --------------------------------------------------------- */
+
+static int write_at(int dirfd, const char *name, const char *data, size_t n, const struct reg *r, struct gerr *err)
+{
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return gerr_set(err, errno, "image %s: create %s", r->name, name);
+	int w = write_all(fd, data, n), e = errno;
+	if (close(fd) < 0 && w == 0) {
+		w = -1;
+		e = errno;
+	}
+	return w < 0 ? gerr_set(err, e, "image %s: write %s", r->name, name) : 0;
+}
+
+/* A cache key for the reference and platform (sources/ref-HEX). */
+static char *ref_key(const char *refstr, const struct platform *pf)
+{
+	char pfs[100], hex[DIGEST_HEX_LEN + 1];
+	platform_str(pf, pfs, sizeof pfs);
+	struct digest_ctx *d = digest_new();
+	digest_update(d, refstr, strlen(refstr));
+	digest_update(d, "|", 1);
+	digest_update(d, pfs, strlen(pfs));
+	digest_final(d, hex);
+	return xasprintf("ref-%.40s", hex);
+}
+
+static int insecure_listed(const char *host)
+{
+	const char *l = getenv("GPURUN_INSECURE_REGISTRIES");
+	size_t hl = strlen(host);
+	while (l && *l) {
+		size_t n = strcspn(l, ", ");
+		if (n == hl && !strncmp(l, host, n))
+			return 1;
+		l += n;
+		l += strspn(l, ", ");
+	}
+	return 0;
+}
+
+static int pull(struct reg *r, const struct platform *pf, struct cache *c, unsigned flags, const char *key,
+		struct image *img, struct gerr *err)
+{
+	int rc = -1, dirfd = -1, blobdir = -1, dry = flags & IMAGE_DRY_RUN;
+	/* No cleanup attributes here: a goto must not jump over one. */
+	char *rel = NULL, *scratch = NULL, *cpath = NULL, *index = NULL;
+	struct doc man = {0}, cfg = {0};
+	struct job *jobs = NULL;
+	size_t njobs = 0;
+	CURL *h = cu.easy_init();
+	if (!h)
+		return gerr_set(err, 0, "image %s: libcurl cannot make a transfer handle", r->name);
+	if (resolve(r, h, pf, &man, err) < 0)
+		goto out;
+	json_t *layers = json_object_get(man.j, "layers"), *l;
+	const char *cdig = json_string_value(json_object_get(json_object_get(man.j, "config"), "digest"));
+	if (!digest_parse(cdig)) {
+		gerr_set(err, 0, "image %s: the manifest names its config by an invalid digest", r->name);
+		goto out;
+	}
+	cpath = xasprintf("/v2/%s/blobs/%s", r->ref.repo, cdig);
+	if (fetch_doc(r, h, cpath, NULL, "config", digest_parse(cdig), &cfg, err) < 0)
+		goto out;
+	json_t *ids = json_object_get(json_object_get(cfg.j, "rootfs"), "diff_ids");
+	if (!json_is_array(layers) || !json_is_array(ids) || json_array_size(ids) != json_array_size(layers)) {
+		gerr_set(err, 0, "image %s: the manifest's layers and the config's diff_ids do not match", r->name);
+		goto out;
+	}
+	/* The scratch layout: in the cache's tmp/, or for a dry run (which
+	 * writes nothing to the cache) in $TMPDIR, removed before returning. */
+	if (dry) {
+		const char *t = getenv("TMPDIR");
+		scratch = xasprintf("%s/gpurun-pull.XXXXXX", t && *t == '/' ? t : "/tmp");
+		if (!mkdtemp(scratch)) {
+			gerr_set(err, errno, "image %s: mkdtemp %s", r->name, scratch);
+			free(scratch);
+			scratch = NULL;
+			goto out;
+		}
+		dirfd = open(scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dirfd < 0) {
+			gerr_set(err, errno, "image %s: open %s", r->name, scratch);
+			goto out;
+		}
+	} else {
+		if (!(rel = cache_tmpdir(c, "pull", &dirfd, err)))
+			goto out;
+		scratch = xasprintf("%s/%s", c->root, rel);
+	}
+	if (mkdirat(dirfd, "blobs", 0700) < 0 || mkdirat(dirfd, "blobs/sha256", 0700) < 0 ||
+	    (blobdir = openat(dirfd, "blobs/sha256", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		gerr_set(err, errno, "image %s: mkdir %s/blobs/sha256", r->name, scratch);
+		goto out;
+	}
+	static const char layout[] = "{\"imageLayoutVersion\":\"1.0.0\"}\n";
+	index = xasprintf("{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":\"%s\","
+			  "\"digest\":\"sha256:%s\",\"size\":%zu}]}\n",
+			  man.mt, man.hex, man.body.len);
+	if (write_at(dirfd, "oci-layout", layout, sizeof layout - 1, r, err) < 0 ||
+	    write_at(dirfd, "index.json", index, strlen(index), r, err) < 0 ||
+	    write_at(blobdir, man.hex, man.body.s ? man.body.s : "", man.body.len, r, err) < 0 ||
+	    (strcmp(cfg.hex, man.hex) && write_at(blobdir, cfg.hex, cfg.body.s ? cfg.body.s : "", cfg.body.len, r, err) < 0))
+		goto out;
+	/* Only what the cache lacks (by diff_id) is fetched. */
+	size_t i, total = json_array_size(layers);
+	jobs = xcalloc(total ? total : 1, sizeof *jobs);
+	json_array_foreach(layers, i, l)
+	{
+		const char *dig = json_string_value(json_object_get(l, "digest"));
+		const char *diff = digest_parse(json_string_value(json_array_get(ids, i)));
+		json_t *sz = json_object_get(l, "size");
+		if (!digest_parse(dig) || !diff || (sz && (!json_is_integer(sz) || json_integer_value(sz) < 0))) {
+			gerr_set(err, 0, "image %s: layer %zu: invalid digest or size in the manifest", r->name, i + 1);
+			goto out;
+		}
+		if (cache_has_layer(c, diff)) {
+			if (r->verbose)
+				fprintf(stderr, "gpurun: %s: layer %zu of %zu (%s) is in the cache already\n", r->name, i + 1,
+					total, dig);
+			continue;
+		}
+		if (dry)
+			continue;
+		int dup = 0;
+		for (size_t k = 0; k < njobs; k++)
+			dup |= !strcmp(jobs[k].hex, digest_parse(dig));
+		if (dup)
+			continue;
+		snprintf(jobs[njobs].hex, sizeof jobs[njobs].hex, "%s", digest_parse(dig));
+		jobs[njobs++].size = sz ? (unsigned long long)json_integer_value(sz) : 0;
+	}
+	/* The files exist before any thread starts: the unpacker opens them. */
+	for (i = 0; i < njobs; i++) {
+		int fd = openat(blobdir, jobs[i].hex, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0) {
+			gerr_set(err, errno, "image %s: create %s/blobs/sha256/%s", r->name, scratch, jobs[i].hex);
+			goto out;
+		}
+		close(fd);
+	}
+	struct pool pool = {.r = r, .blobdir = blobdir, .jobs = jobs, .n = njobs,
+			    .show = njobs && !(flags & IMAGE_QUIET) && isatty(2)};
+	if (njobs && pool_start(&pool, err) < 0)
+		goto out;
+	struct blob_follow follow = {blob_attach, &pool};
+	image_blob_follow = njobs ? &follow : NULL;
+	rc = image_prepare(scratch, r->name, NULL, c, flags | IMAGE_NO_SOURCE | (pool.show ? IMAGE_QUIET : 0), img,
+			   err);
+	image_blob_follow = NULL;
+	if (njobs) {
+		pool_finish(&pool, rc < 0);
+		/* A fetch that failed is the cause of whatever the unpack said. */
+		if (pool.failed && pool.err.msg[0]) {
+			*err = pool.err;
+			rc = -1;
+		}
+	}
+	if (rc == 0 && !dry)
+		rc = cache_put_source(c, key, cfg.hex, err);
+out:
+	if (h)
+		cu.easy_cleanup(h);
+	if (blobdir >= 0)
+		close(blobdir);
+	if (dirfd >= 0)
+		close(dirfd);
+	/* Nothing of a pull stays behind but what was committed to the cache. */
+	if (rel)
+		cache_remove_tree(c->fd, rel);
+	else if (scratch)
+		cache_remove_tree(AT_FDCWD, scratch);
+	free(rel);
+	free(scratch);
+	free(cpath);
+	free(index);
+	free(jobs);
+	doc_free(&man);
+	doc_free(&cfg);
+	return rc;
+}
+
+int registry_prepare(const char *refstr, const struct pull_opts *o, struct cache *c, unsigned flags,
+		     struct image *img, struct gerr *err)
+{
+	struct reg r = {.scheme = "https", .retries = PULL_RETRIES, .verbose = o->verbose};
+	struct platform pf;
+	int rc = -1, lock = -1;
+	memset(img, 0, sizeof *img);
+	if (ref_parse(refstr, &r.ref, err) < 0)
+		return -1;
+	_cleanup_free_ char *canon = ref_string(&r.ref);
+	_cleanup_free_ char *name = xasprintf(REGISTRY_PREFIX "%s", canon);
+	r.name = name;
+	if (o->platform) {
+		if (platform_parse(o->platform, &pf) < 0) {
+			ref_free(&r.ref);
+			return gerr_set(err, 0, "--platform '%s': expected OS/ARCH[/VARIANT], e.g. linux/arm64", o->platform);
+		}
+	} else {
+		host_platform(&pf);
+	}
+	_cleanup_free_ char *key = ref_key(canon, &pf);
+	img->source = xstrdup(name);
+	char hex[DIGEST_HEX_LEN + 1];
+	/* Pulled before: the cache has it, no network. */
+	if (!o->always && c->fd >= 0 && cache_lookup_source(c, key, hex) && cache_get_image(c, hex, img, err) == 0) {
+		img->hit = 1;
+		ref_free(&r.ref);
+		return 0;
+	}
+	gerr_clear(err);
+	const char *retries = getenv("GPURUN_PULL_RETRIES");
+	if (retries && *retries) {
+		int n = atoi(retries);
+		r.retries = n < 0 ? 0 : n > 20 ? 20 : n;
+	}
+	r.host = xstrdup(!strcmp(r.ref.registry, "docker.io") ? "registry-1.docker.io" : r.ref.registry);
+	r.insecure = o->insecure || insecure_listed(r.ref.registry);
+	r.cafile = getenv("CURL_CA_BUNDLE");
+	if (!r.cafile || !*r.cafile)
+		r.cafile = getenv("SSL_CERT_FILE");
+	if (r.cafile && !*r.cafile)
+		r.cafile = NULL;
+	r.capath = getenv("SSL_CERT_DIR");
+	if (r.capath && !*r.capath)
+		r.capath = NULL;
+	pthread_mutex_init(&r.lock, NULL);
+	if (r.verbose)
+		fprintf(stderr, "gpurun: %s: the registry API at https://%s/v2/%s%s\n", r.name, r.host, r.ref.repo,
+			r.insecure ? " (insecure: TLS not verified, plain HTTP allowed)" : "");
+	if (curl_load(err) < 0 || find_credentials(&r, err) < 0)
+		goto out;
+	if (!(flags & IMAGE_DRY_RUN)) {
+		/* One pull of a reference at a time: the others then find it. */
+		if ((lock = cache_lock(c, key, err)) < 0)
+			goto out;
+		if (!o->always && cache_lookup_source(c, key, hex) && cache_get_image(c, hex, img, err) == 0) {
+			img->hit = 1;
+			rc = 0;
+			goto out;
+		}
+		gerr_clear(err);
+	}
+	struct image got = {0};
+	rc = pull(&r, &pf, c, flags, key, &got, err);
+	if (rc == 0) {
+		free(got.source);
+		got.source = img->source;
+		*img = got;
+	} else {
+		image_free(&got);
+	}
+out:
+	cache_unlock(lock);
+	pthread_mutex_destroy(&r.lock);
+	if (r.basic)
+		explicit_bzero(r.basic, strlen(r.basic));
+	if (r.auth)
+		explicit_bzero(r.auth, strlen(r.auth));
+	free(r.basic);
+	free(r.auth);
+	free(r.host);
+	ref_free(&r.ref);
+	return rc;
+}
