@@ -130,6 +130,28 @@ static int want_type(struct pctx *c, yaml_node_t *n, yaml_node_type_t t, const c
 	return 0;
 }
 
+/* A mapping of a CDI object: a handful of fields, each at most once (a
+ * second "mounts" would otherwise silently replace the first). */
+static int check_map(struct pctx *c, yaml_node_t *n, const char *where)
+{
+	if (want_type(c, n, YAML_MAPPING_NODE, where) < 0)
+		return -1;
+	yaml_node_pair_t *a = n->data.mapping.pairs.start, *end = n->data.mapping.pairs.top;
+	if (end - a > 32)
+		return perr(c, n, where, "more than 32 fields");
+	for (; a < end; a++)
+		for (yaml_node_pair_t *b = a + 1; b < end; b++) {
+			yaml_node_t *ka = get(c, a->key), *kb = get(c, b->key);
+			if (ka && kb && ka->type == YAML_SCALAR_NODE && kb->type == YAML_SCALAR_NODE &&
+			    ka->data.scalar.length == kb->data.scalar.length &&
+			    !memcmp(ka->data.scalar.value, kb->data.scalar.value, ka->data.scalar.length))
+				return perr(c, kb, where, "field '%.*s' given twice",
+					    (int)(kb->data.scalar.length > 64 ? 64 : kb->data.scalar.length),
+					    (const char *)kb->data.scalar.value);
+		}
+	return 0;
+}
+
 /* A scalar as a malloc'ed C string: no NUL inside, bounded. */
 static int scalar(struct pctx *c, yaml_node_t *n, const char *where, char **out)
 {
@@ -226,7 +248,7 @@ static int parse_node(struct pctx *c, yaml_node_t *n, const char *where, struct 
 	yaml_node_t *k, *v;
 	d->major = d->minor = -1;
 	d->line = (int)n->start_mark.line + 1;
-	if (want_type(c, n, YAML_MAPPING_NODE, where) < 0)
+	if (check_map(c, n, where) < 0)
 		return -1;
 	FOR_PAIRS(c, n, where, k, v)
 	{
@@ -270,7 +292,7 @@ static int parse_mount(struct pctx *c, yaml_node_t *n, const char *where, struct
 {
 	yaml_node_t *k, *v;
 	m->line = (int)n->start_mark.line + 1;
-	if (want_type(c, n, YAML_MAPPING_NODE, where) < 0)
+	if (check_map(c, n, where) < 0)
 		return -1;
 	FOR_PAIRS(c, n, where, k, v)
 	{
@@ -297,7 +319,7 @@ static int parse_hook(struct pctx *c, yaml_node_t *n, const char *where, struct 
 {
 	yaml_node_t *k, *v;
 	h->line = (int)n->start_mark.line + 1;
-	if (want_type(c, n, YAML_MAPPING_NODE, where) < 0)
+	if (check_map(c, n, where) < 0)
 		return -1;
 	FOR_PAIRS(c, n, where, k, v)
 	{
@@ -332,7 +354,7 @@ static int parse_edits(struct pctx *c, yaml_node_t *n, const char *where, struct
 {
 	yaml_node_t *k, *v;
 	char sub[160];
-	if (want_type(c, n, YAML_MAPPING_NODE, where) < 0)
+	if (check_map(c, n, where) < 0)
 		return -1;
 	FOR_PAIRS(c, n, where, k, v)
 	{
@@ -390,7 +412,7 @@ static int parse_device(struct pctx *c, yaml_node_t *n, const char *where, struc
 {
 	yaml_node_t *k, *v;
 	char sub[96];
-	if (want_type(c, n, YAML_MAPPING_NODE, where) < 0)
+	if (check_map(c, n, where) < 0)
 		return -1;
 	FOR_PAIRS(c, n, where, k, v)
 	{
@@ -419,7 +441,7 @@ static int parse_spec(struct pctx *c, yaml_node_t *root, struct cdi_spec *s)
 	yaml_node_t *k, *v, *devices = NULL;
 	if (!root)
 		return gerr_set(c->err, 0, "empty file");
-	if (want_type(c, root, YAML_MAPPING_NODE, "the spec") < 0)
+	if (check_map(c, root, "the spec") < 0)
 		return -1;
 	FOR_PAIRS(c, root, "the spec", k, v)
 	{
