@@ -693,9 +693,14 @@ static void load_dirs(const struct strv *dirs, struct specs *ss)
 		}
 		struct strv names = {0};
 		struct dirent *de;
-		while ((de = readdir(dp)) && names.n < CDI_MAX_FILES)
-			if (spec_name(de->d_name))
+		while ((de = readdir(dp)))
+			if (spec_name(de->d_name) && names.n < CDI_MAX_FILES)
 				strv_add(&names, xstrdup(de->d_name));
+			else if (spec_name(de->d_name)) {
+				warnx_("%s: more than %u spec files; the rest are not read", dirs->v[d],
+				       CDI_MAX_FILES);
+				break;
+			}
 		closedir(dp);
 		if (names.n)
 			qsort(names.v, names.n, sizeof *names.v, cmp_str);
