@@ -412,25 +412,23 @@ static int run_main(int argc, char **argv, const char *driver_root)
 	cfg.env = container_env(&c, ic);
 
 	layout_base(&plan, &cfg);
+	struct gpu_opts go = {
+		.driver_root = c.driver_root,
+		.gpus = c.gpus,
+		.caps = c.caps,
+		.requires = c.requires,
+		.nrequires = c.nrequires,
+		.env = cfg.env,
+		.dry_run = c.dry_run,
+		.verbose = c.verbose,
+	};
+	for (char **e = cfg.env; *e; e++)
+		go.nenv++;
 	struct gpu_result gr = {0};
-	if (c.ndevices) {
-		inject_cdi(&c, &cfg, &plan, &gr);
-	} else {
-		struct gpu_opts go = {
-			.driver_root = c.driver_root,
-			.gpus = c.gpus,
-			.caps = c.caps,
-			.requires = c.requires,
-			.nrequires = c.nrequires,
-			.env = cfg.env,
-			.dry_run = c.dry_run,
-			.verbose = c.verbose,
-		};
-		for (char **e = cfg.env; *e; e++)
-			go.nenv++;
-		if (gpu_configure(&plan, &go, &gr, &err) < 0)
-			gerr_die(&err);
-	}
+	if (c.ndevices)
+		inject_cdi(&c, &cfg, &plan, &gr); /* instead of gpurun's own injection */
+	else if (gpu_configure(&plan, &go, &gr, &err) < 0)
+		gerr_die(&err);
 	for (size_t v = 0; v < c.nvolumes; v++)
 		if (layout_volume(&plan, c.volumes[v], &err) < 0)
 			gerr_die(&err);
