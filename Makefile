@@ -8,7 +8,7 @@ CC ?= cc
 PKG_CONFIG ?= pkg-config
 VERSION := 0.1.0
 
-PKGS := libarchive libcap-ng libseccomp jansson libcurl
+PKGS := libarchive libcap-ng libseccomp jansson libcurl yaml-0.1
 CSTD := -std=gnu11
 WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral
 CFLAGS ?= -O2 -g
@@ -22,7 +22,7 @@ ARCHIVE_DEPS = $(filter-out -larchive,$(shell $(PKG_CONFIG) --static --libs-only
 # libcrypto too, for SHA-256 only: statically, only its SHA-256 code comes
 # along, and no launch pays for loading the whole library.
 LIBS = -Wl,--as-needed -Wl,-Bstatic -larchive -lcrypto -Wl,-Bdynamic $(ARCHIVE_DEPS) \
-	$(shell $(PKG_CONFIG) --libs libcap-ng libseccomp jansson 2>/dev/null) -ldl -lpthread
+	$(shell $(PKG_CONFIG) --libs libcap-ng libseccomp jansson yaml-0.1 2>/dev/null) -ldl -lpthread
 
 LIB_SRCS := $(sort $(wildcard base/*.c ns/*.c gpu/*.c rootfs/*.c))
 LIB_OBJS := $(LIB_SRCS:.c=.o)
@@ -31,7 +31,7 @@ HDRS := $(wildcard base/*.h ns/*.h gpu/*.h rootfs/*.h)
 # Debian packages each target needs; `make deps` installs the missing ones.
 DEPS_BUILD := gcc make pkg-config libarchive-dev libcap-ng-dev libseccomp-dev libjansson-dev libssl-dev \
 	libacl1-dev libzstd-dev liblz4-dev libbz2-dev liblzma-dev zlib1g-dev nettle-dev libxml2-dev \
-	libcurl4-openssl-dev
+	libcurl4-openssl-dev libyaml-dev
 DEPS_DEMO := busybox-static libc-bin python3 zstd xz-utils bzip2 gzip tar
 DEPS_TEST := bats bats-assert bats-support bats-file clang libclang-rt-14-dev llvm \
 	busybox-static util-linux passwd procps zstd xz-utils bzip2 gzip tar iproute2 libc-bin file python3 \

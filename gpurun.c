@@ -18,6 +18,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "gpu/cdi.h"
 #include "gpu/gpu.h"
 #include "ns/ns.h"
 #include "rootfs/rootfs.h"
@@ -29,6 +30,10 @@ struct cli {
 	size_t nvolumes;
 	char **requires;
 	size_t nrequires;
+	char **devices; /* --device vendor.com/class=name (CDI) */
+	size_t ndevices;
+	char **cdi_dirs; /* --cdi-spec-dir */
+	size_t ncdi_dirs;
 	const char *workdir, *user, *hostname, *net, *gpus, *caps, *driver_root, *platform;
 	int read_only, dry_run, verbose, no_cache, quiet, insecure;
 };
@@ -46,6 +51,8 @@ static void usage(FILE *out)
 		"       gpurun pull [--platform OS/ARCH[/VARIANT]] [--tls-verify=false] [--quiet] [--verbose] REF\n"
 		"       gpurun cache ls | rm DIGEST|IMAGE | prune [--max-size SIZE]\n"
 		"       gpurun [--driver-root DIR] doctor [--driver-root DIR]\n"
+		"       gpurun [--driver-root DIR] cdi generate [--driver-root DIR] [--format yaml|json] [--output FILE]\n"
+		"       gpurun cdi list [--cdi-spec-dir DIR]...\n"
 		"       gpurun version | help\n"
 		"\n"
 		"Run COMMAND in IMAGE, in new mount, pid and ipc namespaces (and a user namespace\n"
@@ -62,6 +69,10 @@ static void usage(FILE *out)
 		"                       (comma list); docker's device=0,2 and count=N forms too\n"
 		"  --caps LIST          driver capabilities (default utility,compute)\n"
 		"  --require EXPR       an NVIDIA_REQUIRE_* style constraint (repeatable)\n"
+		"      --device VENDOR/CLASS=NAME  a CDI device, e.g. nvidia.com/gpu=0 (repeatable;\n"
+		"                       instead of --gpus, --caps and --require)\n"
+		"      --cdi-spec-dir DIR  where CDI specs are (repeatable, later wins; else\n"
+		"                       GPURUN_CDI_SPEC_DIRS=DIR:DIR, else /etc/cdi:/var/run/cdi)\n"
 		"  -e, --env K[=V]      set a variable; K alone copies the host's value\n"
 		"  -v, --volume SRC:DST[:ro]  bind a host path\n"
 		"  -w, --workdir DIR    working directory inside (created if missing)\n"
@@ -118,7 +129,8 @@ static void parse_env_opt(struct cli *c, const char *arg)
 }
 
 enum { OPT_HOSTNAME = 1000, OPT_NET, OPT_READ_ONLY, OPT_DRY_RUN, OPT_VERBOSE, OPT_GPUS, OPT_CAPS,
-       OPT_REQUIRE, OPT_DRIVER_ROOT, OPT_NO_CACHE, OPT_QUIET, OPT_PLATFORM, OPT_TLS_VERIFY };
+       OPT_REQUIRE, OPT_DRIVER_ROOT, OPT_NO_CACHE, OPT_QUIET, OPT_PLATFORM, OPT_TLS_VERIFY,
+       OPT_DEVICE, OPT_CDI_SPEC_DIR };
 
 /* podman's --tls-verify[=BOOL] */
 static int parse_tls_verify(const char *v)
@@ -150,6 +162,8 @@ static int parse_run_args(struct cli *c, int argc, char **argv)
 		{"quiet", no_argument, NULL, OPT_QUIET},
 		{"platform", required_argument, NULL, OPT_PLATFORM},
 		{"tls-verify", optional_argument, NULL, OPT_TLS_VERIFY},
+		{"device", required_argument, NULL, OPT_DEVICE},
+		{"cdi-spec-dir", required_argument, NULL, OPT_CDI_SPEC_DIR},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -177,6 +191,8 @@ static int parse_run_args(struct cli *c, int argc, char **argv)
 		case OPT_QUIET: c->quiet = 1; break;
 		case OPT_PLATFORM: c->platform = optarg; break;
 		case OPT_TLS_VERIFY: c->insecure = parse_tls_verify(optarg); break;
+		case OPT_DEVICE: push(&c->devices, &c->ndevices, optarg); break;
+		case OPT_CDI_SPEC_DIR: push(&c->cdi_dirs, &c->ncdi_dirs, optarg); break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("gpurun %s\n", GPURUN_VERSION); exit(0);
 		case ':': die(GPURUN_EXIT_FAIL, "option %s needs a value (try gpurun --help)", argv[optind - 1]);
@@ -189,6 +205,11 @@ static int parse_run_args(struct cli *c, int argc, char **argv)
 
 static void check_values(const struct cli *c, struct run_config *cfg)
 {
+	/* CDI devices and --gpus are two ways to say what is injected; both at
+	 * once would bind the same driver twice from two descriptions. */
+	if (c->ndevices && (c->gpus || c->caps || c->nrequires))
+		die(GPURUN_EXIT_FAIL, "--device cannot be combined with %s: the CDI spec says what is injected",
+		    c->gpus ? "--gpus" : c->caps ? "--caps" : "--require");
 	if (c->net && strcmp(c->net, "host") && strcmp(c->net, "none"))
 		die(GPURUN_EXIT_FAIL, "--net: invalid value '%s' (expected host or none)", c->net);
 	cfg->new_net = c->net && !strcmp(c->net, "none");
@@ -325,6 +346,35 @@ static char **container_env(struct cli *c, const struct image_config *ic)
 	return env;
 }
 
+/* --device: the CDI devices' edits instead of gpurun's own GPU injection
+ * (the image's NVIDIA_VISIBLE_DEVICES is then not read, as with docker's
+ * CDI injection).  The spec's env goes over the image's; -e still wins. */
+static void inject_cdi(const struct cli *c, struct run_config *cfg, struct plan *plan,
+		       struct gpu_result *gr)
+{
+	struct strv dirs = {0};
+	struct cdi_result cr;
+	struct gerr err = {0};
+	cdi_spec_dirs(c->cdi_dirs, c->ncdi_dirs, &dirs);
+	if (cdi_configure(plan, c->devices, c->ndevices, &dirs, &cr, &err) < 0)
+		gerr_die(&err);
+	strv_free(&dirs);
+	size_t n = 0;
+	while (cfg->env[n])
+		n++;
+	for (size_t i = 0; i < cr.env.n; i++) {
+		size_t kl = strcspn(cr.env.v[i], "=") + 1, j = 0;
+		while (j < c->nenv && strncmp(c->env[j], cr.env.v[i], kl))
+			j++;
+		if (j == c->nenv)
+			env_set(&cfg->env, &n, cr.env.v[i]);
+	}
+	gr->ldconfig_dirs = cr.ldconfig_dirs;
+	gr->compat_driver = cr.compat_driver;
+	cr.ldconfig_dirs = cr.compat_driver = NULL;
+	cdi_result_free(&cr);
+}
+
 static int run_main(int argc, char **argv, const char *driver_root)
 {
 	struct cli c = {.driver_root = driver_root};
@@ -375,7 +425,9 @@ static int run_main(int argc, char **argv, const char *driver_root)
 	for (char **e = cfg.env; *e; e++)
 		go.nenv++;
 	struct gpu_result gr = {0};
-	if (gpu_configure(&plan, &go, &gr, &err) < 0)
+	if (c.ndevices)
+		inject_cdi(&c, &cfg, &plan, &gr); /* instead of gpurun's own injection */
+	else if (gpu_configure(&plan, &go, &gr, &err) < 0)
 		gerr_die(&err);
 	for (size_t v = 0; v < c.nvolumes; v++)
 		if (layout_volume(&plan, c.volumes[v], &err) < 0)
@@ -547,6 +599,48 @@ static int gpu_verb(int argc, char **argv, int list)
 
 /* `gpurun doctor`: one verdict per thing users hit most, each saying what
  * to change; exit 1 when any check failed (gpurun itself did not). */
+/* `gpurun cdi generate|list`. */
+static int cdi_verb(int argc, char **argv)
+{
+	static const char usage_text[] =
+		"usage: gpurun cdi generate [--driver-root DIR] [--format yaml|json] [--output FILE]\n"
+		"       gpurun cdi list [--cdi-spec-dir DIR]...\n";
+	struct gerr err = {0};
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		fputs(usage_text, argc < 2 ? stderr : stdout);
+		return argc < 2 ? GPURUN_EXIT_FAIL : 0;
+	}
+	int gen = !strcmp(argv[1], "generate");
+	if (!gen && strcmp(argv[1], "list"))
+		die(GPURUN_EXIT_FAIL, "cdi: unknown command '%s' (expected generate or list)", argv[1]);
+	struct cdi_gen_opts go = {.driver_root = global_driver_root};
+	struct strv given = {0}, dirs = {0};
+	for (int i = 2; i < argc; i++) {
+		const char *v;
+		if (gen && (opt_value(argc, argv, &i, "--driver-root", &go.driver_root) ||
+			    opt_value(argc, argv, &i, "--format", &go.format) ||
+			    opt_value(argc, argv, &i, "--output", &go.output)))
+			continue;
+		if (!gen && opt_value(argc, argv, &i, "--cdi-spec-dir", &v)) {
+			strv_add(&given, xstrdup(v));
+			continue;
+		}
+		die(GPURUN_EXIT_FAIL, "cdi %s: unknown argument '%s' (try gpurun cdi --help)", argv[1], argv[i]);
+	}
+	int r;
+	if (gen) {
+		r = cdi_generate(&go, &err);
+	} else {
+		cdi_spec_dirs(given.v, given.n, &dirs);
+		r = cdi_list(&dirs, &err);
+	}
+	strv_free(&given);
+	strv_free(&dirs);
+	if (r < 0)
+		gerr_die(&err);
+	return 0;
+}
+
 static int doctor_verb(int argc, char **argv)
 {
 	static const char use[] = "usage: gpurun doctor [--driver-root DIR]\n";
@@ -598,7 +692,7 @@ int main(int argc, char **argv)
 	const char *verb = v < argc ? argv[v] : "";
 	if (root) {
 		if (strcmp(verb, "info") && strcmp(verb, "list") && strcmp(verb, "doctor") &&
-		    strcmp(verb, "run"))
+		    strcmp(verb, "run") && strcmp(verb, "cdi"))
 			return run_main(argc, argv, NULL); /* `--driver-root DIR IMAGE ...` */
 		global_driver_root = root;
 	}
@@ -612,6 +706,8 @@ int main(int argc, char **argv)
 		return cache_verb(argc - 1, argv + 1);
 	if (!strcmp(verb, "doctor"))
 		return doctor_verb(argc - 1, argv + 1);
+	if (!strcmp(verb, "cdi"))
+		return cdi_verb(argc - 1, argv + 1);
 	if (!strcmp(verb, "pull"))
 		return pull_verb(argc - 1, argv + 1);
 	if (!strcmp(verb, "version")) {

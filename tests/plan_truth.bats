@@ -70,6 +70,14 @@ need_fake4() {
 	plan_truth --driver-root "$FAKE4" --gpus 0 "$img"
 }
 
+@test "a CDI launch from a generated spec: node binds, file binds, links, a rw IPC bind, ldconfig" {
+	need_fake4
+	local specs=$BATS_TEST_TMPDIR/cdi
+	mkdir -p "$specs"
+	"$GPURUN" cdi generate --driver-root "$FAKE4" --output "$specs/nvidia.yaml"
+	plan_truth --cdi-spec-dir "$specs" --device nvidia.com/gpu=1 --device nvidia.com/gpu=all "$GLIBC_TAR"
+}
+
 # The checker itself must be able to say no.
 @test "the checker refuses a mount option or a mount that was never printed, and views that differ" {
 	local d=$BATS_TEST_TMPDIR
