@@ -203,7 +203,7 @@ $FAKEMIG$CAPS/gpu0/mig/gi2/ci1/access"
 # ---- compat32 ----------------------------------------------------------------------------
 
 @test "compat32 binds the 32-bit libraries into /usr/lib/i386-linux-gnu and ldconfig registers them" {
-	[[ $(uname -m) == x86_64 ]] || skip "32-bit kin of x86_64 only"
+	[[ -d $FAKEMIG/usr/lib/i386-linux-gnu ]] || skip "the fake driver has no 32-bit libraries (x86_64 only)"
 	run --separate-stderr gpum --gpus 0 --caps utility,compute,compat32 "$GLIBC_TAR" sh -c \
 		"for f in /usr/lib/i386-linux-gnu/*; do probe mountinfo-has \$f >/dev/null 2>&1 && echo \$f; done;
 		 ldconfig -p | grep -F '(libc6) =>' | sort"
@@ -223,7 +223,7 @@ $FAKEMIG$CAPS/gpu0/mig/gi2/ci1/access"
 }
 
 @test "on an image without /etc/debian_version they go to /usr/lib32 when it has one, else /usr/lib" {
-	[[ $(uname -m) == x86_64 ]] || skip "32-bit kin of x86_64 only"
+	[[ -d $FAKEMIG/usr/lib/i386-linux-gnu ]] || skip "the fake driver has no 32-bit libraries (x86_64 only)"
 	local img="$BATS_TEST_TMPDIR/img"
 	mkdir "$img"
 	tar -C "$img" -xf "$GLIBC_TAR"
