@@ -28,7 +28,8 @@
  *     A dst starting with "$LIBDIR" is expanded when the op runs, to the
  *     image's library directory (plan_libdir_for: the Debian multiarch
  *     directory when the image has /etc/debian_version, else /usr/lib64, the
- *     rule nvidia-container-cli follows).
+ *     rule nvidia-container-cli follows); "$LIBDIR32" likewise, to its
+ *     32-bit directory (plan_libdir32_for: compat32 libraries).
  */
 #ifndef GPURUN_PLAN_H
 #define GPURUN_PLAN_H

@@ -5,10 +5,12 @@
  * so scripts written for those read ours:
  *   info:  "NVRM version:   550.54.14" / "CUDA version:   12.4", then per
  *          GPU a blank line and Device Index, Device Minor, Model, Brand,
- *          GPU UUID, Bus Location, Architecture (labels padded to 15);
- *          --csv: the two headers and comma-separated rows.
- *   list:  control nodes, GPU nodes, binaries, libraries (64-bit, then
- *          32-bit), IPC paths, firmware.  Device nodes print as their
+ *          GPU UUID, Bus Location, Architecture (labels padded to 15), and
+ *          gpurun's own "MIG Device:" line per MIG device (no MIG UUID:
+ *          no NVML); --csv: the two headers and comma-separated rows.
+ *   list:  control nodes, GPU nodes, MIG capability and IMEX nodes, MIG
+ *          capability files, binaries, libraries (64-bit, then 32-bit), IPC
+ *          paths, firmware, graphics JSON files.  Device nodes print as their
  *          /dev path (as the reference does); everything else as the host
  *          path, i.e. with the driver root in front.
  * Without options, list shows every GPU and every capability, like the

@@ -3,13 +3,18 @@
  *
  * The story, in the reference tool's order: decide whether this is a GPU container at all and with
  * which capabilities; read the driver; select the GPUs; check the
- * requirements before anything is mounted; then the ops — device nodes,
- * the masked /proc/driver/nvidia, binaries, libraries, firmware, IPC —
- * and the directory for the ldconfig run the caller adds after the pivot.
+ * requirements before anything is mounted; then the ops — device nodes
+ * (MIG capability and IMEX channel nodes too), the masked
+ * /proc/driver/nvidia with the selected MIG devices' capability files,
+ * binaries, libraries (32-bit ones for compat32), firmware, IPC, graphics
+ * JSON files — and the directories for the ldconfig run the caller adds
+ * after the pivot.
  *
  * Selection precedence: --gpus, else NVIDIA_VISIBLE_DEVICES
  * from the container environment (-e), else no GPU.  The host's own
- * environment never selects GPUs. */
+ * environment never selects GPUs.  NVIDIA_MIG_CONFIG_DEVICES,
+ * NVIDIA_MIG_MONITOR_DEVICES and NVIDIA_IMEX_CHANNELS are read from the
+ * container environment too (gpu/mig.c). */
 #include "internal.h"
 
 #include <stdio.h>
