@@ -388,7 +388,7 @@ static const struct {
 	{"mount-data-printed", case_mount_data_printed},
 	{"proc-readonly-printed", case_proc_readonly_printed},
 	{"libdir", case_libdir},
-	{"libdir32", case_libdir32},
+	{"libdir-compat", case_libdir32},
 };
 
 int main(int argc, char **argv)
