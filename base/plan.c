@@ -131,9 +131,43 @@ const char *plan_libdir_for(int has_marker)
 const char *plan_expand_libdir(const char *path, const char *libdir, char *buf, size_t cap)
 {
 	size_t n = strlen(LIBDIR_VAR);
-	if (strncmp(path, LIBDIR_VAR, n) != 0)
+	if (strncmp(path, LIBDIR_VAR, n) != 0 || !strncmp(path, LIBDIR32_VAR, strlen(LIBDIR32_VAR)))
 		return path;
 	snprintf(buf, cap, "%s%s", libdir, path + n);
+	return buf;
+}
+
+/* The 32-bit kin of each machine's loader (what compat32 libraries are). */
+static const struct {
+	const char *machine;
+	const char *debian32;
+} libdirs32[] = {
+	{"x86_64", "/usr/lib/i386-linux-gnu"},
+	{"aarch64", "/usr/lib/arm-linux-gnueabihf"},
+};
+
+const char *plan_libdir32_debian(const char *machine)
+{
+	for (size_t i = 0; i < COUNT_OF(libdirs32); i++)
+		if (!strcmp(machine, libdirs32[i].machine))
+			return libdirs32[i].debian32;
+	return NULL;
+}
+
+const char *plan_libdir32_for(int has_marker, int has_lib32, int lib_is_lib64)
+{
+	const char *d = has_marker ? plan_libdir32_debian(HOST_MACHINE) : NULL;
+	if (d)
+		return d;
+	return has_lib32 || lib_is_lib64 ? LIBDIR32_OTHER : LIBDIR32_PLAIN;
+}
+
+const char *plan_expand_libdir32(const char *path, const char *libdir32, char *buf, size_t cap)
+{
+	size_t n = strlen(LIBDIR32_VAR);
+	if (strncmp(path, LIBDIR32_VAR, n) != 0)
+		return path;
+	snprintf(buf, cap, "%s%s", libdir32, path + n);
 	return buf;
 }
 
@@ -216,7 +250,14 @@ void plan_free(struct plan *p)
  * "$LIBDIR/x" stays a shell variable (the dry-run view defines it). */
 static void rel(struct sbuf *b, const char *dst)
 {
-	size_t n = strlen(LIBDIR_VAR);
+	size_t n = strlen(LIBDIR32_VAR);
+	if (!strncmp(dst, LIBDIR32_VAR, n)) {
+		sbuf_puts(b, "\"." LIBDIR32_VAR "\"");
+		if (dst[n])
+			sbuf_shquote(b, dst + n);
+		return;
+	}
+	n = strlen(LIBDIR_VAR);
 	if (!strncmp(dst, LIBDIR_VAR, n)) {
 		sbuf_puts(b, "\"." LIBDIR_VAR "\"");
 		if (dst[n])

@@ -28,7 +28,8 @@
  *     A dst starting with "$LIBDIR" is expanded when the op runs, to the
  *     image's library directory (plan_libdir_for: the Debian multiarch
  *     directory when the image has /etc/debian_version, else /usr/lib64, the
- *     rule nvidia-container-cli follows).
+ *     rule nvidia-container-cli follows); "$LIBDIR32" likewise, to its
+ *     32-bit directory (plan_libdir32_for: compat32 libraries).
  */
 #ifndef GPURUN_PLAN_H
 #define GPURUN_PLAN_H
@@ -177,8 +178,23 @@ const char *plan_libdir_for_machine(const char *machine, int has_marker);
 /* The same for HOST_MACHINE (/usr/lib64 on a machine gpurun does not know). */
 const char *plan_libdir_for(int has_marker);
 /* path with a leading "$LIBDIR" replaced by libdir, into buf; path itself
- * when it has none. */
+ * when it has none (or has "$LIBDIR32"). */
 const char *plan_expand_libdir(const char *path, const char *libdir, char *buf, size_t cap);
+
+/* $LIBDIR32: where 32-bit driver libraries go (compat32), nvidia-container-cli's
+ * rule: the Debian multiarch directory of the 32-bit kin of the machine
+ * (/usr/lib/i386-linux-gnu) when the image has LIBDIR_MARKER; else
+ * /usr/lib32 when the image has it; else /usr/lib, unless that is the same
+ * directory as /usr/lib64 (a merged lib), where it is /usr/lib32 after all. */
+#define LIBDIR32_VAR "$LIBDIR32"
+#define LIBDIR32_OTHER "/usr/lib32"
+#define LIBDIR32_PLAIN "/usr/lib"
+/* The Debian 32-bit multiarch directory of a machine, or NULL. */
+const char *plan_libdir32_debian(const char *machine);
+/* The same, as the rule above gives it for HOST_MACHINE. */
+const char *plan_libdir32_for(int has_marker, int has_lib32, int lib_is_lib64);
+/* path with a leading "$LIBDIR32" replaced by libdir32, into buf; else path. */
+const char *plan_expand_libdir32(const char *path, const char *libdir32, char *buf, size_t cap);
 
 /* ---- building ----------------------------------------------------------- */
 

@@ -4,6 +4,7 @@
  *   proc/driver/nvidia/version            the NVRM version ("no driver" if absent)
  *   proc/driver/nvidia/gpus/<bus>/information   one per GPU: minor, UUID, model
  *   proc/devices                          the dynamic major of nvidia-uvm
+ *   proc/driver/nvidia/capabilities       MIG instances (mig.c, when selecting)
  *   etc/ld.so.cache                       which file each driver library is
  * GPUs are numbered by PCI bus id, which is what NVML's index order is in
  * practice; the device minor is a different number (index 1 can be
@@ -234,6 +235,7 @@ void gpu_driver_free(struct gpu_driver *drv)
 		close(drv->rootfd);
 	free(drv->rootpath);
 	free(drv->gpus);
+	free(drv->migs);
 	ldcache_free(&drv->cache);
 	memset(drv, 0, sizeof *drv);
 	drv->rootfd = -1;

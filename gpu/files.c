@@ -8,7 +8,11 @@
  *   nvidia-modeset with display; /dev/nvidia<minor> per selected GPU;
  *   binaries found on a fixed PATH inside the driver root -> /usr/bin;
  *   libraries from the driver root's ld.so.cache -> $LIBDIR (the image's
- *   distro lib dir, decided when the op runs);
+ *   distro lib dir, decided when the op runs), 32-bit ones (compat32) ->
+ *   $LIBDIR32;
+ *   with graphics, the Vulkan ICD and EGL vendor/platform JSON files the
+ *   toolkit adds -> the same path;
+ *   MIG capability nodes and files, IMEX channels: see mig.c;
  *   lib/firmware/nvidia/<version>/gsp*.bin and the persistenced,
  *   fabricmanager and MPS paths -> the same path as in the driver root.
  * The caller's PATH and CUDA_MPS_PIPE_DIRECTORY are not consulted: the
@@ -41,14 +45,15 @@ static const struct ipc ipcs[] = {
 	{INJ_COMPUTE_LIBS, 1, {"/tmp/nvidia-mps", NULL}},
 };
 
-static void add_dev(struct inj_set *s, const char *path, unsigned maj, unsigned min,
-		    const struct gpu_dev *gpu, const char *why)
+void inj_add_dev(struct inj_set *s, const char *path, unsigned maj, unsigned min,
+		 const struct gpu_dev *gpu, const char *why)
 {
 	s->devs = xrealloc(s->devs, (s->ndevs + 1) * sizeof *s->devs);
-	s->devs[s->ndevs++] = (struct inj_dev){xstrdup(path), makedev(maj, min), gpu, why};
+	s->devs[s->ndevs++] =
+		(struct inj_dev){xstrdup(path), makedev(maj, min), gpu, why ? xstrdup(why) : NULL};
 }
 
-static void add_file(struct inj_file **v, size_t *n, char *src, char *dst)
+void inj_add_file(struct inj_file **v, size_t *n, char *src, char *dst)
 {
 	*v = xrealloc(*v, (*n + 1) * sizeof **v);
 	(*v)[(*n)++] = (struct inj_file){.src = src, .dst = dst};
@@ -64,19 +69,19 @@ static int have_chr(const struct gpu_driver *drv, const char *path, unsigned maj
 
 static void collect_devices(const struct gpu_driver *drv, unsigned inj, struct inj_set *s)
 {
-	add_dev(s, "/dev/nvidiactl", NV_MAJOR, NV_CTL_MINOR, NULL, "the driver's control node");
+	inj_add_dev(s, "/dev/nvidiactl", NV_MAJOR, NV_CTL_MINOR, NULL, "the driver's control node");
 	if ((inj & INJ_COMPUTE_LIBS) && drv->uvm_major) {
 		if (have_chr(drv, "/dev/nvidia-uvm", drv->uvm_major, 0))
-			add_dev(s, "/dev/nvidia-uvm", drv->uvm_major, 0, NULL, "CUDA unified memory");
+			inj_add_dev(s, "/dev/nvidia-uvm", drv->uvm_major, 0, NULL, "CUDA unified memory");
 		if (have_chr(drv, "/dev/nvidia-uvm-tools", drv->uvm_major, 1))
-			add_dev(s, "/dev/nvidia-uvm-tools", drv->uvm_major, 1, NULL, "CUDA unified memory tools");
+			inj_add_dev(s, "/dev/nvidia-uvm-tools", drv->uvm_major, 1, NULL, "CUDA unified memory tools");
 	}
 	if ((inj & INJ_DISPLAY) && have_chr(drv, "/dev/nvidia-modeset", NV_MAJOR, NV_MODESET_MINOR))
-		add_dev(s, "/dev/nvidia-modeset", NV_MAJOR, NV_MODESET_MINOR, NULL, "display capability");
+		inj_add_dev(s, "/dev/nvidia-modeset", NV_MAJOR, NV_MODESET_MINOR, NULL, "display capability");
 	for (size_t i = 0; i < s->ngpus; i++) {
 		char path[32];
 		snprintf(path, sizeof path, "/dev/nvidia%u", s->gpus[i]->minor);
-		add_dev(s, path, NV_MAJOR, s->gpus[i]->minor, s->gpus[i], NULL);
+		inj_add_dev(s, path, NV_MAJOR, s->gpus[i]->minor, s->gpus[i], NULL);
 	}
 }
 
@@ -92,7 +97,7 @@ static void collect_bins(const struct gpu_driver *drv, unsigned inj, struct inj_
 				snprintf(path, sizeof path, "%s/%s", bin_dirs[d], caps_bins[g].names[b]);
 				char *host = drv_resolve(drv, path, &st, NULL);
 				if (host && S_ISREG(st.st_mode) && (st.st_mode & 0111)) {
-					add_file(&s->bins, &s->nbins, host,
+					inj_add_file(&s->bins, &s->nbins, host,
 						 xasprintf("/usr/bin/%s", caps_bins[g].names[b]));
 					break;
 				}
@@ -119,13 +124,52 @@ static int collect_libs(struct gpu_driver *drv, unsigned inj, int bits, struct i
 	free(prefixes);
 	for (size_t i = 0; i < found.n; i++) {
 		const char *base = strrchr(found.v[i], '/') + 1;
-		/* 32-bit libraries have no destination yet (see inject.c). */
-		add_file(v, n, found.v[i], bits == 64 ? xasprintf("$LIBDIR/%s", base) : NULL);
+		/* The image's library directory of that word size (base/plan.h). */
+		inj_add_file(v, n, found.v[i], xasprintf("%s/%s", bits == 64 ? LIBDIR_VAR : LIBDIR32_VAR, base));
 		(*v)[*n - 1].soname = sonames.v[i];
 	}
 	free(found.v);
 	free(sonames.v);
 	return r;
+}
+
+/* Graphics configuration files the toolkit adds (nvidia-ctk's graphics
+ * mounts; nvidia-container-cli adds none): the Vulkan ICD and layers, the
+ * GLVND EGL vendor file and EGL's external platforms.  Each is looked for
+ * where the toolkit looks (/etc, then the XDG data dirs /usr/local/share
+ * and /usr/share, fixed: the caller's XDG_DATA_DIRS does not steer what
+ * goes in) and lands at the same path. */
+static const char *const config_names[] = {
+	"vulkan/icd.d/nvidia_icd.json",
+	"vulkan/icd.d/nvidia_icd." HOST_MACHINE ".json",
+	"vulkan/icd.d/nvidia_layers.json",
+	"vulkan/implicit_layer.d/nvidia_layers.json",
+	"glvnd/egl_vendor.d/10_nvidia.json",
+	"egl/egl_external_platform.d/15_nvidia_gbm.json",
+	"egl/egl_external_platform.d/10_nvidia_wayland.json",
+	"egl/egl_external_platform.d/09_nvidia_wayland2.json",
+	"egl/egl_external_platform.d/20_nvidia_xcb.json",
+	"egl/egl_external_platform.d/20_nvidia_xlib.json",
+};
+static const char *const config_dirs[] = {"/etc", "/usr/local/share", "/usr/share"};
+
+static void collect_configs(const struct gpu_driver *drv, unsigned inj, struct inj_set *s)
+{
+	if (!(inj & INJ_GRAPHICS_LIBS))
+		return;
+	for (size_t i = 0; i < COUNT_OF(config_names); i++) {
+		for (size_t d = 0; d < COUNT_OF(config_dirs); d++) {
+			char path[256];
+			struct stat st;
+			snprintf(path, sizeof path, "%s/%s", config_dirs[d], config_names[i]);
+			char *host = drv_resolve(drv, path, &st, NULL);
+			if (host && S_ISREG(st.st_mode)) {
+				inj_add_file(&s->configs, &s->nconfigs, host, xstrdup(path));
+				break;
+			}
+			free(host);
+		}
+	}
 }
 
 static int by_name(const void *a, const void *b)
@@ -156,7 +200,7 @@ static void collect_firmware(const struct gpu_driver *drv, struct inj_set *s)
 		char *dst = xasprintf("%s/%s", dir, names.v[i]);
 		char *host = drv_resolve(drv, dst, &st, NULL);
 		if (host && S_ISREG(st.st_mode)) {
-			add_file(&s->firmware, &s->nfirmware, host, dst);
+			inj_add_file(&s->firmware, &s->nfirmware, host, dst);
 		} else {
 			free(host);
 			free(dst);
@@ -175,7 +219,7 @@ static void collect_ipcs(const struct gpu_driver *drv, unsigned inj, struct inj_
 			char *inroot = NULL;
 			char *host = drv_resolve(drv, ipcs[i].paths[c], &st, &inroot);
 			if (host && (ipcs[i].dir ? S_ISDIR(st.st_mode) : S_ISSOCK(st.st_mode))) {
-				add_file(&s->ipcs, &s->nipcs, host, inroot);
+				inj_add_file(&s->ipcs, &s->nipcs, host, inroot);
 				s->ipcs[s->nipcs - 1].dir = ipcs[i].dir;
 				break;
 			}
@@ -201,6 +245,7 @@ int inj_collect(struct gpu_driver *drv, const struct gpu_selection *sel, unsigne
 		return -1;
 	collect_ipcs(drv, inj, s);
 	collect_firmware(drv, s);
+	collect_configs(drv, inj, s);
 	return 0;
 }
 
@@ -216,14 +261,18 @@ static void free_files(struct inj_file *v, size_t n)
 
 void inj_free(struct inj_set *s)
 {
-	for (size_t i = 0; i < s->ndevs; i++)
+	for (size_t i = 0; i < s->ndevs; i++) {
 		free(s->devs[i].dst);
+		free(s->devs[i].why);
+	}
 	free(s->devs);
 	free_files(s->bins, s->nbins);
 	free_files(s->libs, s->nlibs);
 	free_files(s->libs32, s->nlibs32);
 	free_files(s->firmware, s->nfirmware);
 	free_files(s->ipcs, s->nipcs);
+	free_files(s->caps, s->ncaps);
+	free_files(s->configs, s->nconfigs);
 	free(s->gpus);
 	memset(s, 0, sizeof *s);
 }

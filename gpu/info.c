@@ -5,10 +5,12 @@
  * so scripts written for those read ours:
  *   info:  "NVRM version:   550.54.14" / "CUDA version:   12.4", then per
  *          GPU a blank line and Device Index, Device Minor, Model, Brand,
- *          GPU UUID, Bus Location, Architecture (labels padded to 15);
- *          --csv: the two headers and comma-separated rows.
- *   list:  control nodes, GPU nodes, binaries, libraries (64-bit, then
- *          32-bit), IPC paths, firmware.  Device nodes print as their
+ *          GPU UUID, Bus Location, Architecture (labels padded to 15), and
+ *          gpurun's own "MIG Device:" line per MIG device (no MIG UUID:
+ *          no NVML); --csv: the two headers and comma-separated rows.
+ *   list:  control nodes, GPU nodes, MIG capability and IMEX nodes, MIG
+ *          capability files, binaries, libraries (64-bit, then 32-bit), IPC
+ *          paths, firmware, graphics JSON files.  Device nodes print as their
  *          /dev path (as the reference does); everything else as the host
  *          path, i.e. with the driver root in front.
  * Without options, list shows every GPU and every capability, like the
@@ -24,7 +26,7 @@
 int gpu_info(const struct gpu_query *q, struct gerr *err)
 {
 	struct gpu_driver drv = {.rootfd = -1};
-	if (gpu_discover(gpu_default_root(q->driver_root), &drv, err) < 0) {
+	if (gpu_discover(gpu_default_root(q->driver_root), &drv, err) < 0 || mig_discover(&drv, err) < 0) {
 		gpu_driver_free(&drv);
 		return -1;
 	}
@@ -51,6 +53,12 @@ int gpu_info(const struct gpu_query *q, struct gerr *err)
 			       "Device Index:", g->index, "Device Minor:", g->minor, "Model:", g->model,
 			       "Brand:", g->brand, "GPU UUID:", uuid, "Bus Location:", g->busid,
 			       "Architecture:", g->arch);
+		/* MIG devices, by the names gpurun selects them with (no NVML:
+		 * no MIG UUID). */
+		for (size_t m = 0; m < drv.nmigs && !q->csv; m++)
+			if (drv.migs[m].gpu == g->index)
+				printf("%-15s %u:%u (GPU instance %u, compute instance %u)\n", "MIG Device:",
+				       g->index, drv.migs[m].index, drv.migs[m].gi, drv.migs[m].ci);
 	}
 	gpu_driver_free(&drv);
 	if (fflush(stdout) != 0)
@@ -79,19 +87,21 @@ int gpu_list(const struct gpu_query *q, struct gerr *err)
 	if (q->caps && !caps)
 		caps = DRVCAP_DEFAULT;
 	if (gpu_discover(root, &drv, err) < 0 ||
-	    gpu_request_resolve(&rq, drv.gpus, drv.ngpus, drv.nexcluded, "--gpus", root, &sel, err) < 0)
+	    gpu_select(&rq, &drv, "--gpus", root, NULL, 0, &sel, err) < 0)
 		goto out;
 	/* void: nothing would be injected, so nothing is listed. */
 	if (sel.kind != SEL_VOID) {
-		if (inj_collect(&drv, &sel, caps_inject_flags(caps), &set, err) < 0)
+		if (inj_collect_all(&drv, &sel, caps_inject_flags(caps), &set, err) < 0)
 			goto out;
 		for (size_t i = 0; i < set.ndevs; i++)
 			printf("%s\n", set.devs[i].dst);
+		print_files(set.caps, set.ncaps);
 		print_files(set.bins, set.nbins);
 		print_files(set.libs, set.nlibs);
 		print_files(set.libs32, set.nlibs32);
 		print_files(set.ipcs, set.nipcs);
 		print_files(set.firmware, set.nfirmware);
+		print_files(set.configs, set.nconfigs);
 	}
 	r = fflush(stdout) == 0 ? 0 : gerr_set(err, errno, "write the list");
 out:

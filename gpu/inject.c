@@ -3,13 +3,18 @@
  *
  * The story, in the reference tool's order: decide whether this is a GPU container at all and with
  * which capabilities; read the driver; select the GPUs; check the
- * requirements before anything is mounted; then the ops — device nodes,
- * the masked /proc/driver/nvidia, binaries, libraries, firmware, IPC —
- * and the directory for the ldconfig run the caller adds after the pivot.
+ * requirements before anything is mounted; then the ops — device nodes
+ * (MIG capability and IMEX channel nodes too), the masked
+ * /proc/driver/nvidia with the selected MIG devices' capability files,
+ * binaries, libraries (32-bit ones for compat32), firmware, IPC, graphics
+ * JSON files — and the directories for the ldconfig run the caller adds
+ * after the pivot.
  *
  * Selection precedence: --gpus, else NVIDIA_VISIBLE_DEVICES
  * from the container environment (-e), else no GPU.  The host's own
- * environment never selects GPUs. */
+ * environment never selects GPUs.  NVIDIA_MIG_CONFIG_DEVICES,
+ * NVIDIA_MIG_MONITOR_DEVICES and NVIDIA_IMEX_CHANNELS are read from the
+ * container environment too (gpu/mig.c). */
 #include "internal.h"
 
 #include <stdio.h>
@@ -199,6 +204,13 @@ static void add_devices(struct plan *p, const struct gpu_driver *drv, const stru
 		else
 			plan_why(op, "%s", d->why);
 	}
+	/* NVIDIA_MIG_CONFIG/MONITOR_DEVICES: the whole directory.  Read-only
+	 * (the toolkit's is not): its nodes stay usable as devices, as the
+	 * ones above, but nothing in the host's directory can be changed. */
+	for (size_t i = 0; i < set->ncaps; i++)
+		if (set->caps[i].dir && !strncmp(set->caps[i].dst, "/dev/", 5))
+			plan_why(plan_bind(p, set->caps[i].src, set->caps[i].dst, OPF_DIR | OPF_RO | OPF_NOSUID | OPF_NOEXEC),
+				 "MIG management: every MIG capability node");
 }
 
 static void add_text_file(struct plan *p, const struct gpu_driver *drv, const char *name, int params)
@@ -245,6 +257,21 @@ static void add_procfs(struct plan *p, const struct gpu_driver *drv, const struc
 		_cleanup_free_ char *dst = xasprintf("/proc/driver/nvidia/gpus/%s", g->procdir);
 		plan_bind(p, src, dst, OPF_DIR | OPF_MASK);
 	}
+	/* The MIG capability files of the selected MIG devices (or, for MIG
+	 * management, the whole directory), read-only at their own paths. */
+	for (size_t i = 0; i < set->ncaps; i++) {
+		const struct inj_file *f = &set->caps[i];
+		if (strncmp(f->dst, "/proc/", 6))
+			continue;
+		if (!f->dir) {
+			_cleanup_free_ char *dir = xstrdup(f->dst);
+			*strrchr(dir, '/') = '\0';
+			plan_mkdir(p, dir, 0555);
+		}
+		struct op *b = plan_bind(p, f->src, f->dst, (f->dir ? OPF_DIR : 0) | OPF_MASK);
+		if (f->dir)
+			plan_why(b, "MIG management: every MIG capability");
+	}
 	plan_add(p, OP_REMOUNT, OPF_MASK, NULL, mnt);
 }
 
@@ -259,26 +286,39 @@ static const struct inj_file *find_lib(const struct inj_set *set, const char *pr
 	return NULL;
 }
 
+/* The SONAME links, as nvidia-container-cli makes them: an image
+ * without ldconfig (distroless, busybox + glibc) or whose ldconfig
+ * fails still finds libcuda.so.1 and libnvidia-ml.so.1. */
+static void add_soname_links(struct plan *p, const struct inj_file *libs, size_t n, const char *dir,
+			     const char *why)
+{
+	int first = 1;
+	for (size_t i = 0; i < n; i++) {
+		const char *base = strrchr(libs[i].src, '/') + 1, *so = libs[i].soname;
+		if (!so || !strcmp(so, base) || strchr(so, '/'))
+			continue;
+		_cleanup_free_ char *dst = xasprintf("%s/%s", dir, so);
+		struct op *op = plan_symlink(p, base, dst);
+		if (first)
+			plan_why(op, "%s", why);
+		first = 0;
+	}
+}
+
 static void add_files(struct plan *p, const struct inj_set *set)
 {
 	for (size_t i = 0; i < set->nbins; i++)
 		plan_bind(p, set->bins[i].src, set->bins[i].dst, OPF_DRIVER_FILE);
 	for (size_t i = 0; i < set->nlibs; i++)
 		plan_bind(p, set->libs[i].src, set->libs[i].dst, OPF_DRIVER_FILE);
-	/* The SONAME links, as nvidia-container-cli makes them: an image
-	 * without ldconfig (distroless, busybox + glibc) or whose ldconfig
-	 * fails still finds libcuda.so.1 and libnvidia-ml.so.1. */
-	int first = 1;
-	for (size_t i = 0; i < set->nlibs; i++) {
-		const char *base = strrchr(set->libs[i].src, '/') + 1, *so = set->libs[i].soname;
-		if (!so || !strcmp(so, base) || strchr(so, '/'))
-			continue;
-		_cleanup_free_ char *dst = xasprintf("$LIBDIR/%s", so);
-		struct op *op = plan_symlink(p, base, dst);
-		if (first)
-			plan_why(op, "the SONAME links, for images without ldconfig");
-		first = 0;
+	add_soname_links(p, set->libs, set->nlibs, LIBDIR_VAR, "the SONAME links, for images without ldconfig");
+	/* compat32: the 32-bit libraries into the image's 32-bit directory. */
+	for (size_t i = 0; i < set->nlibs32; i++) {
+		struct op *op = plan_bind(p, set->libs32[i].src, set->libs32[i].dst, OPF_DRIVER_FILE);
+		if (i == 0)
+			plan_why(op, "compat32: the 32-bit driver libraries");
 	}
+	add_soname_links(p, set->libs32, set->nlibs32, LIBDIR32_VAR, "their SONAME links");
 	/* And the three links nvidia-container-cli adds beyond them. */
 	if (find_lib(set, "libcuda.so."))
 		plan_why(plan_symlink(p, "libcuda.so.1", "$LIBDIR/libcuda.so"), "for programs linked with -lcuda");
@@ -289,6 +329,12 @@ static void add_files(struct plan *p, const struct inj_set *set)
 		plan_symlink(p, "libnvidia-opticalflow.so.1", "$LIBDIR/libnvidia-opticalflow.so");
 	for (size_t i = 0; i < set->nfirmware; i++)
 		plan_bind(p, set->firmware[i].src, set->firmware[i].dst, OPF_DRIVER_FILE);
+	/* Graphics: the loaders (Vulkan, GLVND's EGL) find the driver by these. */
+	for (size_t i = 0; i < set->nconfigs; i++) {
+		struct op *op = plan_bind(p, set->configs[i].src, set->configs[i].dst, OPF_DRIVER_FILE);
+		if (i == 0)
+			plan_why(op, "how the Vulkan and EGL loaders find the NVIDIA driver");
+	}
 	/* IPC sockets and the MPS directory stay writable: they are how the
 	 * container talks to host daemons. */
 	for (size_t i = 0; i < set->nipcs; i++)
@@ -323,15 +369,19 @@ static int configure(struct plan *p, const struct gpu_opts *o, const struct gpu_
 	int r = -1;
 
 	/* Every input error before the first look at the driver. */
-	if (pick_caps(o, rq, &caps, err) < 0 || collect_requires(o, &reqs, err) < 0)
+	struct sel_extras extras = {container_getenv(o, "NVIDIA_MIG_CONFIG_DEVICES"),
+				    container_getenv(o, "NVIDIA_MIG_MONITOR_DEVICES"),
+				    container_getenv(o, "NVIDIA_IMEX_CHANNELS")};
+	if (pick_caps(o, rq, &caps, err) < 0 || collect_requires(o, &reqs, err) < 0 ||
+	    sel_extras_check(&extras, err) < 0)
 		goto out;
 	const char *root = gpu_default_root(o->driver_root);
 	if (gpu_discover(root, &drv, err) < 0)
 		goto out;
-	if (gpu_request_resolve(rq, drv.gpus, drv.ngpus, drv.nexcluded, what, root, &sel, err) < 0)
+	if (gpu_select(rq, &drv, what, root, &extras, 0, &sel, err) < 0)
 		goto out;
 	unsigned inj = caps_inject_flags(caps);
-	if (inj_collect(&drv, &sel, inj, &set, err) < 0 || check_requires(&drv, &reqs, &set, err) < 0)
+	if (inj_collect_all(&drv, &sel, inj, &set, err) < 0 || check_requires(&drv, &reqs, &set, err) < 0)
 		goto out;
 	/* Only a launch that will go ahead may load modules and make nodes;
 	 * the driver root is read again after that. */
@@ -340,19 +390,17 @@ static int configure(struct plan *p, const struct gpu_opts *o, const struct gpu_
 		goto out;
 	if (again) {
 		inj_free(&set);
-		if (inj_collect(&drv, &sel, inj, &set, err) < 0)
+		if (inj_collect_all(&drv, &sel, inj, &set, err) < 0)
 			goto out;
 	}
-	if (set.nlibs32)
-		warnx_("compat32: %zu 32-bit driver libraries are not injected (not supported yet)",
-		       set.nlibs32);
 
 	add_devices(p, &drv, &set);
 	add_procfs(p, &drv, &set);
 	add_files(p, &set);
 	if ((inj & INJ_GRAPHICS_LIBS) && set.ngpus)
 		add_app_profile(p, &set);
-	res->ldconfig_dirs = set.nlibs ? xstrdup("$LIBDIR") : NULL;
+	res->ldconfig_dirs = set.nlibs32 ? xstrdup(set.nlibs ? LIBDIR_VAR ":" LIBDIR32_VAR : LIBDIR32_VAR)
+		: set.nlibs ? xstrdup(LIBDIR_VAR) : NULL;
 	/* Forward compatibility concerns libcuda, so only with compute. */
 	if (set.nlibs && find_lib(&set, "libcuda.so."))
 		res->compat_driver = xstrdup(drv.version);

@@ -9,6 +9,7 @@
  *   caps.c      driver capabilities -> what gets injected
  *   select.c    --gpus / NVIDIA_VISIBLE_DEVICES -> which GPUs
  *   require.c   NVIDIA_REQUIRE_* constraints
+ *   mig.c       MIG instances, IMEX channels and their selection
  *   cudaver.c   the CUDA driver version, from libcuda in a throwaway child
  *   inject.c    gpu_configure(): all of the above -> plan ops
  *   info.c      the `info` and `list` verbs */
@@ -101,7 +102,20 @@ struct gpu_dev {
 	char model[96];
 	const char *brand; /* what nvidia-container-cli prints (constant table) */
 	const char *arch;  /* compute capability "9.0", or "n/a" */
+	int mig_capable;   /* the driver has capabilities/gpu<minor>/mig for it */
 };
+
+/* A MIG device: a compute instance of a GPU instance of a GPU in MIG mode,
+ * as the driver's capability files show it (see mig.c). */
+struct mig_dev {
+	unsigned gpu;      /* the parent's index in the GPU table */
+	unsigned index;    /* position among its GPU's MIG devices: <gpu>:<index> */
+	unsigned gi, ci;   /* GPU and compute instance ids */
+	unsigned gi_minor; /* nvidia-cap minors of their access files */
+	unsigned ci_minor;
+};
+#define MIG_MAX 1024
+#define IMEX_MAX 64
 
 struct gpu_driver {
 	char *rootpath; /* its canonical host path, "" for "/" (prefix of host paths) */
@@ -111,6 +125,10 @@ struct gpu_driver {
 	size_t ngpus;
 	unsigned uvm_major; /* 0: nvidia-uvm is not loaded */
 	size_t nexcluded;   /* GPUs left out: "GPU Excluded: Yes" */
+	struct mig_dev *migs; /* every MIG device, by GPU index, GI, CI */
+	size_t nmigs;
+	unsigned caps_major; /* nvidia-caps: 0 when the MIG caps are proc files only */
+	unsigned imex_major; /* nvidia-caps-imex-channels, 0 when absent */
 	struct ldcache cache;
 	int cache_loaded;
 };
@@ -207,6 +225,10 @@ struct gpu_request {
 struct gpu_selection {
 	enum sel_kind kind;
 	unsigned char mask[GPU_MAX]; /* by index */
+	unsigned char migmask[MIG_MAX]; /* by position in the driver's MIG table */
+	int mig_config, mig_monitor;  /* NVIDIA_MIG_CONFIG/MONITOR_DEVICES=all */
+	unsigned imex[IMEX_MAX];      /* NVIDIA_IMEX_CHANNELS */
+	size_t nimex;
 };
 
 /* Normalise a PCI bus id ("3b:00.0", "0000:3B:00.0", "00000000:3b:00.0")
@@ -222,6 +244,26 @@ int gpu_request_resolve(const struct gpu_request *rq, const struct gpu_dev *gpus
 			size_t nexcluded,
 			const char *what, const char *where, struct gpu_selection *sel, struct gerr *err);
 void gpu_request_free(struct gpu_request *rq);
+/* 1 when a device item names a MIG device (<gpu>:<mig>, MIG-...). */
+int gpu_item_is_mig(const char *item);
+
+/* ---- mig.c -------------------------------------------------------------- */
+
+/* The MIG table and the nvidia-caps majors (gpu_select calls it once). */
+int mig_discover(struct gpu_driver *drv, struct gerr *err);
+/* What selects besides GPUs: the container's NVIDIA_MIG_CONFIG_DEVICES,
+ * NVIDIA_MIG_MONITOR_DEVICES and NVIDIA_IMEX_CHANNELS (NULL: unset). */
+struct sel_extras {
+	const char *mig_config, *mig_monitor, *imex;
+};
+/* Check their syntax (before the driver is read): 0, or -1 with err. */
+int sel_extras_check(const struct sel_extras *x, struct gerr *err);
+/* gpu_request_resolve, then the MIG items of rq (a MIG device selects its
+ * parent GPU too), `all`'s MIG devices, and the extras (x may be NULL:
+ * none, or those already in sel when keep is set). */
+int gpu_select(const struct gpu_request *rq, struct gpu_driver *drv, const char *what,
+	       const char *where, const struct sel_extras *x, int keep, struct gpu_selection *sel,
+	       struct gerr *err);
 
 /* ---- require.c ---------------------------------------------------------- */
 
@@ -261,7 +303,7 @@ struct inj_dev {
 	char *dst;  /* "/dev/nvidia0": the path in the driver root and in the container */
 	dev_t rdev;
 	const struct gpu_dev *gpu; /* the GPU of /dev/nvidiaN, else NULL */
-	const char *why;           /* for the others */
+	char *why;                 /* for the others (owned) */
 };
 
 struct inj_file {
@@ -278,12 +320,25 @@ struct inj_set {
 	size_t ndevs;
 	struct inj_file *bins, *libs, *libs32, *firmware, *ipcs;
 	size_t nbins, nlibs, nlibs32, nfirmware, nipcs;
+	struct inj_file *caps;    /* MIG capability files and directories (/proc, /dev) */
+	size_t ncaps;
+	struct inj_file *configs; /* graphics: Vulkan ICD, EGL vendor and platform JSON */
+	size_t nconfigs;
 	const struct gpu_dev **gpus; /* selected, in index order */
 	size_t ngpus;
 };
 
 int inj_collect(struct gpu_driver *drv, const struct gpu_selection *sel, unsigned inj,
 		struct inj_set *set, struct gerr *err);
+/* mig.c: inj_collect, then the MIG capability nodes and files and the
+ * IMEX channels of sel (after gpu_select).  A node the selection needs
+ * that is missing is an error naming the fix. */
+int inj_collect_all(struct gpu_driver *drv, const struct gpu_selection *sel, unsigned inj,
+		    struct inj_set *set, struct gerr *err);
+/* files.c: append a device node / a file to set (used by mig.c too). */
+void inj_add_dev(struct inj_set *s, const char *path, unsigned maj, unsigned min,
+		 const struct gpu_dev *gpu, const char *why);
+void inj_add_file(struct inj_file **v, size_t *n, char *src, char *dst);
 void inj_free(struct inj_set *set);
 
 /* ---- nodes.c ------------------------------------------------------------ */

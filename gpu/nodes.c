@@ -208,7 +208,7 @@ int nodes_ensure(struct gpu_driver *drv, const char *root, const struct gpu_requ
 	/* Read the driver root again: the module may have a major now. */
 	gpu_driver_free(drv);
 	if (gpu_discover(root, drv, err) < 0 ||
-	    gpu_request_resolve(rq, drv->gpus, drv->ngpus, drv->nexcluded, what, root, sel, err) < 0) {
+	    gpu_select(rq, drv, what, root, NULL, 1, sel, err) < 0) {
 		sbuf_free(&failed);
 		goto out;
 	}

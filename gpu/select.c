@@ -12,7 +12,8 @@
  *                                       ID = index (PCI bus order, not the
  *                                       minor), GPU-<uuid> (any case, full),
  *                                       PCI bus id (short or 8-digit domain),
- *                                       <gpu>:<mig> or MIG-<uuid>
+ *                                       <gpu>:<mig>, MIG-GPU-<uuid>/<gi>/<ci>
+ *                                       or MIG-<uuid> (resolved in mig.c)
  *   docker's CSV: count=N|all, "device=ID[,ID...]", capabilities=...,
  *                 driver=nvidia, options=...
  * A bare number means an index here (`gpurun --gpus 0` is GPU 0), not
@@ -150,6 +151,12 @@ static enum item_kind classify(const char *item, char *bus, size_t cap)
 	    strspn(item + digits + 1, "0123456789") == strlen(item + digits + 1))
 		return ITEM_MIG;
 	return ITEM_BAD;
+}
+
+int gpu_item_is_mig(const char *item)
+{
+	char bus[32];
+	return classify(item, bus, sizeof bus) == ITEM_MIG;
 }
 
 static int check_items(const struct gpu_request *rq, const char *what, struct gerr *err)
@@ -333,9 +340,7 @@ int gpu_request_resolve(const struct gpu_request *rq, const struct gpu_dev *gpus
 	for (size_t i = 0; i < rq->items.n; i++) {
 		char bus[32];
 		if (classify(rq->items.v[i], bus, sizeof bus) == ITEM_MIG)
-			/* MIG instances are only known to NVML, which gpurun does not load. */
-			return gerr_set(err, 0, "%s: %.64s: MIG devices are not supported yet", what,
-					rq->items.v[i]);
+			continue; /* gpu_select() (mig.c) resolves those */
 		long g = match_item(rq->items.v[i], gpus, ngpus);
 		if (g < 0) {
 			gerr_set(err, 0, "%s: unknown device %.64s (%zu GPU%s under %s)", what,

@@ -111,8 +111,26 @@ static const char *image_libdir(int dirfd)
 	return plan_libdir_for(fd >= 0);
 }
 
+/* $LIBDIR32 of the tree at dirfd (see base/plan.h for the rule). */
+static const char *image_libdir32(int dirfd)
+{
+	struct stat a, b;
+	_cleanup_fd_ int marker = open_in_root(dirfd, LIBDIR_MARKER, O_PATH);
+	_cleanup_fd_ int lib32 = open_in_root(dirfd, LIBDIR32_OTHER, O_PATH | O_DIRECTORY);
+	_cleanup_fd_ int lib = open_in_root(dirfd, LIBDIR32_PLAIN, O_PATH | O_DIRECTORY);
+	_cleanup_fd_ int lib64 = open_in_root(dirfd, LIBDIR_OTHER, O_PATH | O_DIRECTORY);
+	int same = lib >= 0 && lib64 >= 0 && fstat(lib, &a) == 0 && fstat(lib64, &b) == 0 &&
+		   a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	return plan_libdir32_for(marker >= 0, lib32 >= 0, same);
+}
+
 static const char *expand_libdir(struct exec_state *st, const char *path, char *buf, size_t cap)
 {
+	if (!strncmp(path, LIBDIR32_VAR, strlen(LIBDIR32_VAR))) {
+		if (!st->libdir32)
+			st->libdir32 = image_libdir32(st->rootfd);
+		return plan_expand_libdir32(path, st->libdir32, buf, cap);
+	}
 	if (!st->libdir && !strncmp(path, LIBDIR_VAR, strlen(LIBDIR_VAR)))
 		st->libdir = image_libdir(st->rootfd);
 	return plan_expand_libdir(path, st->libdir, buf, cap);
@@ -235,13 +253,14 @@ static void prepare_upper(const struct plan *p)
 	if (lowerfd < 0 || upperfd < 0)
 		return;
 	/* $LIBDIR, decided from the lower layer (the root is not mounted yet). */
-	const char *libdir = image_libdir(lowerfd);
+	const char *libdir = image_libdir(lowerfd), *libdir32 = image_libdir32(lowerfd);
 	for (size_t i = 0; i < p->n; i++) {
 		const struct op *op = &p->v[i];
 		if (!op->dst || op->kind == OP_ROOTFS || op->kind == OP_REMOUNT)
 			continue;
-		char buf[4096];
-		const char *dst = plan_expand_libdir(op->dst, libdir, buf, sizeof buf);
+		char buf[4096], buf32[4096];
+		const char *dst = plan_expand_libdir32(plan_expand_libdir(op->dst, libdir, buf, sizeof buf), libdir32,
+						       buf32, sizeof buf32);
 		_cleanup_free_ char *path = xstrdup(dst);
 		if (op->kind != OP_MKDIR) {
 			char *slash = strrchr(path, '/');

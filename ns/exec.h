@@ -9,6 +9,7 @@ struct exec_state {
 	const struct run_config *cfg;
 	int rootfd;         /* O_PATH fd of the container root mount */
 	const char *libdir; /* $LIBDIR once known */
+	const char *libdir32; /* $LIBDIR32 once known */
 };
 
 /* Run the whole plan (rootfs, mounts, pivot, ldconfig, final remounts). */

@@ -100,6 +100,14 @@ void ns_print_plan(const struct run_config *cfg, FILE *out)
 	ns_describe_unshare(cfg, &b);
 	fprintf(out, "%s sh   # P1: pid 1 of the new namespaces\n", b.s);
 	fprintf(out, "%s\n", NS_RSLAVE_LINE);
+	/* Only when compat32 libraries are in the plan, and before LIBDIR=:
+	 * the op lines start after that one. */
+	for (size_t i = 0; i < cfg->plan->n; i++)
+		if (cfg->plan->v[i].dst && !strncmp(cfg->plan->v[i].dst, LIBDIR32_VAR, strlen(LIBDIR32_VAR))) {
+			fprintf(out, "LIBDIR32=%s   # without %s: %s if the image has it, else %s\n",
+				plan_libdir32_for(1, 0, 0), LIBDIR_MARKER, LIBDIR32_OTHER, LIBDIR32_PLAIN);
+			break;
+		}
 	fprintf(out, "LIBDIR=%s   # %s when the image has no %s\n", plan_libdir_for(1), LIBDIR_OTHER,
 		LIBDIR_MARKER);
 	for (size_t i = 0; i < cfg->plan->n; i++) {

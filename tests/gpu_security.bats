@@ -134,6 +134,30 @@ link_to() { # link_to PATH TARGET
 	never_written link_to etc/nvidia
 }
 
+# The same on the mig fake driver, with a MIG device, an IMEX channel, the
+# 32-bit libraries and the graphics JSON files.
+never_written_mig() {
+	local target
+	for target in "$HOST_DIR" "$UP$HOST_DIR"; do
+		img=$(hostile_image "$@" "$target")
+		run --separate-stderr "$GPURUN" --driver-root "$FAKEMIG" --gpus 0:0 -e NVIDIA_IMEX_CHANNELS=0 \
+			--caps all "$img" true
+		assert_ran_or_refused
+		assert_host_safe
+	done
+}
+
+@test "an image's Vulkan and EGL configuration dirs linking to the host get no JSON file there" {
+	never_written_mig link_to etc/vulkan
+	never_written_mig sh -c 'mkdir -p usr/share && ln -s "$1" usr/share/glvnd' sh
+	never_written_mig sh -c 'mkdir -p usr/share/egl && ln -s "$1" usr/share/egl/egl_external_platform.d' sh
+}
+
+@test "an image's 32-bit lib dir linking to the host never gets it written (Debian and others)" {
+	never_written_mig sh -c 'echo 12.0 >etc/debian_version && mkdir -p usr/lib && ln -s "$1" usr/lib/i386-linux-gnu' sh
+	never_written_mig link_to usr/lib32
+}
+
 @test "the graphics profile lists the selected GPUs' minors" {
 	run --separate-stderr gpu4 --gpus 0,1 --caps graphics "$BUSYBOX_TAR" \
 		cat /etc/nvidia/nvidia-application-profiles-rc.d/10-container.conf

@@ -56,6 +56,13 @@ need_fake4() {
 	plan_truth --driver-root "$FAKE4" --gpus 0 --caps all "$GLIBC_TAR"
 }
 
+@test "a MIG device, an IMEX channel, compat32 libraries and the graphics files" {
+	FAKEMIG=$(fake_driver mig) || skip "no fake NVIDIA driver (build it as root: tests/run-bats.sh)"
+	[[ -d $FAKEMIG/usr/lib/i386-linux-gnu ]] || skip "the fake driver has no 32-bit libraries"
+	plan_truth --driver-root "$FAKEMIG" --gpus 0:1 -e NVIDIA_IMEX_CHANNELS=1 --caps utility,compute,graphics,compat32 \
+		"$GLIBC_TAR"
+}
+
 @test "two GPUs on a read-only root" {
 	need_fake4
 	plan_truth --driver-root "$FAKE4" --gpus 1,2 --read-only "$GLIBC_TGZ"

@@ -50,5 +50,6 @@ cases_match() {
 @test "every fresh mount prints its type, flags and data" { unit_case mount-data-printed; }
 @test "the read-only /proc paths are printed" { unit_case proc-readonly-printed; }
 @test "\$LIBDIR expands by the Debian rule; only per-mount flags become attributes" { unit_case libdir; }
+@test "\$LIBDIR32 follows nvidia-container-cli's 32-bit rule and \$LIBDIR never swallows it" { unit_case libdir-compat; }
 @test "ld.so.cache entries count for the host's architecture only: x86-64 0x0303, AArch64 0x0a03, their 32-bit kin" { arch_case ldcache-flags; }
 @test "the Debian lib dir follows the architecture: /usr/lib/aarch64-linux-gnu on aarch64 hosts" { arch_case libdir; }

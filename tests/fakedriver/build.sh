@@ -25,7 +25,15 @@
 # whose model gpurun cannot name an architecture for) or `nouvm` (`one` after
 # a fresh boot: nvidia-uvm not loaded, so no /dev/nvidia-uvm* and no
 # nvidia-uvm in proc/devices; with a fake usr/bin/nvidia-modprobe, see
-# modprobe.c).
+# modprobe.c) or `mig` (a newer host: index 0 an A100 in MIG mode with GPU
+# instances 1 (compute instance 0) and 2 (compute instances 0 and 1), index 1
+# an H100 without MIG; the driver's capability files
+# proc/driver/nvidia/capabilities/{mig/config,mig/monitor,gpu0/mig/gi*/...},
+# proc/driver/nvidia-caps/mig-minors and the /dev/nvidia-caps/nvidia-capN
+# nodes (major nvidia-caps 511); IMEX channels 0 and 1 (major
+# nvidia-caps-imex-channels 508); the Vulkan ICD, EGL vendor and EGL
+# external platform JSON files; 32-bit copies of some libraries in
+# usr/lib/i386-linux-gnu, on x86_64).
 #
 # Needs root (mknod, ldconfig -r chroots).  Compiled objects are cached in
 # tests/build/fakedriver-cache/<hash of the sources>.
@@ -39,13 +47,13 @@ if [ "${1:-}" = --hash ]; then
 	exit 0
 fi
 if [ $# -ne 2 ]; then
-	echo "usage: $0 OUTDIR one|four|odd|nouvm" >&2
+	echo "usage: $0 OUTDIR one|four|odd|nouvm|mig" >&2
 	exit 2
 fi
 out=$1
 topo=$2
-case $topo in one | four | odd | nouvm) ;; *)
-	echo "$0: unknown topology $topo (one, four, odd, nouvm)" >&2
+case $topo in one | four | odd | nouvm | mig) ;; *)
+	echo "$0: unknown topology $topo (one, four, odd, nouvm, mig)" >&2
 	exit 2
 	;;
 esac
@@ -90,6 +98,10 @@ libnvidia-gtk3:- libnvidia-wayland-client:-
 # SONAME) or a file next to the current one.  gpurun must never inject them.
 DECOYS="libnvidia-ml:libnvidia-ml.so.1 libnvidia-compiler:- libnvidia-glcore:-"
 
+# The 32-bit libraries of the mig topology (name:soname).
+LIBS32="libnvidia-ml:libnvidia-ml.so.1 libcuda:libcuda.so.1 libGLX_nvidia:libGLX_nvidia.so.0
+libnvidia-glcore:libnvidia-glcore.so.$VER"
+
 cache=$here/../build/fakedriver-cache/$hash
 
 link_lib() { # name soname file object
@@ -121,6 +133,17 @@ if [ ! -f "$cache/.done" ]; then
 	$CC $w -o "$tmp/bin/nvidia-smi" "$here/smi.c" -ldl
 	$CC $w -o "$tmp/bin/tool" "$here/tool.c"
 	$CC $w -static -o "$tmp/bin/nvidia-modprobe" "$here/modprobe.c"
+	# 32-bit (i386) copies for compat32, without a 32-bit C library on
+	# the build host: -nostdlib, and DT_NEEDED on a stub libc.so.6 so that
+	# ldconfig flags them libc6 (0x0003) as it does the real ones.
+	if [ "$machine" = x86_64 ] && $CC -m32 -fPIC -c -DFAKE_NAME='"stub32"' -o "$tmp/stub32.o" "$here/stub.c" 2>/dev/null &&
+		$CC -m32 -shared -nostdlib -Wl,-soname,libc.so.6 -o "$tmp/libc32.so" "$tmp/stub32.o" 2>/dev/null; then
+		mkdir -p "$tmp/lib32"
+		for pair in $LIBS32; do
+			$CC -m32 -shared -nostdlib -Wl,--no-as-needed -Wl,-soname,"${pair#*:}" \
+				-o "$tmp/lib32/${pair%%:*}.so.$VER" "$tmp/stub32.o" "$tmp/libc32.so"
+		done
+	fi
 	touch "$tmp/.done"
 	# Another build may have won the race; either copy is the same.
 	mv -T "$tmp" "$cache" 2>/dev/null || rm -rf "$tmp"
@@ -154,6 +177,15 @@ for t in nvidia-debugdump nvidia-persistenced nvidia-cuda-mps-control nvidia-cud
 done
 
 printf '/%s\n' "$LIBDIR" >"$out/etc/ld.so.conf"
+if [ "$topo" = mig ] && [ -d "$cache/lib32" ]; then
+	mkdir -p "$out/usr/lib/i386-linux-gnu"
+	cp -a "$cache/lib32/." "$out/usr/lib/i386-linux-gnu/"
+	for pair in $LIBS32; do
+		so=${pair#*:}
+		[ "$so" = "${pair%%:*}.so.$VER" ] || ln -sf "${pair%%:*}.so.$VER" "$out/usr/lib/i386-linux-gnu/$so"
+	done
+	echo /usr/lib/i386-linux-gnu >>"$out/etc/ld.so.conf"
+fi
 ldconfig -r "$out"
 
 printf 'GSP firmware %s %s\n' "$VER" ga10x >"$out/lib/firmware/nvidia/$VER/gsp_ga10x.bin"
@@ -209,6 +241,9 @@ odd)
 0000:1b:00.0 0 NVIDIA_A100-SXM4-80GB GPU-1b1b1b1b-1111-4222-8333-444455556666 Yes
 0000:2c:00.0 2 NVIDIA_L40S GPU-????????-????-????-????-???????????? No
 0000:3d:00.0 3 NVIDIA_RTX_PRO_6000_Blackwell_Server_Edition GPU-3d3d3d3d-1111-4222-8333-444455556666 No" ;;
+mig)
+	gpus="0000:17:00.0 0 NVIDIA_A100-SXM4-40GB GPU-a1000000-1111-4222-8333-444455556666 No
+0000:65:00.0 1 NVIDIA_H100_80GB_HBM3 GPU-b2000000-1111-4222-8333-444455556666 No" ;;
 esac
 echo "$gpus" | while read -r bus minor model uuid excluded; do
 	model=$(echo "$model" | tr _ ' ')
@@ -251,6 +286,66 @@ if [ "$topo" = nouvm ]; then
 else
 	mknod -m 0666 "$out/dev/nvidia-uvm" c 510 0
 	mknod -m 0666 "$out/dev/nvidia-uvm-tools" c 510 1
+fi
+
+if [ "$topo" = mig ]; then
+	# MIG, as the driver shows it (nvidia-caps): every possible GPU/GI/CI
+	# has a minor in mig-minors (3 + 135 per GPU, 9 per GPU instance: its
+	# access, then CIs 0..7); only the instances that exist have a
+	# capability file under capabilities/ (DeviceFileMinor, DeviceFileMode)
+	# and, made by nvidia-modprobe, a /dev/nvidia-caps/nvidia-capN node.
+	mkdir -p "$out/proc/driver/nvidia-caps" "$out/dev/nvidia-caps" "$out/dev/nvidia-caps-imex-channels"
+	{
+		echo "config 1"
+		echo "monitor 2"
+		g=0
+		while [ $g -lt 32 ]; do
+			i=0
+			while [ $i -lt 15 ]; do
+				m=$((3 + g * 135 + i * 9))
+				echo "gpu$g/gi$i/access $m"
+				c=0
+				while [ $c -lt 8 ]; do
+					echo "gpu$g/gi$i/ci$c/access $((m + 1 + c))"
+					c=$((c + 1))
+				done
+				i=$((i + 1))
+			done
+			g=$((g + 1))
+		done
+	} >"$out/proc/driver/nvidia-caps/mig-minors"
+	cap() { # path-under-capabilities minor mode(decimal)
+		mkdir -p "$(dirname "$p/capabilities/$1")"
+		printf 'DeviceFileMinor: %s\nDeviceFileMode: %s\nDeviceFileModify: 1\n' "$2" "$3" >"$p/capabilities/$1"
+		mknod -m "$(printf '%o' "$3")" "$out/dev/nvidia-caps/nvidia-cap$2" c 511 "$2"
+	}
+	cap mig/config 1 256
+	cap mig/monitor 2 292
+	cap gpu0/mig/gi1/access 12 292
+	cap gpu0/mig/gi1/ci0/access 13 292
+	cap gpu0/mig/gi2/access 21 292
+	cap gpu0/mig/gi2/ci0/access 22 292
+	cap gpu0/mig/gi2/ci1/access 23 292
+	sed -i 's/^511 nvidia-caps$/508 nvidia-caps-imex-channels\n511 nvidia-caps/' "$out/proc/devices"
+	mknod -m 0666 "$out/dev/nvidia-caps-imex-channels/channel0" c 508 0
+	mknod -m 0666 "$out/dev/nvidia-caps-imex-channels/channel1" c 508 1
+	# The graphics configuration files of a driver installed from the
+	# .run installer (ICD and layers under /etc) and the EGL ones.
+	mkdir -p "$out/etc/vulkan/icd.d" "$out/etc/vulkan/implicit_layer.d" "$out/usr/share/glvnd/egl_vendor.d" \
+		"$out/usr/share/egl/egl_external_platform.d"
+	printf '{"file_format_version": "1.0.1", "ICD": {"library_path": "libGLX_nvidia.so.0", "api_version": "1.3.277"}}\n' \
+		>"$out/etc/vulkan/icd.d/nvidia_icd.json"
+	printf '{"file_format_version": "1.0.0", "layer": {"name": "VK_LAYER_NV_optimus", "library_path": "libGLX_nvidia.so.0"}}\n' \
+		>"$out/etc/vulkan/implicit_layer.d/nvidia_layers.json"
+	printf '{"file_format_version": "1.0.0", "ICD": {"library_path": "libEGL_nvidia.so.0"}}\n' \
+		>"$out/usr/share/glvnd/egl_vendor.d/10_nvidia.json"
+	printf '{"file_format_version": "1.0.0", "ICD": {"library_path": "libnvidia-egl-gbm.so.1"}}\n' \
+		>"$out/usr/share/egl/egl_external_platform.d/15_nvidia_gbm.json"
+	printf '{"file_format_version": "1.0.0", "ICD": {"library_path": "libnvidia-egl-wayland.so.1"}}\n' \
+		>"$out/usr/share/egl/egl_external_platform.d/10_nvidia_wayland.json"
+	# Another vendor's file in the same directory: never injected.
+	printf '{"file_format_version": "1.0.0", "ICD": {"library_path": "libEGL_mesa.so.0"}}\n' \
+		>"$out/usr/share/glvnd/egl_vendor.d/50_mesa.json"
 fi
 
 # Readable by the unprivileged test run (the runner builds as root).

@@ -78,13 +78,13 @@ fake_driver() {
 gpu_setup_file() {
 	require_gpurun
 	FAKE1=$(fake_driver one) && FAKE4=$(fake_driver four) && FAKEODD=$(fake_driver odd) &&
-		FAKENOUVM=$(fake_driver nouvm) ||
+		FAKENOUVM=$(fake_driver nouvm) && FAKEMIG=$(fake_driver mig) ||
 		skip "no fake NVIDIA driver in $TESTS_BUILD (build it as root: tests/run-bats.sh)"
 	# Tar images work in both modes: unpacked by the caller, so its user
 	# namespace owns every directory a mount target is created in.
 	GLIBC_TAR=$(fixture glibc.tar)
 	BUSYBOX_TAR=$(fixture busybox.tar)
-	export FAKE1 FAKE4 FAKEODD FAKENOUVM GLIBC_TAR BUSYBOX_TAR
+	export FAKE1 FAKE4 FAKEODD FAKENOUVM FAKEMIG GLIBC_TAR BUSYBOX_TAR
 }
 
 # gpu4 ARGS...: gpurun on the four-GPU fake driver.  gpu1: on the one-GPU one.

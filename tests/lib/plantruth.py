@@ -43,6 +43,7 @@ KERNEL_DEFAULTS = {
 NOT_SHOWN = {("devpts", "newinstance"), ("tmpfs", "mode=1777")}
 SCRATCH_ROOT = "/tmp/root"
 LIBDIR_DEFAULT = "/usr/lib/x86_64-linux-gnu"
+LIBDIR32_DEFAULT = "/usr/lib/i386-linux-gnu"
 
 
 def op_lines_dry(text):
@@ -82,8 +83,9 @@ def commands(lines):
 class Plan:
     """What the printed commands say the container holds."""
 
-    def __init__(self, lines, libdir):
+    def __init__(self, lines, libdir, libdir32="$LIBDIR32"):
         self.libdir = libdir
+        self.libdir32 = libdir32
         self.mounts = []  # dicts: target, kind (fresh|bind), type, flags, data, rec
         self.links, self.dirs, self.files = [], [], []
         self.hostname = None
@@ -117,6 +119,8 @@ class Plan:
         for the scratch outside it."""
         if not inside:
             return "/" if p == SCRATCH_ROOT else None
+        if p.startswith(".$LIBDIR32"):  # compat32's directory, before $LIBDIR
+            return self.libdir32 + p[len(".$LIBDIR32"):]
         if p.startswith(".$LIBDIR"):
             return self.libdir + p[len(".$LIBDIR"):]
         while p.startswith("./"):
@@ -222,9 +226,13 @@ def script(dry_text):
     # The Debian lib dir of this host's architecture, as the plan prints it.
     libdir = next((l.split("=", 1)[1].split()[0] for l in dry_text.splitlines() if l.startswith("LIBDIR=")),
                   LIBDIR_DEFAULT)
+    libdir32 = next((l.split("=", 1)[1].split()[0] for l in dry_text.splitlines() if l.startswith("LIBDIR32=")),
+                    LIBDIR32_DEFAULT)
     out = ['if [ -e /etc/debian_version ]; then LIBDIR=%s; else LIBDIR=/usr/lib64; fi' % libdir,
+           'if [ -e /etc/debian_version ]; then LIBDIR32=%s; elif [ -d /usr/lib32 ]; then LIBDIR32=/usr/lib32; '
+           'else LIBDIR32=/usr/lib; fi' % libdir32,
            'echo "=== mountinfo"', 'cat /proc/self/mountinfo', 'echo "=== facts"',
-           'echo "libdir $LIBDIR"']
+           'echo "libdir $LIBDIR"', 'echo "libdir32 $LIBDIR32"']
 
     def q(p):  # keep $LIBDIR expandable, quote the rest
         return '"%s"' % p.replace('"', '\\"') if p.startswith("$LIBDIR") else shlex.quote(p)
@@ -252,7 +260,7 @@ def check(dry_text, verbose_text, inside_text):
                         "\n".join(difflib.unified_diff(dry, verbose, "dry-run", "verbose", lineterm="")))
     mountinfo, facts = read_inside(inside_text)
     libdir = facts.get("libdir", [LIBDIR_DEFAULT])[0]
-    plan = Plan(dry, libdir)
+    plan = Plan(dry, libdir, facts.get("libdir32", [LIBDIR32_DEFAULT])[0])
     # Printed targets are resolved inside the root, through the image's
     # symlinks (/lib -> usr/lib): the mount is where the link leads.
     resolved = dict(e.split(" ", 1) for e in facts.get("exists", []) if " " in e)

@@ -349,6 +349,30 @@ static void case_libdir(void)
 	      "only the four per-mount flags become mount attributes");
 }
 
+/* compat32's directory: nvidia-container-cli's rule, and $LIBDIR never
+ * swallows $LIBDIR32. */
+static void case_libdir32(void)
+{
+	char buf[256];
+	const char *deb = plan_libdir32_debian(HOST_MACHINE);
+	if (deb)
+		CHECK(!strcmp(plan_libdir32_for(1, 0, 0), deb), "Debian images: %s", plan_libdir32_for(1, 0, 0));
+	CHECK(!strcmp(plan_libdir32_debian("x86_64"), "/usr/lib/i386-linux-gnu"), "x86_64's 32-bit kin");
+	CHECK(!strcmp(plan_libdir32_for(0, 1, 0), "/usr/lib32"), "an image with /usr/lib32");
+	CHECK(!strcmp(plan_libdir32_for(0, 0, 0), "/usr/lib"), "an image without: /usr/lib");
+	CHECK(!strcmp(plan_libdir32_for(0, 0, 1), "/usr/lib32"), "/usr/lib is /usr/lib64: /usr/lib32");
+	const char *p32 = "$LIBDIR32/libcuda.so.1";
+	CHECK(plan_expand_libdir(p32, "/usr/lib64", buf, sizeof buf) == p32, "$LIBDIR leaves $LIBDIR32 alone");
+	CHECK(!strcmp(plan_expand_libdir32(p32, "/usr/lib32", buf, sizeof buf), "/usr/lib32/libcuda.so.1"),
+	      "$LIBDIR32 expands: %s", buf);
+	struct plan p = {0};
+	struct sbuf line = {0};
+	op_describe(plan_symlink(&p, "libcuda.so.550", p32), &line);
+	CHECK(!strcmp(line.s, "ln -sfn libcuda.so.550 \".$LIBDIR32\"/libcuda.so.1"), "printed: %s", line.s);
+	sbuf_free(&line);
+	plan_free(&p);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -364,6 +388,7 @@ static const struct {
 	{"mount-data-printed", case_mount_data_printed},
 	{"proc-readonly-printed", case_proc_readonly_printed},
 	{"libdir", case_libdir},
+	{"libdir-compat", case_libdir32},
 };
 
 int main(int argc, char **argv)
