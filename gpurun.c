@@ -207,7 +207,10 @@ static void open_image(const struct cli *c, struct run_config *cfg, const char *
 		char *abs = realpath(path, NULL);
 		if (!abs)
 			die(GPURUN_EXIT_FAIL, "image %s: %s", path, strerror(errno));
-		if (access(abs, R_OK | X_OK) < 0)
+		/* What was looked at here (a plain root, not a layout) must be
+		 * what P1 overlays: it checks the tree it opens against this. */
+		cfg->image_fd = open(abs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (cfg->image_fd < 0 || faccessat(cfg->image_fd, "", R_OK | X_OK, AT_EMPTY_PATH) < 0)
 			die(GPURUN_EXIT_FAIL, "image %s: %s", path, strerror(errno));
 		cfg->image = abs;
 		cfg->image_is_dir = 1;
