@@ -201,21 +201,28 @@ static void open_image(const struct cli *c, struct run_config *cfg, const char *
 	}
 	if (stat(path, &st) < 0)
 		die(GPURUN_EXIT_FAIL, "image %s: %s", path, strerror(errno));
-	if (S_ISDIR(st.st_mode) && !image_is_layout_dir(path)) {
+	/* A directory is resolved once: whether it is a layout, its absolute
+	 * name and the tree P1 overlays all come from this one fd (P1 checks
+	 * the tree it opens against it), so a path swapped meanwhile for a
+	 * link to another tree cannot mix two of them. */
+	int dfd = S_ISDIR(st.st_mode) ? open(path, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (S_ISDIR(st.st_mode) && dfd < 0)
+		die(GPURUN_EXIT_FAIL, "image %s: %s", path, strerror(errno));
+	char fdpath[64];
+	snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", dfd);
+	if (dfd >= 0 && !image_is_layout_dir(fdpath)) {
 		if (sel)
 			die(GPURUN_EXIT_FAIL, "image %s: a root file system directory holds one image; drop @%s", path, sel);
-		char *abs = realpath(path, NULL);
-		if (!abs)
+		char *abs = realpath(fdpath, NULL);
+		if (!abs || faccessat(dfd, "", R_OK | X_OK, AT_EMPTY_PATH) < 0)
 			die(GPURUN_EXIT_FAIL, "image %s: %s", path, strerror(errno));
-		/* What was looked at here (a plain root, not a layout) must be
-		 * what P1 overlays: it checks the tree it opens against this. */
-		cfg->image_fd = open(abs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (cfg->image_fd < 0 || faccessat(cfg->image_fd, "", R_OK | X_OK, AT_EMPTY_PATH) < 0)
-			die(GPURUN_EXIT_FAIL, "image %s: %s", path, strerror(errno));
+		cfg->image_fd = dfd;
 		cfg->image = abs;
 		cfg->image_is_dir = 1;
 		return;
 	}
+	if (dfd >= 0)
+		close(dfd);
 	unsigned flags = (c->dry_run ? IMAGE_DRY_RUN : 0) | (c->quiet ? IMAGE_QUIET : 0);
 	if (c->no_cache) {
 		cfg->image = xstrdup(path);

@@ -153,8 +153,11 @@ assert_canary_untouched() {
 	echo image >"$R/img/which"
 	ln -s "$CANARY" "$R/link-dir"
 	ln -s "$BATS_TEST_TMPDIR/canary-file" "$R/link-file"
+	# An OCI layout of two images: gpurun refuses it without @NAME:TAG.
+	# Taken for a root file system, it would have no /bin/sh (127).
+	ln -s "$(oci_fixture oci-two)" "$R/link-layout"
 	host_snapshot "$BATS_TEST_TMPDIR/host.before"
-	swapper "$R/img" "$R/link-dir" "$R/link-file"
+	swapper "$R/img" "$R/link-dir" "$R/link-file" "$R/link-layout"
 	launches "$LAUNCHES" "$R/img" sh -c 'cat /which
 		touch /pwned; echo pwned >/which; rm -f /etc/passwd; mkdir /newdir; echo done' 2>/dev/null
 	stop_swapper
