@@ -216,30 +216,47 @@ assert_cache_clean() {
 
 # ---- exhausted resources ------------------------------------------------------
 
+# on_small_tmpfs DIR SIZE ARGS...: ARGS in a private mount namespace where
+# DIR is a tmpfs of SIZE; unprivileged, in a user namespace that maps the
+# caller to itself (so gpurun still runs unprivileged, in user mode).  The
+# host's mount table never sees the tmpfs.
+on_small_tmpfs() {
+	python3 - "$@" <<-'PY'
+		import ctypes, os, sys
+		libc = ctypes.CDLL(None, use_errno=True)
+		CLONE_NEWUSER, CLONE_NEWNS, MS_REC, MS_PRIVATE = 0x10000000, 0x20000, 0x4000, 0x40000
+		def check(r, what):
+		    if r != 0:
+		        sys.exit("on_small_tmpfs: %s: %s" % (what, os.strerror(ctypes.get_errno())))
+		uid, gid = os.getuid(), os.getgid()
+		check(libc.unshare(CLONE_NEWNS | (CLONE_NEWUSER if uid else 0)), "unshare")
+		if uid:
+		    for f, text in (("uid_map", "%d %d 1" % (uid, uid)), ("setgroups", "deny"),
+		                    ("gid_map", "%d %d 1" % (gid, gid))):
+		        with open("/proc/self/" + f, "w") as fh:
+		            fh.write(text)
+		check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make / private")
+		check(libc.mount(b"tmpfs", sys.argv[1].encode(), b"tmpfs", 0, b"size=" + sys.argv[2].encode()), "mount")
+		os.execvp(sys.argv[3], sys.argv[3:])
+	PY
+}
+
 @test "a full tmpfs under the cache: one line ending in 'No space left on device', 125, nothing half-made" {
-	skip_unless_root "mounting a small tmpfs needs root"
-	local small=$BATS_TEST_TMPDIR/small
-	mkdir -p "$small"
-	mount -t tmpfs -o size=1m tmpfs "$small"
-	host_snapshot "$BATS_TEST_TMPDIR/host.before"
-	local flat layered
-	export GPURUN_CACHE=$small/cache
-	run --separate-stderr "$GPURUN" "$BUSYBOX_TAR" true
-	flat=("$status" "$stderr")
-	run --separate-stderr "$GPURUN" --gpus void "$(oci_fixture oci.tar)" true
-	layered=("$status" "$stderr")
-	local left
-	left=$(find "$small/cache/tmp" "$small/cache/layers" -mindepth 1)
-	local after=$BATS_TEST_TMPDIR/host.after
-	host_snapshot "$after"
-	umount "$small"
-	run diff -u "$BATS_TEST_TMPDIR/host.before" "$after"
-	assert_success
-	assert_equal "$left" ""
-	for r in "${flat[*]}" "${layered[*]}"; do
-		[[ $r == "125 gpurun: "*": No space left on device" ]] || fail "want one line and 125, got: $r"
+	local small=$BATS_TEST_TMPDIR/small res=$BATS_TEST_TMPDIR/res k
+	mkdir "$small" "$res"
+	on_small_tmpfs "$small" 1m bash -c 'export GPURUN_CACHE=$1/cache
+		"$GPURUN" "$2" true >/dev/null 2>"$4/flat.err"; echo $? >"$4/flat.rc"
+		"$GPURUN" --gpus void "$3" true >/dev/null 2>"$4/layered.err"; echo $? >"$4/layered.rc"
+		find "$1/cache/tmp" "$1/cache/layers" -mindepth 1 >"$4/left"' \
+		sh "$small" "$BUSYBOX_TAR" "$(oci_fixture oci.tar)" "$res"
+	for k in flat layered; do
+		assert_equal "$(cat "$res/$k.rc")" 125
+		assert_equal "$(wc -l <"$res/$k.err")" 1
+		[[ $(cat "$res/$k.err") == "gpurun: "*": No space left on device" ]] || fail "$k: $(cat "$res/$k.err")"
 	done
-	[[ ${flat[1]} == *" $BUSYBOX_TAR: "* ]] || fail "the image is not named: ${flat[1]}"
+	[[ $(cat "$res/flat.err") == *" $BUSYBOX_TAR: "* ]] || fail "the image is not named: $(cat "$res/flat.err")"
+	assert_equal "$(cat "$res/left")" ""
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
 }
 
 # RLIMIT_NPROC: the caller's own processes count against it; root is exempt.
