@@ -8,13 +8,13 @@
 # is swept by the next launch that finds the cache idle).  Every failure of
 # gpurun's own is one line "gpurun: ...: <strerror>" and exit 125.
 #
-# Counts: KILLS kills per phase (12 by default: each of the three targets 4
+# Counts: KILLS kills per phase (24 by default: each of the three targets 8
 # times, at a random delay), 50 concurrent launches.
 
 load lib/common
 load lib/gpu
 
-KILLS=${FAULT_KILLS:-12}
+KILLS=${FAULT_KILLS:-24}
 
 setup_file() {
 	require_gpurun

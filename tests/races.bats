@@ -20,12 +20,12 @@
 #     (openat2 RESOLVE_IN_ROOT), so a swap to a link naming the host's canary
 #     must never place a mount or a directory on the host.
 #
-# Counts: LAUNCHES launches per test (300 by default; each launch takes
+# Counts: LAUNCHES launches per test (500 by default; each launch takes
 # milliseconds, the swapper keeps one core busy).
 
 load lib/common
 
-LAUNCHES=${RACE_LAUNCHES:-300}
+LAUNCHES=${RACE_LAUNCHES:-500}
 
 setup_file() {
 	require_gpurun
