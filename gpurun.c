@@ -263,18 +263,28 @@ static void open_image(const struct cli *c, struct run_config *cfg, const char *
 	}
 	if (stat(path, &st) < 0)
 		die(GPURUN_EXIT_FAIL, "image %s: %s", path, strerror(errno));
-	if (S_ISDIR(st.st_mode) && !image_is_layout_dir(path)) {
+	/* A directory is resolved once: whether it is a layout, its absolute
+	 * name and the tree P1 overlays all come from this one fd (P1 checks
+	 * the tree it opens against it), so a path swapped meanwhile for a
+	 * link to another tree cannot mix two of them. */
+	int dfd = S_ISDIR(st.st_mode) ? open(path, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (S_ISDIR(st.st_mode) && dfd < 0)
+		die(GPURUN_EXIT_FAIL, "image %s: %s", path, strerror(errno));
+	char fdpath[64];
+	snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", dfd);
+	if (dfd >= 0 && !image_is_layout_dir(fdpath)) {
 		if (sel)
 			die(GPURUN_EXIT_FAIL, "image %s: a root file system directory holds one image; drop @%s", path, sel);
-		char *abs = realpath(path, NULL);
-		if (!abs)
+		char *abs = realpath(fdpath, NULL);
+		if (!abs || faccessat(dfd, "", R_OK | X_OK, AT_EMPTY_PATH) < 0)
 			die(GPURUN_EXIT_FAIL, "image %s: %s", path, strerror(errno));
-		if (access(abs, R_OK | X_OK) < 0)
-			die(GPURUN_EXIT_FAIL, "image %s: %s", path, strerror(errno));
+		cfg->image_fd = dfd;
 		cfg->image = abs;
 		cfg->image_is_dir = 1;
 		return;
 	}
+	if (dfd >= 0)
+		close(dfd);
 	if (c->no_cache) {
 		cfg->image = xstrdup(path);
 		cfg->image_fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);

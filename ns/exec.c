@@ -156,7 +156,22 @@ static int preopen_layers(struct op *op, struct gerr *err)
 	return 0;
 }
 
-static int preopen_sources(struct plan *p, struct gerr *err)
+/* The directory image P1 opened must be the tree P0 looked at: the path
+ * may have been swapped for a link to another tree (say an OCI layout,
+ * which P0 would have imported instead) in between. */
+static int same_image(int image_fd, int tree, const char *src, struct gerr *err)
+{
+	struct stat a, b;
+	if (image_fd < 0)
+		return 0;
+	if (fstat(image_fd, &a) < 0 || fstat(tree, &b) < 0)
+		return gerr_set(err, errno, "stat image %s", src);
+	if (a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+		return gerr_set(err, 0, "image %s changed since it was read", src);
+	return 0;
+}
+
+static int preopen_sources(struct plan *p, int image_fd, struct gerr *err)
 {
 	for (size_t i = 0; i < p->n; i++) {
 		struct op *op = &p->v[i];
@@ -193,6 +208,8 @@ static int preopen_sources(struct plan *p, struct gerr *err)
 			return gerr_set(err, ENOTDIR, "%s %s", what, op->src);
 		if (!(op->flags & OPF_DIR) && S_ISDIR(s.st_mode))
 			return gerr_set(err, EISDIR, "%s %s", what, op->src);
+		if (dir_image && same_image(image_fd, op->fd, op->src, err) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -638,7 +655,7 @@ int plan_execute(struct exec_state *st, struct gerr *err)
 	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
 		return gerr_set(err, errno, "make / a slave mount");
 	umask(022);
-	if (preopen_sources(p, err) < 0)
+	if (preopen_sources(p, st->cfg->image_fd, err) < 0)
 		return -1;
 	struct sbuf line = {0};
 	for (size_t i = 0; i < p->n; i++) {

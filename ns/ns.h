@@ -21,7 +21,8 @@
 
 struct run_config {
 	const char *image;     /* as given on the command line; absolute for a directory */
-	int image_fd;          /* the archive, opened (and probed) by gpurun.c; -1 for a directory */
+	int image_fd;          /* the archive, opened (and probed) by gpurun.c; for a directory, an
+				* O_PATH fd of the tree gpurun.c looked at */
 	int image_is_dir;
 	const struct image *layered; /* an image from the cache: its layers make the root, else NULL */
 	const char *import_sel;      /* --no-cache with a layered image: unpack it in the run (image_fd),

@@ -12,7 +12,8 @@
  *                         the image's HEX, so a hit reads no archive
  *   ROOT/tmp/             unpacks in progress; renamed into layers/ when
  *                         complete, so a killed launch leaves nothing that a
- *                         later one would trust
+ *                         later one would trust (and the next launch that
+ *                         finds the cache idle sweeps it: sweep_leftovers)
  *   ROOT/lock             shared by every launch for its lifetime, taken
  *                         exclusively by `cache rm` and `cache prune`
  *   ROOT/locks/NAME       one importer per image and per layer at a time
@@ -71,6 +72,42 @@ static char *default_root(void)
 	return NULL;
 }
 
+/* Every launch holds ROOT/lock shared for its lifetime, and every unpack
+ * in progress (ROOT/tmp) or layer being committed (a layers/HEX not yet
+ * followed by its .ok) belongs to a launch.  So whoever holds the lock
+ * exclusively knows that all of these are leftovers of a launch that was
+ * killed, and removes them: a SIGKILL leaves nothing behind for longer than
+ * until the next launch that finds the cache idle. */
+static void sweep_leftovers(const struct cache *c)
+{
+	static const char *const subdirs[] = {"tmp", "layers"};
+	for (size_t s = 0; s < COUNT_OF(subdirs); s++) {
+		int fd = openat(c->fd, subdirs[s], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+		if (!d) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		struct dirent *de;
+		while ((de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			if (s == 1) {
+				struct stat st;
+				size_t n = strlen(de->d_name);
+				if (n > 3 && !strcmp(de->d_name + n - 3, ".ok"))
+					continue;
+				_cleanup_free_ char *ok = xasprintf("%s.ok", de->d_name);
+				if (fstatat(fd, ok, &st, AT_SYMLINK_NOFOLLOW) == 0)
+					continue;
+			}
+			(void)cache_remove_tree(fd, de->d_name);
+		}
+		closedir(d);
+	}
+}
+
 int cache_open(struct cache *c, int create, struct gerr *err)
 {
 	_cleanup_free_ char *root = default_root();
@@ -121,7 +158,12 @@ int cache_open_at(struct cache *c, const char *root, int create, struct gerr *er
 	}
 	if (c->lockfd < 0)
 		return gerr_set(err, errno, "cache: open %s/lock", c->root);
-	/* Held until gpurun exits: `cache rm` and `prune` wait for no one. */
+	/* Alone with the cache: what a killed launch left is swept now. */
+	if (flock(c->lockfd, LOCK_EX | LOCK_NB) == 0)
+		sweep_leftovers(c);
+	/* Held until gpurun exits: `cache rm` and `prune` wait for no one.
+	 * (From the exclusive lock this is a downgrade, not atomic: a `cache
+	 * rm` may come first, and we wait for it.) */
 	if (flock(c->lockfd, LOCK_SH) < 0)
 		return gerr_set(err, errno, "cache: lock %s/lock", c->root);
 	return 0;

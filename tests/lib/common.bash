@@ -59,7 +59,9 @@ require_gpurun() {
 #   the mount table of this process (mount and parent ids dropped: they are
 #   counters, the rest says what is mounted where and how),
 #   the entries of ${TMPDIR:-/tmp} (bats' own run directories left out),
-#   the entries of /dev.
+#   the entries of /dev,
+#   the processes still running $GPURUN (a monitor, or a container's pid 1,
+#   which keeps gpurun's argv; its command dies with it).
 host_snapshot() {
 	local out=$1 tmp=${TMPDIR:-/tmp}
 	{
@@ -70,7 +72,47 @@ host_snapshot() {
 			-printf '%f %y\n' 2>/dev/null | LC_ALL=C sort
 		echo "## /dev"
 		find /dev -mindepth 1 -maxdepth 1 -printf '%f %y\n' 2>/dev/null | LC_ALL=C sort
+		echo "## processes running $GPURUN"
+		gpurun_procs | LC_ALL=C sort
 	} >"$out"
+}
+
+# gpurun_procs: the command line of every process whose argv[0] is
+# $GPURUN, one a line (builtins only: no process of the scan is listed).
+gpurun_procs() {
+	local f args
+	for f in /proc/[0-9]*/cmdline; do
+		mapfile -d '' args 2>/dev/null <"$f" || continue
+		if [[ ${#args[@]} -gt 0 && ${args[0]} == "$GPURUN" ]]; then echo "${args[*]}"; fi
+	done
+	return 0
+}
+
+# procs_with TOKEN: "PID ARGV..." of every process whose command line or
+# environment holds TOKEN (environments that cannot be read are skipped).
+# TOKEN must not be in this shell's own environment.
+procs_with() {
+	local tok=$1 d args env
+	for d in /proc/[0-9]*; do
+		args=() env=()
+		mapfile -d '' args 2>/dev/null <"$d/cmdline" || true
+		mapfile -d '' env 2>/dev/null <"$d/environ" || true
+		if [[ "${args[*]} ${env[*]}" == *"$tok"* ]]; then echo "${d#/proc/} ${args[*]}"; fi
+	done
+	return 0
+}
+
+# wait_procs_gone TOKEN [SECS]: until no process holds TOKEN (a killed
+# launch: the kernel ends a pid namespace whose init died, and
+# PR_SET_PDEATHSIG ends pid 1 when the monitor died, each in a moment).
+wait_procs_gone() {
+	local tok=$1 secs=${2:-30} i left
+	for ((i = 0; i < secs * 20; i++)); do
+		left=$(procs_with "$tok")
+		[[ -z $left ]] && return 0
+		sleep 0.05
+	done
+	fail "processes of a killed launch are still running after ${secs}s:"$'\n'"$left"
 }
 
 # assert_host_unchanged FILE: compare with a new snapshot; the diff is the
