@@ -36,6 +36,8 @@ setup_file() {
 	registry_push T "oci:$oci:latest" gpurun/v2s2:latest --format v2s2
 	registry_push T "oci:$BATS_FILE_TMPDIR/multi:latest" gpurun/multi-v2s2:latest --all --format v2s2
 	registry_push B "oci:$oci:latest" gpurun/test:latest
+	registry_start P plain
+	registry_push P "oci:$oci:latest" gpurun/test:latest
 }
 
 teardown_file() {
@@ -52,6 +54,7 @@ setup() {
 	export CURL_CA_BUNDLE=$REG_CA SSL_CERT_FILE=$REG_CA
 	T=$REG_T_HOST
 	B=$REG_B_HOST
+	P=$REG_P_HOST
 	PROXY_PID=
 	RESTORE_BLOB=
 }
@@ -340,6 +343,20 @@ hint: log in first (podman login $T or docker login), or set REGISTRY_AUTH_FILE"
 	run --separate-stderr "$GPURUN" pull --tls-verify=maybe "docker://$T/gpurun/test"
 	assert_failure 125
 	assert_equal "$stderr" "gpurun: --tls-verify: invalid value 'maybe' (expected true or false)"
+}
+
+@test "a plain-HTTP registry is used only when it is named insecure" {
+	export GPURUN_PULL_RETRIES=0
+	run --separate-stderr "$GPURUN" pull "docker://$P/gpurun/test"
+	assert_failure 125
+	assert_equal "${#stderr_lines[@]}" 1
+	[[ "$stderr" == "gpurun: image docker://$P/gpurun/test:latest: "* ]] || fail "$stderr"
+	[[ -z "$(ls -A "$GPURUN_CACHE/images" 2>/dev/null)" ]] || fail "the failed pull cached an image"
+	GPURUN_INSECURE_REGISTRIES=$P run --separate-stderr "$GPURUN" pull --verbose "docker://$P/gpurun/test"
+	assert_success
+	assert_stderr_partial "plain HTTP allowed"
+	run "$GPURUN" --gpus void "docker://$P/gpurun/test" "$LAYERS_CHECK"
+	assert_layers_applied
 }
 
 @test "a proxy variable is used as curl uses it, and no_proxy bypasses it" {

@@ -89,7 +89,11 @@ registry_start() {
 		echo "version: 0.1"
 		echo "log: {level: error, accesslog: {disabled: true}}"
 		echo "storage: {filesystem: {rootdirectory: $dir/storage}, delete: {enabled: true}}"
-		echo "http: {addr: 127.0.0.1:$port, secret: gpurun-test, tls: {certificate: $REG_PKI/tls.crt, key: $REG_PKI/tls.key}}"
+		if [[ $mode == plain ]]; then
+			echo "http: {addr: 127.0.0.1:$port, secret: gpurun-test}"
+		else
+			echo "http: {addr: 127.0.0.1:$port, secret: gpurun-test, tls: {certificate: $REG_PKI/tls.crt, key: $REG_PKI/tls.key}}"
+		fi
 	} >"$dir/config.yml"
 	case $mode in
 	htpasswd)
@@ -105,13 +109,15 @@ registry_start() {
 		wait_for test -s "$dir/token.port" || return 1
 		echo "auth: {token: {realm: \"https://127.0.0.1:$(cat "$dir/token.port")/token\", service: gpurun-test-registry, issuer: gpurun-test-issuer, rootcertbundle: $REG_PKI/sign.crt}}" >>"$dir/config.yml"
 		;;
-	none) ;;
+	none | plain) ;; # plain: no TLS at all, no auth
 	*) echo "registry_start: mode $mode?" >&2; return 1 ;;
 	esac
 	docker-registry serve "$dir/config.yml" </dev/null >"$dir/registry.log" 2>&1 3>&- &
 	REGISTRY_PIDS+=($!)
 	echo $! >"$dir/pid"
-	wait_for curl -s -o /dev/null --cacert "$REG_CA" "https://127.0.0.1:$port/v2/" || {
+	local scheme=https
+	[[ $mode == plain ]] && scheme=http
+	wait_for curl -s -o /dev/null --cacert "$REG_CA" "$scheme://127.0.0.1:$port/v2/" || {
 		cat "$dir/registry.log" >&2
 		return 1
 	}
