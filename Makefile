@@ -112,7 +112,7 @@ tests/build/fuzz_%: tests/fuzz/fuzz_%.c $(SAN_OBJS)
 UNIT_SRCS := $(wildcard tests/unit/*_test.c)
 UNIT_BINS := $(patsubst tests/unit/%_test.c,tests/build/unit_%,$(UNIT_SRCS))
 
-tests/build/unit_%: tests/unit/%_test.c $(SAN_OBJS)
+tests/build/unit_%: tests/unit/%_test.c tests/unit/unit.h $(SAN_OBJS)
 	clang $(SAN_CFLAGS) -o $@ $< $(SAN_OBJS) $(LIBS)
 
 unit: $(UNIT_BINS)

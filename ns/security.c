@@ -37,24 +37,27 @@ static const int keep_caps[] = {
 	CAP_SYS_CHROOT, CAP_KILL,     CAP_AUDIT_WRITE,
 };
 
-int sec_drop_caps(int keep_root_caps, struct gerr *err)
+/* Keep docker's set in the given capability sets (none: sets 0), nothing
+ * else anywhere; ambient caps would survive exec of a non-root uid. */
+static int caps_apply(unsigned sets, struct gerr *err)
 {
 	capng_clear(CAPNG_SELECT_BOTH);
-	if (keep_root_caps)
-		for (size_t i = 0; i < COUNT_OF(keep_caps); i++)
-			capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_BOUNDING_SET,
-				     (unsigned)keep_caps[i]);
-	else
-		/* A non-root user keeps docker's bounding set but no live caps. */
-		for (size_t i = 0; i < COUNT_OF(keep_caps); i++)
-			capng_update(CAPNG_ADD, CAPNG_BOUNDING_SET, (unsigned)keep_caps[i]);
+	for (size_t i = 0; sets && i < COUNT_OF(keep_caps); i++)
+		capng_update(CAPNG_ADD, sets, (unsigned)keep_caps[i]);
 	int r = capng_apply(CAPNG_SELECT_BOTH);
 	if (r < 0)
 		return gerr_set(err, errno ? errno : EPERM, "drop capabilities (libcap-ng error %d)", r);
-	/* Ambient caps would survive exec of a non-root uid. */
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return gerr_set(err, errno, "clear ambient capabilities");
 	return 0;
+}
+
+int sec_drop_caps(int keep_root_caps, struct gerr *err)
+{
+	/* A non-root user keeps docker's bounding set but no live caps. */
+	return caps_apply(keep_root_caps ? CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_BOUNDING_SET
+					 : CAPNG_BOUNDING_SET,
+			  err);
 }
 
 /* For what gpurun runs from the image before the command (its ldconfig):
@@ -62,13 +65,7 @@ int sec_drop_caps(int keep_root_caps, struct gerr *err)
  * container still owns the image's /etc, which is all ldconfig writes. */
 int sec_drop_all_caps(struct gerr *err)
 {
-	capng_clear(CAPNG_SELECT_BOTH);
-	int r = capng_apply(CAPNG_SELECT_BOTH);
-	if (r < 0)
-		return gerr_set(err, errno ? errno : EPERM, "drop capabilities (libcap-ng error %d)", r);
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
-		return gerr_set(err, errno, "clear ambient capabilities");
-	return 0;
+	return caps_apply(0, err);
 }
 
 int sec_no_new_privs(struct gerr *err)

@@ -17,18 +17,8 @@
 #include <string.h>
 
 #include "../../gpu/internal.h"
+#include "unit.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                            \
-	do {                                                                        \
-		if (!(cond)) {                                                      \
-			fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__);                               \
-			fputc('\n', stderr);                                        \
-			failures++;                                                 \
-		}                                                                   \
-	} while (0)
 
 static void put_u32(unsigned char *p, uint32_t v)
 {
@@ -143,32 +133,12 @@ static void case_libdir(void)
 	      "expanded: %s", buf);
 }
 
-static const struct {
-	const char *name;
-	void (*fn)(void);
-} cases[] = {
+static const struct unit_case cases[] = {
 	{"ldcache-flags", case_ldcache_flags},
 	{"libdir", case_libdir},
 };
 
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s --list | CASE\n", argv[0]);
-		return 2;
-	}
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		if (!strcmp(argv[1], "--list")) {
-			puts(cases[i].name);
-			continue;
-		}
-		if (strcmp(argv[1], cases[i].name))
-			continue;
-		cases[i].fn();
-		return failures ? 1 : 0;
-	}
-	if (!strcmp(argv[1], "--list"))
-		return 0;
-	fprintf(stderr, "%s: no case %s\n", argv[0], argv[1]);
-	return 2;
+	return unit_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
 }

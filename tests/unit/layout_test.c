@@ -17,18 +17,8 @@
 #include <unistd.h>
 
 #include "../../ns/ns.h"
+#include "unit.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                     \
-	do {                                                                                 \
-		if (!(cond)) {                                                               \
-			fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond);          \
-			fprintf(stderr, __VA_ARGS__);                                        \
-			fputc('\n', stderr);                                                 \
-			failures++;                                                          \
-		}                                                                            \
-	} while (0)
 
 static const char *kind_name(enum op_kind k)
 {
@@ -373,10 +363,7 @@ static void case_libdir32(void)
 	plan_free(&p);
 }
 
-static const struct {
-	const char *name;
-	void (*fn)(void);
-} cases[] = {
+static const struct unit_case cases[] = {
 	{"archive-root", case_archive_root},
 	{"archive-user", case_archive_user},
 	{"directory-root", case_directory_root},
@@ -393,22 +380,5 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s --list | CASE\n", argv[0]);
-		return 2;
-	}
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		if (!strcmp(argv[1], "--list")) {
-			puts(cases[i].name);
-			continue;
-		}
-		if (strcmp(argv[1], cases[i].name))
-			continue;
-		cases[i].fn();
-		return failures ? 1 : 0;
-	}
-	if (!strcmp(argv[1], "--list"))
-		return 0;
-	fprintf(stderr, "%s: no case %s\n", argv[0], argv[1]);
-	return 2;
+	return unit_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
 }
