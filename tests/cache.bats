@@ -114,24 +114,9 @@ layer_dirs() {
 	assert_output ""
 }
 
-# big_image OUT: the busybox image plus 600 files of 256 KiB (150 MB).
-big_image() {
-	python3 - "$1" "$BUSYBOX_TGZ" <<-'PY'
-		import io, sys, tarfile
-		out, base = sys.argv[1], sys.argv[2]
-		with tarfile.open(base) as src, tarfile.open(out, "w:gz", compresslevel=1) as dst:
-		    for m in src.getmembers():
-		        dst.addfile(m, src.extractfile(m) if m.isfile() else None)
-		    blob = bytes(range(256)) * 1024
-		    for i in range(600):
-		        t = tarfile.TarInfo("big/f%04d" % i); t.size = len(blob)
-		        dst.addfile(t, io.BytesIO(blob))
-	PY
-}
-
 @test "a launch killed with SIGKILL while unpacking leaves nothing a later run trusts" {
 	local big=$BATS_TEST_TMPDIR/big.tar.gz
-	big_image "$big"
+	big_tgz "$big" 0 600 262144 # 150 MB
 	local i
 	for i in 0.05 0.1 0.2; do
 		timeout -s KILL "$i" "$GPURUN" "$big" true || true
@@ -271,7 +256,7 @@ big_image() {
 
 @test "a progress line while unpacking on a terminal; nothing otherwise, nothing with --quiet" {
 	local big=$BATS_TEST_TMPDIR/big.tar.gz
-	big_image "$big"
+	big_tgz "$big" 0 600 262144 # 150 MB
 	tty_run "$GPURUN" "$big" echo ran
 	assert_success
 	assert_output --regexp "gpurun: unpacking $big: layer 1 of 1, [0-9.]+ MB, [0-9]+ files, [0-9.]+ MB/s"

@@ -22,7 +22,7 @@ setup_file() {
 	GLIBC_TAR=$(fixture glibc.tar)
 	FAKE1=$(fake_driver one) || FAKE1=
 	BIG=$BATS_FILE_TMPDIR/big.tar.gz
-	big_image "$BIG"
+	big_tgz "$BIG" 20 100 6000
 	export GLIBC_TAR FAKE1 BIG
 }
 
@@ -44,25 +44,6 @@ remove_pids_cgroup() {
 	unshare -m sh -c 'mount -t cgroup -o pids none "$1" || exit 1
 		for i in $(seq 100); do rmdir "$1/$2" 2>/dev/null && exit 0; sleep 0.1; done
 		rmdir "$1/$2"' sh "$BATS_TEST_TMPDIR/cg" "$PIDS_CG" && PIDS_CG=
-}
-
-# big_image OUT: the busybox image plus 2000 small files in 20 directories:
-# an unpack long enough to be killed in the middle of.
-big_image() {
-	python3 - "$1" "$BUSYBOX_TGZ" <<-'PY'
-		import io, sys, tarfile
-		out, base = sys.argv[1], sys.argv[2]
-		with tarfile.open(base) as src, tarfile.open(out, "w:gz", compresslevel=1) as dst:
-		    for m in src.getmembers():
-		        dst.addfile(m, src.extractfile(m) if m.isfile() else None)
-		    for d in range(20):
-		        t = tarfile.TarInfo("big/d%02d" % d); t.type = tarfile.DIRTYPE; t.mode = 0o755
-		        dst.addfile(t)
-		        for i in range(100):
-		            blob = (b"%d-%d " % (d, i)) * 1000
-		            t = tarfile.TarInfo("big/d%02d/f%03d" % (d, i)); t.size = len(blob)
-		            dst.addfile(t, io.BytesIO(blob))
-	PY
 }
 
 # kill_launch TARGET MAXMS ARGS...: start `gpurun -e FAULT_TOKEN=... ARGS` in

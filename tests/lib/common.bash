@@ -260,3 +260,29 @@ assert_cache_consistent() {
 		[[ -f ${d%/}.ok ]] || fail "a partial layer would be trusted: $d"
 	done
 }
+
+# big_tgz OUT NDIRS NFILES SIZE: the busybox image (gzip, fast level) plus
+# NFILES files of SIZE bytes under /big, or NFILES in each of NDIRS
+# directories /big/dNN when NDIRS > 0: an unpack long enough to be killed
+# in the middle of.  Needs common_images.
+big_tgz() {
+	python3 - "$1" "$BUSYBOX_TGZ" "$2" "$3" "$4" <<-'PY'
+		import io, sys, tarfile
+		out, base = sys.argv[1], sys.argv[2]
+		ndirs, nfiles, size = (int(x) for x in sys.argv[3:6])
+		def add_files(dst, prefix, tag):
+		    for i in range(nfiles):
+		        blob = ((b"%s-%d " % (tag, i)) * (size // 4 + 1))[:size]
+		        t = tarfile.TarInfo("%s/f%04d" % (prefix, i)); t.size = len(blob)
+		        dst.addfile(t, io.BytesIO(blob))
+		with tarfile.open(base) as src, tarfile.open(out, "w:gz", compresslevel=1) as dst:
+		    for m in src.getmembers():
+		        dst.addfile(m, src.extractfile(m) if m.isfile() else None)
+		    if ndirs == 0:
+		        add_files(dst, "big", b"f")
+		    for d in range(ndirs):
+		        t = tarfile.TarInfo("big/d%02d" % d); t.type = tarfile.DIRTYPE; t.mode = 0o755
+		        dst.addfile(t)
+		        add_files(dst, "big/d%02d" % d, b"%d" % d)
+	PY
+}

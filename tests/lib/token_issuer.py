@@ -17,13 +17,12 @@ import argparse
 import base64
 import hashlib
 import json
-import os
-import ssl
-import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlparse
+
+from tls_serve import serve_tls
 
 import jwt
 from cryptography.hazmat.primitives import serialization
@@ -85,16 +84,7 @@ def main():
             self.end_headers()
             self.wfile.write(body)
 
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(args.tls_cert, args.tls_key)
-    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-    tmp = args.port_file + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(str(srv.server_address[1]))
-    os.rename(tmp, args.port_file)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    threading.Event().wait()
+    serve_tls(Handler, args.tls_cert, args.tls_key, args.port_file)
 
 
 if __name__ == "__main__":
