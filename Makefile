@@ -33,12 +33,12 @@ HDRS := $(sort $(wildcard base/*.h ns/*.h gpu/*.h rootfs/*.h) ns/seccomp_bpf.h)
 # Debian packages each target needs; `make deps` installs the missing ones.
 DEPS_BUILD := gcc make pkg-config libarchive-dev libcap-ng-dev libseccomp-dev libjansson-dev libssl-dev \
 	libacl1-dev libzstd-dev liblz4-dev libbz2-dev liblzma-dev zlib1g-dev nettle-dev libxml2-dev \
-	libcurl4-openssl-dev
+	libcurl4-openssl-dev libisal-dev
 DEPS_DEMO := busybox-static libc-bin python3 zstd xz-utils bzip2 gzip tar
 DEPS_TEST := bats bats-assert bats-support bats-file clang libclang-rt-14-dev llvm \
 	busybox-static util-linux passwd procps zstd xz-utils bzip2 gzip tar iproute2 libc-bin file python3 \
 	umoci skopeo docker-registry openssl apache2-utils curl python3-jwt python3-cryptography
-DEPS_BENCH := hyperfine bubblewrap crun runc debootstrap
+DEPS_BENCH := hyperfine bubblewrap crun runc debootstrap libarchive-tools
 
 .PHONY: all clean install demo check test sanitize fuzz unit bench lint layering deps deps-test deps-bench
 

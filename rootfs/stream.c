@@ -6,13 +6,21 @@
  * a second thread runs a raw-format reader (filters only) and writes the plain
  * tar stream into a pipe; the caller's thread reads the pipe with a tar-only
  * reader and extracts.  The thread never creates files: libarchive's
- * write-disk code calls umask(), which is process-wide (CVE-2023-30571). */
+ * write-disk code calls umask(), which is process-wide (CVE-2023-30571).
+ *
+ * gzip, the common case, is inflated with ISA-L's igzip when libisal.so.2 is
+ * installed: about 3.5 times zlib's speed, which makes inflating no longer
+ * the slower of the two threads.  It is loaded with dlopen() on the first
+ * gzip only (a warm launch never maps it), and without it libarchive's zlib
+ * filter does the same job.  Either way libarchive parses the tar. */
 #include "rootfs_int.h"
 
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <isa-l/igzip_lib.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -23,6 +31,7 @@
 
 #define STREAM_READ_BLOCK (256 * 1024)
 #define STREAM_PIPE_SIZE (1024 * 1024)
+#define IGZIP_OUT_BLOCK (256 * 1024)
 
 struct archive *reader_new(int tar, int filters)
 {
@@ -245,10 +254,141 @@ int raw_open(struct archive **ap, struct fd_source *src)
 	return r == ARCHIVE_OK ? archive_read_next_header(*ap, &e) : r;
 }
 
+/* One block of the decompressed stream into the pipe: counted against the
+ * cap, hashed when asked.  0, or -1 with s->failed set when the thread must
+ * stop (EPIPE: the extracting side stopped first and has its own reason,
+ * which is not ours to report). */
+static int stream_put(struct stream *s, const void *block, size_t size)
+{
+	if (size > s->max_bytes - s->out_bytes) {
+		s->failed = s->too_big = 1;
+		return -1;
+	}
+	digest_update(s->out_hash, block, size);
+	if (write_all(s->out_fd, block, size) < 0) {
+		if (errno != EPIPE) {
+			s->failed = 1;
+			snprintf(s->msg, sizeof s->msg, "write to the unpack pipe: %s", strerror(errno));
+		}
+		return -1;
+	}
+	s->out_bytes += size;
+	return 0;
+}
+
+/* ISA-L's inflate, looked up once per process. */
+static struct {
+	pthread_once_t once;
+	void (*init)(struct inflate_state *);
+	void (*reset)(struct inflate_state *);
+	int (*inflate)(struct inflate_state *);
+} isal = {.once = PTHREAD_ONCE_INIT};
+
+static void isal_load(void)
+{
+	void *h = dlopen("libisal.so.2", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return;
+	isal.reset = (void (*)(struct inflate_state *))dlsym(h, "isal_inflate_reset");
+	isal.inflate = (int (*)(struct inflate_state *))dlsym(h, "isal_inflate");
+	/* Set last: init is what says the library is usable. */
+	if (isal.reset && isal.inflate)
+		isal.init = (void (*)(struct inflate_state *))dlsym(h, "isal_inflate_init");
+}
+
+static int have_isal(void)
+{
+	return pthread_once(&isal.once, isal_load) == 0 && isal.init != NULL;
+}
+
+static void igzip_fail(struct stream *s, const char *what, int code)
+{
+	s->failed = 1;
+	snprintf(s->msg, sizeof s->msg, "gzip: %s (ISA-L error %d)", what, code);
+}
+
+/* The gzip input inflated into the pipe with ISA-L, which checks each
+ * member's CRC and length as zlib does.  Like libarchive's gzip filter, it
+ * goes on with the next member of a concatenated stream, and after a
+ * complete member ends quietly at bytes that do not start another. */
+static void igzip_stream(struct stream *s)
+{
+	struct inflate_state *st = xmalloc(sizeof *st);
+	unsigned char *out = xmalloc(IGZIP_OUT_BLOCK);
+	int members = 0;	 /* complete ones */
+	size_t member_out = 0; /* bytes out of the current one */
+	s->src.buf = xmalloc(s->src.block);
+	isal.init(st);
+	st->crc_flag = ISAL_GZIP;
+	st->avail_in = 0;
+	for (;;) {
+		if (st->avail_in == 0) {
+			ssize_t n = source_next(&s->src);
+			if (n < 0) {
+				s->failed = 1;
+				snprintf(s->msg, sizeof s->msg, "read: %s", strerror(s->src.read_errno));
+				break;
+			}
+			if (n == 0) {
+				/* Data that stops early fails once the whole
+				 * input has been read. */
+				if (!members || member_out) {
+					s->failed = s->truncated = 1;
+					snprintf(s->msg, sizeof s->msg, "gzip: truncated input");
+				}
+				break;
+			}
+			st->next_in = s->src.buf;
+			st->avail_in = (uint32_t)n;
+		}
+		uint32_t in_before = st->avail_in;
+		st->next_out = out;
+		st->avail_out = IGZIP_OUT_BLOCK;
+		int r = isal.inflate(st);
+		if (r == ISAL_INVALID_WRAPPER && members && !member_out)
+			break; /* not a gzip header after the last member */
+		if (r < 0) {
+			igzip_fail(s, r == ISAL_INCORRECT_CHECKSUM ? "checksum mismatch"
+				     : r == ISAL_INVALID_WRAPPER || r == ISAL_UNSUPPORTED_METHOD ? "bad header"
+				     : "corrupt data", r);
+			break;
+		}
+		size_t got = IGZIP_OUT_BLOCK - st->avail_out;
+		if (got && stream_put(s, out, got) < 0)
+			break;
+		member_out += got;
+		if (st->block_state == ISAL_BLOCK_FINISH) {
+			/* Keeps the unread input, starts a new member. */
+			uint8_t *next = st->next_in;
+			uint32_t left = st->avail_in;
+			members++;
+			member_out = 0;
+			isal.reset(st);
+			st->crc_flag = ISAL_GZIP;
+			st->next_in = next;
+			st->avail_in = left;
+			continue;
+		}
+		/* No input taken and no output made: a stream ISA-L cannot
+		 * move on (a loop guard, not a verdict anyone has seen). */
+		if (!got && st->avail_in && st->avail_in == in_before) {
+			igzip_fail(s, "the stream does not advance", r);
+			break;
+		}
+	}
+	free(out);
+	free(st);
+}
+
 static void *stream_main(void *arg)
 {
 	struct stream *s = arg;
-	struct archive *a;
+	struct archive *a = NULL;
+	const char *comp = compression_at(&s->src);
+	if (comp && !strcmp(comp, "gzip") && have_isal()) {
+		igzip_stream(s);
+		goto tail;
+	}
 	/* The raw format takes any stream of at least one byte, so an
 	 * unrecognised format means an empty (decompressed) stream: not a
 	 * failure here, the tar side reports an archive without entries. */
@@ -274,22 +414,10 @@ static void *stream_main(void *arg)
 			stream_fail(s, a);
 			break;
 		}
-		if (size > s->max_bytes - s->out_bytes) {
-			s->failed = s->too_big = 1;
+		if (stream_put(s, block, size) < 0)
 			break;
-		}
-		digest_update(s->out_hash, block, size);
-		if (write_all(s->out_fd, block, size) < 0) {
-			/* EPIPE: the extracting side stopped first and has its own
-			 * reason; that is not ours to report. */
-			if (errno != EPIPE) {
-				s->failed = 1;
-				snprintf(s->msg, sizeof s->msg, "write to the unpack pipe: %s", strerror(errno));
-			}
-			break;
-		}
-		s->out_bytes += size;
 	}
+tail:
 	/* The blob's digest covers every byte, also what follows the end of
 	 * the compressed stream. */
 	if (!s->failed && s->src.hash && source_drain(&s->src) < 0) {
