@@ -360,7 +360,9 @@ static int stream_put(struct stream *s, const void *block, size_t size)
 			return -1;
 		size_t n = HANDOFF_BLOCK - s->fill_len < size ? HANDOFF_BLOCK - s->fill_len : size;
 		memcpy(s->fill + s->fill_len, p, n);
-		if (stream_added(s, n, 0) < 0)
+		/* A blob still arriving: what is here goes now, not when a
+		 * block is full, so that files appear while it downloads. */
+		if (stream_added(s, n, s->src.more != NULL) < 0)
 			return -1;
 		p += n;
 		size -= n;
@@ -414,6 +416,10 @@ static void igzip_stream(struct stream *s)
 	st->avail_in = 0;
 	for (;;) {
 		if (st->avail_in == 0) {
+			/* The next read may wait for a blob still arriving:
+			 * hand over what is inflated first. */
+			if (s->src.more && s->fill && stream_added(s, 0, 1) < 0)
+				break;
 			ssize_t n = source_next(&s->src);
 			if (n < 0) {
 				s->failed = 1;
