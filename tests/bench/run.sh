@@ -179,7 +179,7 @@ if [[ $ROOT -eq 1 ]] && id gpurun-test >/dev/null 2>&1; then
 fi
 
 # ---- 2. cold launch from a tarball ----------------------------------------------
-# cold LABEL TARBALL TARGET_MS
+# cold LABEL TARBALL [TARGET_MS [RUNS [WARMUP]]]
 cold() {
 	local label=$1 tarball=$2 limit=$3
 	header "2. cold launch of /bin/true from $label ($(du -h "$tarball" | cut -f1)), $COLD_RUNS runs"
@@ -191,8 +191,8 @@ cold() {
 		command -v bsdtar >/dev/null && add bsdtar+bwrap "$TARBWRAP bsdtar $tarball /bin/true"
 		add tar+bwrap "$TARBWRAP tar $tarball /bin/true"
 	fi
-	bench "$OUT/cold-$label.json" "$COLD_RUNS" 2
-	$RATIOS "$OUT/cold-$label.json" gpurun "<=${limit}ms" 'bsdtar+bwrap<=1.0' \
+	bench "$OUT/cold-$label.json" "${4:-$COLD_RUNS}" "${5:-2}"
+	$RATIOS "$OUT/cold-$label.json" gpurun ${limit:+"<=${limit}ms"} 'bsdtar+bwrap<=1.0' \
 		--md "$TABLE" "\`--no-cache\`, $label ($(du -h "$tarball" | cut -f1))"
 }
 
@@ -239,6 +239,52 @@ else
 		fi
 		[[ -s "$DEBIAN_ZST" ]] && cold debian-minbase.tar.zst "$DEBIAN_ZST" 300
 	fi
+fi
+
+# The largest image: the 1 GB one tests/bench/images.sh generates.
+BIG_TGZ=$OUT/generated-1g.tar.gz
+[[ -s "$BIG_TGZ" ]] && cold generated-1g.tar.gz "$BIG_TGZ" "" 3 0
+
+# ---- 2b. concurrent launches ------------------------------------------------------
+# concurrent N CMD...: start N copies at once; prints "SUCCEEDED MILLISECONDS".
+concurrent() {
+	local n=$1 i ok=0 start pids=()
+	shift
+	start=$(date +%s%N)
+	for ((i = 0; i < n; i++)); do
+		"$@" >/dev/null 2>&1 </dev/null &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do
+		wait "$i" && ok=$((ok + 1))
+	done
+	echo "$ok $((($(date +%s%N) - start) / 1000000))"
+}
+if [[ $ROOT -eq 1 ]]; then
+	header "2b. 50 concurrent launches of busybox.tar.gz into an empty cache, 3 rounds"
+	CONC_CACHE=$(mktemp -d "$OUT/conc-cache.XXXXXX")
+	BUSYBOX_TGZ=$(fixture busybox.tar.gz)
+	g=() b=()
+	for round in 1 2 3; do
+		rm -rf "$CONC_CACHE" && mkdir -p "$CONC_CACHE"
+		g+=("$(GPURUN_CACHE=$CONC_CACHE concurrent 50 "$GPURUN" --quiet "$BUSYBOX_TGZ" /bin/true)")
+		b+=("$(concurrent 50 bwrap --unshare-pid --unshare-ipc --bind "$BUSYBOX_DIR" / --proc /proc --dev /dev /bin/true)")
+	done
+	rm -rf "$CONC_CACHE"
+	python3 - "$TABLE" "${g[@]}" "${b[@]}" <<-'PY'
+		import statistics, sys
+		table, runs = sys.argv[1], [tuple(map(int, r.split())) for r in sys.argv[2:]]
+		g, b = runs[:3], runs[3:]
+		gok, bok = min(r[0] for r in g), min(r[0] for r in b)
+		gms, bms = statistics.median(r[1] for r in g), statistics.median(r[1] for r in b)
+		verdict = "PASS all 50 succeeded" if gok == 50 else f"MISS only {gok} of 50 succeeded"
+		print(f"  gpurun: {[r[1] for r in g]} ms, {gok}/50 ok; bwrap on the directory: {[r[1] for r in b]} ms, {bok}/50 ok")
+		print(f"  {verdict}")
+		with open(table, "a") as f:
+		    f.write(f"| 50 concurrent launches of busybox.tar.gz into an empty cache (total, median of 3 rounds: "
+		            f"{', '.join(str(r[1]) for r in g)} ms) | {gms:.0f} ms | 50 concurrent bwrap on the unpacked "
+		            f"directory {bms:.0f} ms ({', '.join(str(r[1]) for r in b)} ms) | {gms / bms:.2f}x | {verdict} |\n")
+	PY
 fi
 
 # The README's table is these runs' rows, not figures typed by hand.
