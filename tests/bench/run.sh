@@ -243,7 +243,7 @@ fi
 
 # The largest image: the 1 GB one tests/bench/images.sh generates.
 BIG_TGZ=$OUT/generated-1g.tar.gz
-[[ -s "$BIG_TGZ" ]] && cold generated-1g.tar.gz "$BIG_TGZ" "" 3 0
+[[ -s "$BIG_TGZ" ]] && cold generated-1g.tar.gz "$BIG_TGZ" "" 3 1
 
 # ---- 2b. concurrent launches ------------------------------------------------------
 # concurrent N CMD...: start N copies at once; prints "SUCCEEDED MILLISECONDS".
