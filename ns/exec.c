@@ -271,6 +271,8 @@ static void prepare_upper(const struct plan *p)
 		return;
 	/* $LIBDIR, decided from the lower layer (the root is not mounted yet). */
 	const char *libdir = image_libdir(lowerfd), *libdir32 = image_libdir32(lowerfd);
+	/* Most ops share a parent (a dozen under /dev): mirror each once. */
+	struct strv done = {0};
 	for (size_t i = 0; i < p->n; i++) {
 		const struct op *op = &p->v[i];
 		if (!op->dst || op->kind == OP_ROOTFS || op->kind == OP_REMOUNT)
@@ -285,9 +287,15 @@ static void prepare_upper(const struct plan *p)
 				*slash = '\0';
 		}
 		const char *rel = path + strspn(path, "/");
-		if (*rel)
+		int seen = 0;
+		for (size_t j = 0; j < done.n && !seen; j++)
+			seen = !strcmp(done.v[j], rel);
+		if (*rel && !seen) {
 			mirror_into_upper(lowerfd, upperfd, rel);
+			strv_add(&done, xstrdup(rel));
+		}
 	}
+	strv_free(&done);
 }
 
 /* The root: a scratch tmpfs that hides the host's /tmp in this namespace

@@ -3,16 +3,24 @@
  *
  * Unpacking a .tar.gz in one thread spends about as long inflating as it does
  * creating files; GNU tar hides the first behind a gzip child process.  Here
- * a second thread runs a raw-format reader (filters only) and writes the plain
- * tar stream into a pipe; the caller's thread reads the pipe with a tar-only
- * reader and extracts.  The thread never creates files: libarchive's
- * write-disk code calls umask(), which is process-wide (CVE-2023-30571). */
+ * a second thread runs a raw-format reader (filters only) and hands the plain
+ * tar stream over in blocks of memory (struct handoff); the caller's thread
+ * reads them in place with a tar-only reader and extracts.  The thread never creates files: libarchive's
+ * write-disk code calls umask(), which is process-wide (CVE-2023-30571).
+ *
+ * gzip, the common case, is inflated with ISA-L's igzip when libisal.so.2 is
+ * installed: about 3.5 times zlib's speed, which makes inflating no longer
+ * the slower of the two threads.  It is loaded with dlopen() on the first
+ * gzip only (a warm launch never maps it), and without it libarchive's zlib
+ * filter does the same job.  Either way libarchive parses the tar. */
 #include "rootfs_int.h"
 
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <isa-l/igzip_lib.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -22,7 +30,6 @@
 #include <unistd.h>
 
 #define STREAM_READ_BLOCK (256 * 1024)
-#define STREAM_PIPE_SIZE (1024 * 1024)
 
 struct archive *reader_new(int tar, int filters)
 {
@@ -129,6 +136,15 @@ void locale_restore(void *saved)
 static ssize_t source_pull(struct fd_source *src)
 {
 	ssize_t n;
+	if (src->from) {
+		n = handoff_take(src->from, &src->data);
+		if (n > 0) {
+			digest_update(src->hash, src->data, (size_t)n);
+			digest_update(src->hash2, src->data, (size_t)n);
+		}
+		return n;
+	}
+	src->data = src->buf;
 	if (src->ranged) {
 		unsigned long long left = src->len - src->total;
 		size_t want = left < src->block ? (size_t)left : src->block;
@@ -186,7 +202,7 @@ static la_ssize_t source_read(struct archive *a, void *arg, const void **buf)
 		archive_set_error(a, src->read_errno, "read: %s", strerror(src->read_errno));
 		return -1;
 	}
-	*buf = src->buf;
+	*buf = src->data;
 	return n;
 }
 
@@ -209,7 +225,7 @@ static la_int64_t source_skip(struct archive *a, void *arg, la_int64_t request)
 
 int source_open(struct archive *a, struct fd_source *src)
 {
-	src->buf = xmalloc(src->block);
+	src->buf = src->from ? NULL : xmalloc(src->block);
 	src->eof = src->read_errno = 0;
 	src->total = 0;
 	struct stat st;
@@ -245,10 +261,233 @@ int raw_open(struct archive **ap, struct fd_source *src)
 	return r == ARCHIVE_OK ? archive_read_next_header(*ap, &e) : r;
 }
 
+ssize_t handoff_take(struct handoff *h, const void **data)
+{
+	ssize_t n = 0;
+	pthread_mutex_lock(&h->lock);
+	if (h->holding) {
+		h->tail++;
+		h->holding = 0;
+		pthread_cond_broadcast(&h->cond);
+	}
+	while (h->head == h->tail && !h->writer_done)
+		pthread_cond_wait(&h->cond, &h->lock);
+	if (h->head != h->tail) {
+		*data = h->buf[h->tail % HANDOFF_SLOTS];
+		n = (ssize_t)h->len[h->tail % HANDOFF_SLOTS];
+		h->holding = 1;
+	}
+	pthread_mutex_unlock(&h->lock);
+	return n;
+}
+
+void handoff_close_reader(struct handoff *h)
+{
+	pthread_mutex_lock(&h->lock);
+	h->reader_gone = 1;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* The writer's side: a free block to fill, or NULL when the reader has gone
+ * (what EPIPE was: the extracting side stopped first and has its own
+ * reason, which is not ours to report). */
+static unsigned char *handoff_slot(struct handoff *h)
+{
+	unsigned char *b = NULL;
+	pthread_mutex_lock(&h->lock);
+	while (h->head - h->tail >= HANDOFF_SLOTS && !h->reader_gone)
+		pthread_cond_wait(&h->cond, &h->lock);
+	if (!h->reader_gone)
+		b = h->buf[h->head % HANDOFF_SLOTS];
+	pthread_mutex_unlock(&h->lock);
+	return b;
+}
+
+static void handoff_publish(struct handoff *h, size_t len)
+{
+	pthread_mutex_lock(&h->lock);
+	h->len[h->head % HANDOFF_SLOTS] = len;
+	h->head++;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+}
+
+static void handoff_close_writer(struct handoff *h)
+{
+	pthread_mutex_lock(&h->lock);
+	h->writer_done = 1;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* The block being filled, with room in it; NULL when the reader has gone. */
+static unsigned char *stream_room(struct stream *s)
+{
+	if (!s->fill) {
+		s->fill = handoff_slot(&s->q);
+		s->fill_len = 0;
+	}
+	return s->fill;
+}
+
+/* size bytes were added to the block being filled (in place, or copied by
+ * stream_put): counted against the cap, hashed when asked, and the block
+ * handed over once full (or with flush, whatever it holds).  0, or -1 with
+ * s->failed set when the thread must stop. */
+static int stream_added(struct stream *s, size_t size, int flush)
+{
+	if (size > s->max_bytes - s->out_bytes) {
+		s->failed = s->too_big = 1;
+		return -1;
+	}
+	digest_update(s->out_hash, s->fill + s->fill_len, size);
+	s->fill_len += size;
+	s->out_bytes += size;
+	if (s->fill_len == HANDOFF_BLOCK || (flush && s->fill_len)) {
+		handoff_publish(&s->q, s->fill_len);
+		s->fill = NULL;
+	}
+	return 0;
+}
+
+/* One block of libarchive's output, copied into the handoff blocks. */
+static int stream_put(struct stream *s, const void *block, size_t size)
+{
+	const unsigned char *p = block;
+	while (size) {
+		if (!stream_room(s))
+			return -1;
+		size_t n = HANDOFF_BLOCK - s->fill_len < size ? HANDOFF_BLOCK - s->fill_len : size;
+		memcpy(s->fill + s->fill_len, p, n);
+		/* A blob still arriving: what is here goes now, not when a
+		 * block is full, so that files appear while it downloads. */
+		if (stream_added(s, n, s->src.more != NULL) < 0)
+			return -1;
+		p += n;
+		size -= n;
+	}
+	return 0;
+}
+
+/* ISA-L's inflate, looked up once per process. */
+static struct {
+	pthread_once_t once;
+	void (*init)(struct inflate_state *);
+	void (*reset)(struct inflate_state *);
+	int (*inflate)(struct inflate_state *);
+} isal = {.once = PTHREAD_ONCE_INIT};
+
+static void isal_load(void)
+{
+	void *h = dlopen("libisal.so.2", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return;
+	isal.reset = (void (*)(struct inflate_state *))dlsym(h, "isal_inflate_reset");
+	isal.inflate = (int (*)(struct inflate_state *))dlsym(h, "isal_inflate");
+	/* Set last: init is what says the library is usable. */
+	if (isal.reset && isal.inflate)
+		isal.init = (void (*)(struct inflate_state *))dlsym(h, "isal_inflate_init");
+}
+
+static int have_isal(void)
+{
+	return pthread_once(&isal.once, isal_load) == 0 && isal.init != NULL;
+}
+
+static void igzip_fail(struct stream *s, const char *what, int code)
+{
+	s->failed = 1;
+	snprintf(s->msg, sizeof s->msg, "gzip: %s (ISA-L error %d)", what, code);
+}
+
+/* The gzip input inflated into the pipe with ISA-L, which checks each
+ * member's CRC and length as zlib does.  Like libarchive's gzip filter, it
+ * goes on with the next member of a concatenated stream, and after a
+ * complete member ends quietly at bytes that do not start another. */
+static void igzip_stream(struct stream *s)
+{
+	struct inflate_state *st = xmalloc(sizeof *st);
+	int members = 0;	 /* complete ones */
+	size_t member_out = 0; /* bytes out of the current one */
+	s->src.buf = xmalloc(s->src.block);
+	isal.init(st);
+	st->crc_flag = ISAL_GZIP;
+	st->avail_in = 0;
+	for (;;) {
+		if (st->avail_in == 0) {
+			/* The next read may wait for a blob still arriving:
+			 * hand over what is inflated first. */
+			if (s->src.more && s->fill && stream_added(s, 0, 1) < 0)
+				break;
+			ssize_t n = source_next(&s->src);
+			if (n < 0) {
+				s->failed = 1;
+				snprintf(s->msg, sizeof s->msg, "read: %s", strerror(s->src.read_errno));
+				break;
+			}
+			if (n == 0) {
+				/* Data that stops early fails once the whole
+				 * input has been read. */
+				if (!members || member_out) {
+					s->failed = s->truncated = 1;
+					snprintf(s->msg, sizeof s->msg, "gzip: truncated input");
+				}
+				break;
+			}
+			st->next_in = s->src.buf;
+			st->avail_in = (uint32_t)n;
+		}
+		/* Inflate straight into the block the extracting side reads. */
+		if (!stream_room(s))
+			break;
+		uint32_t in_before = st->avail_in;
+		st->next_out = s->fill + s->fill_len;
+		st->avail_out = (uint32_t)(HANDOFF_BLOCK - s->fill_len);
+		int r = isal.inflate(st);
+		if (r == ISAL_INVALID_WRAPPER && members && !member_out)
+			break; /* not a gzip header after the last member */
+		if (r < 0) {
+			igzip_fail(s, r == ISAL_INCORRECT_CHECKSUM ? "checksum mismatch"
+				     : r == ISAL_INVALID_WRAPPER || r == ISAL_UNSUPPORTED_METHOD ? "bad header"
+				     : "corrupt data", r);
+			break;
+		}
+		size_t got = HANDOFF_BLOCK - s->fill_len - st->avail_out;
+		if (stream_added(s, got, 0) < 0)
+			break;
+		member_out += got;
+		if (st->block_state == ISAL_BLOCK_FINISH) {
+			/* Keeps the unread input, starts a new member. */
+			uint8_t *next = st->next_in;
+			uint32_t left = st->avail_in;
+			members++;
+			member_out = 0;
+			isal.reset(st);
+			st->crc_flag = ISAL_GZIP;
+			st->next_in = next;
+			st->avail_in = left;
+			continue;
+		}
+		/* No input taken and no output made: a stream ISA-L cannot
+		 * move on (a loop guard, not a verdict anyone has seen). */
+		if (!got && st->avail_in && st->avail_in == in_before) {
+			igzip_fail(s, "the stream does not advance", r);
+			break;
+		}
+	}
+	free(st);
+}
+
 static void *stream_main(void *arg)
 {
 	struct stream *s = arg;
-	struct archive *a;
+	struct archive *a = NULL;
+	const char *comp = compression_at(&s->src);
+	if (comp && !strcmp(comp, "gzip") && have_isal()) {
+		igzip_stream(s);
+		goto tail;
+	}
 	/* The raw format takes any stream of at least one byte, so an
 	 * unrecognised format means an empty (decompressed) stream: not a
 	 * failure here, the tar side reports an archive without entries. */
@@ -274,22 +513,10 @@ static void *stream_main(void *arg)
 			stream_fail(s, a);
 			break;
 		}
-		if (size > s->max_bytes - s->out_bytes) {
-			s->failed = s->too_big = 1;
+		if (stream_put(s, block, size) < 0)
 			break;
-		}
-		digest_update(s->out_hash, block, size);
-		if (write_all(s->out_fd, block, size) < 0) {
-			/* EPIPE: the extracting side stopped first and has its own
-			 * reason; that is not ours to report. */
-			if (errno != EPIPE) {
-				s->failed = 1;
-				snprintf(s->msg, sizeof s->msg, "write to the unpack pipe: %s", strerror(errno));
-			}
-			break;
-		}
-		s->out_bytes += size;
 	}
+tail:
 	/* The blob's digest covers every byte, also what follows the end of
 	 * the compressed stream. */
 	if (!s->failed && s->src.hash && source_drain(&s->src) < 0) {
@@ -297,49 +524,54 @@ static void *stream_main(void *arg)
 		snprintf(s->msg, sizeof s->msg, "read: %s", strerror(s->src.read_errno));
 	}
 out:
+	/* What was decompressed before a failure is handed over too: the tar
+	 * side reports its own view of where the stream ended. */
+	if (s->fill && s->fill_len)
+		handoff_publish(&s->q, s->fill_len);
+	s->fill = NULL;
+	handoff_close_writer(&s->q);
 	archive_read_free(a);
 	source_free(&s->src);
-	close(s->out_fd);
-	s->out_fd = -1;
 	return NULL;
 }
 
 int stream_start(struct stream *s, const struct fd_source *in, struct digest_ctx *out_hash,
-		 unsigned long long max_bytes, int *read_fd, struct gerr *err)
+		 unsigned long long max_bytes, struct fd_source *out, struct gerr *err)
 {
-	int p[2];
 	memset(s, 0, sizeof *s);
 	s->src = *in;
 	s->src.buf = NULL;
 	s->src.block = STREAM_READ_BLOCK;
 	s->out_hash = out_hash;
 	s->max_bytes = max_bytes;
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return gerr_set(err, errno, "pipe for the decompressor");
-	/* Fewer, larger hand-overs between the threads.  Above
-	 * /proc/sys/fs/pipe-max-size an unprivileged caller gets EPERM; the
-	 * default size then still works, only slower. */
-	(void)fcntl(p[1], F_SETPIPE_SZ, STREAM_PIPE_SIZE);
-	s->out_fd = p[1];
+	pthread_mutex_init(&s->q.lock, NULL);
+	pthread_cond_init(&s->q.cond, NULL);
+	for (int i = 0; i < HANDOFF_SLOTS; i++)
+		s->q.buf[i] = xmalloc(HANDOFF_BLOCK);
 
 	/* The thread starts with every signal blocked: signals for the
-	 * launcher go to its main thread, and a write to the pipe after the
-	 * reader has gone gives EPIPE instead of killing the process. */
+	 * launcher go to its main thread. */
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	int r = pthread_create(&s->thread, NULL, stream_main, s);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r != 0) {
-		close(p[0]);
-		close(p[1]);
+		for (int i = 0; i < HANDOFF_SLOTS; i++)
+			free(s->q.buf[i]);
+		pthread_cond_destroy(&s->q.cond);
+		pthread_mutex_destroy(&s->q.lock);
 		return gerr_set(err, r, "start the decompressor thread");
 	}
-	*read_fd = p[0];
+	*out = (struct fd_source){.fd = -1, .from = &s->q};
 	return 0;
 }
 
 void stream_join(struct stream *s)
 {
 	pthread_join(s->thread, NULL);
+	for (int i = 0; i < HANDOFF_SLOTS; i++)
+		free(s->q.buf[i]);
+	pthread_cond_destroy(&s->q.cond);
+	pthread_mutex_destroy(&s->q.lock);
 }

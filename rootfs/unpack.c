@@ -430,11 +430,9 @@ static int unpack_all(struct unpacker *u)
 
 static void drain(struct fd_source *src)
 {
-	for (;;) {
-		ssize_t n = read(src->fd, src->buf, src->block);
-		if (n == 0 || (n < 0 && errno != EINTR))
-			return;
-	}
+	const void *data;
+	while (handoff_take(src->from, &data) > 0)
+		;
 }
 
 /* After the thread has stopped: when the tar side saw its input end early
@@ -465,15 +463,10 @@ int unpack_source(const struct fd_source *in, struct digest_ctx *tar_hash, const
 	 * copy it through the pipe), unless it must be hashed: then the thread
 	 * hashes while this one writes files. */
 	int threaded = compression_at(in) != NULL || tar_hash || in->hash;
-	if (threaded) {
-		int pipe_fd;
-		if (stream_start(&s, in, tar_hash, lim->max_bytes, &pipe_fd, err) < 0)
-			return gerr_prefix(err, "unpack %s", name);
-		tar_src = (struct fd_source){.fd = pipe_fd};
-	}
+	if (threaded && stream_start(&s, in, tar_hash, lim->max_bytes, &tar_src, err) < 0)
+		return gerr_prefix(err, "unpack %s", name);
 	tar_src.block = TAR_READ_BLOCK;
 	tar_src.buf = NULL;
-	int tar_fd = tar_src.fd;
 
 	void *saved_locale = locale_utf8_enter();
 	struct unpacker u = {
@@ -491,7 +484,7 @@ int unpack_source(const struct fd_source *in, struct digest_ctx *tar_hash, const
 		archive_write_free(u.out);
 		locale_restore(saved_locale);
 		if (threaded) {
-			close(tar_fd);
+			handoff_close_reader(&s.q);
 			stream_join(&s);
 		}
 		return gerr_set(err, 0, "unpack %s: %s", name, READER_SETUP_FAILED);
@@ -517,7 +510,7 @@ int unpack_source(const struct fd_source *in, struct digest_ctx *tar_hash, const
 	archive_write_free(u.out);
 	source_free(&u.src);
 	if (threaded) {
-		close(tar_fd);
+		handoff_close_reader(&s.q);
 		stream_join(&s);
 		rc = stream_verdict(&s, rc, &u);
 	}

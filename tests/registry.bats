@@ -385,7 +385,7 @@ hint: log in first (podman login $T or docker login), or set REGISTRY_AUTH_FILE"
 	local pid=$! i seen=
 	# The blob is held half-way: files of the layer appear all the same.
 	for ((i = 0; i < 600; i++)); do
-		# find fails when a directory vanishes under it (the unpack renames).
+		# find fails when the directory is not there yet or vanishes under it.
 		seen=$(find "$GPURUN_CACHE/tmp" -path '*/layer.*' -type f -print -quit 2>/dev/null || true)
 		[[ -n "$seen" ]] && break
 		sleep 0.1

@@ -234,6 +234,44 @@ victim_untouched() {
 	done
 }
 
+# gzip is inflated by ISA-L when libisal is installed, by libarchive's zlib
+# filter otherwise; both must read a stream the way gzip(1) writes it.
+@test "a .tar.gz made of several gzip members unpacks as one tar" {
+	local half=$(($(stat -c %s "$BUSYBOX_TAR") / 2)) tgz=$BATS_TEST_TMPDIR/multi.tar.gz
+	{
+		head -c "$half" "$BUSYBOX_TAR" | gzip -c
+		tail -c +$((half + 1)) "$BUSYBOX_TAR" | gzip -c
+	} >"$tgz"
+	run "$GPURUN" "$tgz" /bin/sh -c 'ls /bin/busybox /bin/probe'
+	assert_success
+	assert_output "$(printf '/bin/busybox\n/bin/probe')"
+}
+
+@test "bytes after the last gzip member are ignored, as gzip -d and libarchive do" {
+	local tgz=$BATS_TEST_TMPDIR/padded.tar.gz
+	{
+		gzip -c "$BUSYBOX_TAR"
+		head -c 5000 /dev/zero
+	} >"$tgz"
+	run "$GPURUN" "$tgz" /bin/echo ok
+	assert_success
+	assert_output ok
+}
+
+# Stricter than libarchive's zlib filter, which does not check the trailer.
+@test "with ISA-L installed, a .tar.gz whose CRC does not match its data is refused" {
+	local tgz=$BATS_TEST_TMPDIR/badcrc.tar.gz size
+	ldconfig -p | grep -q 'libisal\.so\.2 ' || skip "libisal.so.2 is not installed (libisal2)"
+	gzip -c "$BUSYBOX_TAR" >"$tgz"
+	size=$(stat -c %s "$tgz")
+	# The CRC-32 is the trailer's first four bytes.
+	printf '\x00\x00\x00\x00' | dd of="$tgz" bs=1 seek=$((size - 8)) conv=notrunc status=none
+	run --separate-stderr "$GPURUN" "$tgz" /bin/true
+	assert_gpurun_error 125
+	assert_regex "${stderr_lines[0]}" "^gpurun: unpack $tgz: "
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
+}
+
 @test "a zip archive is refused with a message that says what to use" {
 	python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1], "w").writestr("bin/sh", "x")' \
 		"$BATS_TEST_TMPDIR/image.tar"

@@ -1,32 +1,83 @@
 #!/usr/bin/env python3
 """tests/bench/ratios.py — read a hyperfine --export-json file and print each
-command's median and mean, its ratio to the reference command, and PASS/MISS
-lines for the targets given on the command line.
+command's median, mean ± sd, CPU time (user + system, all its processes),
+its ratio to the reference command,
+and PASS/MISS lines for the targets given on the command line.
 
-  ratios.py RESULTS.json REFERENCE [TARGET ...]
+  ratios.py RESULTS.json REFERENCE [TARGET ...] [--md TABLE.md LABEL]
 
-TARGET is  NAME<=FACTOR  (reference median at most FACTOR x NAME's median)
-or  NAME>  (reference faster than NAME).
+TARGET is  NAME<=FACTOR  (reference median at most FACTOR x NAME's median),
+NAME>  (reference faster than NAME), or  <=Nms  (reference median at most
+N milliseconds).
+
+With --md, the same figures are appended to TABLE.md as markdown rows (the
+README's benchmark table is made of them: tests/bench/run.sh splices the
+file into README.md, so that no figure there is typed by hand).
+
+  ratios.py --splice README.md TABLE.md   replace what lies between the
+      <!-- bench:begin --> and <!-- bench:end --> lines of README.md.
 """
 import json
 import sys
 
+BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 
-def main():
-    path, ref = sys.argv[1], sys.argv[2]
+
+def ms(s):
+    return f"{s * 1e3:.2f} ms" if s < 1 else f"{s * 1e3:.0f} ms"
+
+
+def cpu(r):
+    # user + system: the kernel charges a process that ran for less than a
+    # tick all of its time as user time, so for a launch of a few
+    # milliseconds the split means nothing and only the sum does.
+    return r["user"] + r["system"]
+
+
+def splice(readme, table):
+    with open(readme) as f:
+        text = f.read()
+    with open(table) as f:
+        rows = f.read()
+    if BEGIN not in text or END not in text:
+        print(f"ratios: {readme} has no {BEGIN} ... {END} block", file=sys.stderr)
+        return 1
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    with open(readme, "w") as f:
+        f.write(head + BEGIN + "\n" + rows + END + tail)
+    return 0
+
+
+def main(argv):
+    if argv[1:2] == ["--splice"]:
+        return splice(argv[2], argv[3])
+    md = None
+    if "--md" in argv:
+        i = argv.index("--md")
+        md, label = argv[i + 1], argv[i + 2]
+        argv = argv[:i] + argv[i + 3:]
+    path, ref = argv[1], argv[2]
     with open(path) as f:
         results = {r["command"]: r for r in json.load(f)["results"]}
     if ref not in results:
         print(f"ratios: no result for {ref}", file=sys.stderr)
         return 1
     base = results[ref]["median"]
-    print(f"  {'command':<24} {'median':>10} {'mean ± sd':>20} {'vs ' + ref:>12}")
+    print(f"  {'command':<24} {'median':>10} {'mean ± sd':>20} {'CPU':>10} {'vs ' + ref:>10}")
     for name, r in results.items():
         print(f"  {name:<24} {r['median'] * 1e3:>8.2f}ms "
               f"{r['mean'] * 1e3:>10.2f} ± {r['stddev'] * 1e3:<6.2f}ms "
-              f"{r['median'] / base:>10.2f}x")
-    for target in sys.argv[3:]:
-        if "<=" in target:
+              f"{cpu(r) * 1e3:>8.2f}ms {r['median'] / base:>9.2f}x")
+    verdicts = {}  # peer name (or None for absolute targets) -> text
+    for target in argv[3:]:
+        if target.startswith("<=") and target.endswith("ms"):
+            limit = float(target[2:-2]) / 1e3
+            ok = base <= limit
+            line = f"{'PASS' if ok else 'MISS'} at most {limit * 1e3:g} ms"
+            print(f"  {line} ({ref} {base * 1e3:.2f}ms)")
+            verdicts.setdefault(None, []).append(line)
+        elif "<=" in target:
             name, factor = target.split("<=")
             if name not in results:
                 print(f"  SKIP {ref} within {factor}x of {name}: {name} did not run")
@@ -34,9 +85,10 @@ def main():
             other = results[name]["median"]
             ok = base <= float(factor) * other
             goal = (f"no slower than {name}" if float(factor) == 1.0
-                    else f"within {factor}x of {name}'s median")
+                    else f"within {factor}x of {name}")
             print(f"  {'PASS' if ok else 'MISS'} {ref} {goal} "
                   f"({base * 1e3:.2f}ms vs {other * 1e3:.2f}ms, {base / other:.2f}x)")
+            verdicts.setdefault(name, []).append(f"{'PASS' if ok else 'MISS'} {goal}")
         elif target.endswith(">"):
             name = target[:-1]
             if name not in results:
@@ -46,8 +98,26 @@ def main():
             ok = base < other
             print(f"  {'PASS' if ok else 'MISS'} {ref} faster than {name} "
                   f"({base * 1e3:.2f}ms vs {other * 1e3:.2f}ms, {base / other:.2f}x)")
+            verdicts.setdefault(name, []).append(f"{'PASS' if ok else 'MISS'} faster than {name}")
+    if md:
+        r = results[ref]
+        mine = f"{ms(base)} ± {ms(r['stddev'])} (CPU {ms(cpu(r))})"
+        rows = []
+        peers = [n for n in results if n != ref] or [None]
+        for i, name in enumerate(peers):
+            what = label if i == 0 else "same"
+            got = mine if i == 0 else ""
+            v = verdicts.get(name, []) + (verdicts.get(None, []) if i == 0 else [])
+            if name is None:
+                rows.append(f"| {what} | {got} | | | {'; '.join(v)} |")
+                continue
+            p = results[name]
+            rows.append(f"| {what} | {got} | {name} {ms(p['median'])} ± {ms(p['stddev'])} "
+                        f"(CPU {ms(cpu(p))}) | {base / p['median']:.2f}x | {'; '.join(v)} |")
+        with open(md, "a") as f:
+            f.write("\n".join(rows) + "\n")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv))

@@ -6,17 +6,24 @@
 #   1. warm launch of /bin/true from an unpacked directory (busybox rootfs):
 #      gpurun vs bwrap (same namespaces: pid, ipc, mount), the seed
 #      walkthrough as a script (walkthrough.sh), crun and runc (pid, ipc and
-#      mount namespaces only, no cgroups for crun).
-#      Targets: gpurun within 1.5x of bwrap's median; faster than crun.
-#   2. cold launch from a .tar.gz (busybox, and Debian bookworm minbase built
-#      with debootstrap and cached in tests/build/bench): gpurun vs tar -xzf
-#      into a fresh tmpfs followed by the same walkthrough.
-#      Target: gpurun no slower than tar + walkthrough.
+#      mount namespaces only, no cgroups for crun); then the same as the
+#      unprivileged user gpurun-test (setpriv), gpurun vs bwrap --unshare-user.
+#      Targets: gpurun no slower than bwrap (median); faster than crun.
+#   2. cold launch with --no-cache (what a cache miss pays) from busybox
+#      .tar.gz, and Debian bookworm minbase (built with debootstrap, cached in
+#      tests/build/bench) as .tar.gz and .tar.zst: gpurun vs bsdtar, and GNU
+#      tar, into a fresh tmpfs followed by bwrap (tarbwrap.sh).
+#      Targets: busybox at most 12 ms, Debian .tar.gz 450 ms, .tar.zst 300 ms.
 #   3. tests/bench/gpu.sh, when present (the GPU engineer's).
 #
+# Each hyperfine run measures gpurun and its peers together (ratios from one
+# run); every row of the README's table between its bench:begin/bench:end
+# markers comes from these runs (ratios.py --md, spliced at the end).
+#
 # Knobs: BENCH_RUNS (warm, default 100), BENCH_COLD_RUNS (default 10),
-# BENCH_SKIP_DEBIAN=1, GPURUN (binary, default ./gpurun).
-# Results: tests/build/bench/*.json (hyperfine --export-json).
+# BENCH_SKIP_DEBIAN=1, GPURUN (binary, default ./gpurun), BENCH_README=0
+# (leave README.md alone), BENCH_QUICK=1 (sections 1 and 2 only).
+# Results: tests/build/bench/*.json (hyperfine --export-json), table.md.
 set -uo pipefail
 
 cd "$(dirname "$0")/../.." || exit 2
@@ -27,8 +34,14 @@ OUT=$TESTS_BUILD/bench
 RUNS=${BENCH_RUNS:-100}
 COLD_RUNS=${BENCH_COLD_RUNS:-10}
 WALK=$REPO/tests/bench/walkthrough.sh
+TARBWRAP=$REPO/tests/bench/tarbwrap.sh
 RATIOS="python3 $REPO/tests/bench/ratios.py"
 mkdir -p "$OUT"
+TABLE=$OUT/table.md
+{
+	echo "| launch | gpurun median ± sd (CPU) | peer median ± sd (CPU), same hyperfine run | ratio | target |"
+	echo "|---|---|---|---|---|"
+} >"$TABLE"
 # shellcheck source=../lib/images.bash
 source tests/lib/images.bash
 
@@ -68,6 +81,38 @@ bench() {
 	done
 	hyperfine -N --style basic --warmup "$warmup" --runs "$runs" --export-json "$json" "${args[@]}" \
 		</dev/null || say "bench: hyperfine failed"
+}
+
+# taskclock CMD: CPU time per launch in ms, every process and thread of it
+# (perf stat -r, inherited counters).  hyperfine's user/system come from
+# getrusage(RUSAGE_CHILDREN), which misses processes reaped inside a pid
+# namespace by a parent that is not waited for (bwrap's), so CPU
+# comparisons use perf when it is installed.
+taskclock() {
+	perf stat -r "$RUNS" -x, -e task-clock "$@" 2>&1 >/dev/null </dev/null |
+		awk -F, '$3 == "task-clock" || $3 ~ /^task-clock/ { printf "%.2f", $1 }'
+}
+
+# cpu_rows LABEL NAME CMD NAME CMD: gpurun's and its peer's task-clock, one
+# after the other, alternating twice; a table row and a line.
+cpu_rows() {
+	local label=$1 n1=$2 c1=$3 n2=$4 c2=$5 a1 b1 a2 b2
+	command -v perf >/dev/null || {
+		say "  (perf is not installed: no CPU-time comparison)"
+		return 0
+	}
+	a1=$(taskclock $c1) b1=$(taskclock $c2) b2=$(taskclock $c2) a2=$(taskclock $c1)
+	[[ -n "$a1" && -n "$b1" ]] || return 0
+	say "  CPU per launch (perf stat task-clock, ms): $n1 $a1, $a2; $n2 $b1, $b2"
+	python3 - "$TABLE" "$label" "$n1" "$a1" "$a2" "$n2" "$b1" "$b2" <<-'PY'
+		import sys
+		table, label, n1, a1, a2, n2, b1, b2 = sys.argv[1:]
+		a = (float(a1) + float(a2)) / 2
+		b = (float(b1) + float(b2)) / 2
+		with open(table, "a") as f:
+		    f.write(f"| {label}: CPU per launch, all processes (perf stat task-clock, 2 alternating runs each) "
+		            f"| {a1} / {a2} ms | {n2} {b1} / {b2} ms | {a / b:.2f}x | |\n")
+	PY
 }
 
 # An OCI bundle for crun and runc whose root is DIR and whose process is
@@ -112,24 +157,46 @@ else
 	add bwrap "bwrap --unshare-user --unshare-pid --unshare-ipc --bind $BUSYBOX_DIR / --proc /proc --dev /dev /bin/true"
 fi
 bench "$OUT/warm-dir.json" "$RUNS" 10
-$RATIOS "$OUT/warm-dir.json" gpurun 'bwrap<=1.5' 'crun>'
+$RATIOS "$OUT/warm-dir.json" gpurun 'bwrap<=1.0' 'crun>' \
+	--md "$TABLE" "\`/bin/true\` from an unpacked busybox directory, $( ((ROOT)) && echo root || echo unprivileged)"
+if [[ $ROOT -eq 1 ]]; then
+	cpu_rows "same" gpurun "$GPURUN $BUSYBOX_DIR /bin/true" \
+		bwrap "bwrap --unshare-pid --unshare-ipc --bind $BUSYBOX_DIR / --proc /proc --dev /dev /bin/true"
+fi
+
+# The same launch by an unprivileged user (a user namespace for both).
+if [[ $ROOT -eq 1 ]] && id gpurun-test >/dev/null 2>&1; then
+	header "1b. the same, as the unprivileged user gpurun-test, $RUNS runs"
+	AS_USER="setpriv --reuid=gpurun-test --regid=gpurun-test --clear-groups"
+	NAMES=() CMDS=()
+	add gpurun "$AS_USER $GPURUN $BUSYBOX_DIR /bin/true" &&
+		add bwrap "$AS_USER bwrap --unshare-user --unshare-pid --unshare-ipc --bind $BUSYBOX_DIR / --proc /proc --dev /dev /bin/true" &&
+		bench "$OUT/warm-dir-user.json" "$RUNS" 10 &&
+		$RATIOS "$OUT/warm-dir-user.json" gpurun 'bwrap<=1.0' \
+			--md "$TABLE" "same, unprivileged (both under \`setpriv\` to the user gpurun-test)" &&
+		cpu_rows "same, unprivileged" gpurun "$AS_USER $GPURUN $BUSYBOX_DIR /bin/true" \
+			bwrap "$AS_USER bwrap --unshare-user --unshare-pid --unshare-ipc --bind $BUSYBOX_DIR / --proc /proc --dev /dev /bin/true"
+fi
 
 # ---- 2. cold launch from a tarball ----------------------------------------------
+# cold LABEL TARBALL [TARGET_MS [RUNS [WARMUP]]]
 cold() {
-	local label=$1 tarball=$2
+	local label=$1 tarball=$2 limit=$3
 	header "2. cold launch of /bin/true from $label ($(du -h "$tarball" | cut -f1)), $COLD_RUNS runs"
 	NAMES=() CMDS=()
-	# --no-cache: the cost a first launch paid before the cache, and pays
-	# with --no-cache (tests/bench/images.sh measures the cache).
+	# --no-cache: what a cache miss pays (tests/bench/images.sh measures
+	# the cache).
 	add gpurun "$GPURUN --no-cache $tarball /bin/true" || return 1
 	if [[ $ROOT -eq 1 ]]; then
-		add tar+walkthrough "$WALK --tar $tarball /bin/true"
+		command -v bsdtar >/dev/null && add bsdtar+bwrap "$TARBWRAP bsdtar $tarball /bin/true"
+		add tar+bwrap "$TARBWRAP tar $tarball /bin/true"
 	fi
-	bench "$OUT/cold-$label.json" "$COLD_RUNS" 2
-	$RATIOS "$OUT/cold-$label.json" gpurun 'tar+walkthrough<=1.0'
+	bench "$OUT/cold-$label.json" "${4:-$COLD_RUNS}" "${5:-2}"
+	$RATIOS "$OUT/cold-$label.json" gpurun ${limit:+"<=${limit}ms"} 'bsdtar+bwrap<=1.0' \
+		--md "$TABLE" "\`--no-cache\`, $label ($(du -h "$tarball" | cut -f1))"
 }
 
-cold busybox.tar.gz "$(fixture busybox.tar.gz)"
+cold busybox.tar.gz "$(fixture busybox.tar.gz)" 12
 
 # The Debian mirror apt is configured with (deb822 or one-line format).
 debian_mirror() {
@@ -164,8 +231,68 @@ else
 		fi
 		rm -rf "$rootfs"
 	fi
-	[[ -s "$DEBIAN_TGZ" ]] && cold debian-minbase "$DEBIAN_TGZ"
+	if [[ -s "$DEBIAN_TGZ" ]]; then
+		cold debian-minbase.tar.gz "$DEBIAN_TGZ" 450
+		DEBIAN_ZST=${DEBIAN_TGZ%.gz}.zst
+		if [[ ! -s "$DEBIAN_ZST" ]] && command -v zstd >/dev/null; then
+			gzip -dc "$DEBIAN_TGZ" | zstd -q -3 -o "$DEBIAN_ZST.tmp" && mv "$DEBIAN_ZST.tmp" "$DEBIAN_ZST"
+		fi
+		[[ -s "$DEBIAN_ZST" ]] && cold debian-minbase.tar.zst "$DEBIAN_ZST" 300
+	fi
 fi
+
+# The largest image: the 1 GB one tests/bench/images.sh generates.
+BIG_TGZ=$OUT/generated-1g.tar.gz
+[[ -s "$BIG_TGZ" ]] && cold generated-1g.tar.gz "$BIG_TGZ" "" 3 1
+
+# ---- 2b. concurrent launches ------------------------------------------------------
+# concurrent N CMD...: start N copies at once; prints "SUCCEEDED MILLISECONDS".
+concurrent() {
+	local n=$1 i ok=0 start pids=()
+	shift
+	start=$(date +%s%N)
+	for ((i = 0; i < n; i++)); do
+		"$@" >/dev/null 2>&1 </dev/null &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do
+		wait "$i" && ok=$((ok + 1))
+	done
+	echo "$ok $((($(date +%s%N) - start) / 1000000))"
+}
+if [[ $ROOT -eq 1 ]]; then
+	header "2b. 50 concurrent launches of busybox.tar.gz into an empty cache, 3 rounds"
+	CONC_CACHE=$(mktemp -d "$OUT/conc-cache.XXXXXX")
+	BUSYBOX_TGZ=$(fixture busybox.tar.gz)
+	g=() b=()
+	for round in 1 2 3; do
+		rm -rf "$CONC_CACHE" && mkdir -p "$CONC_CACHE"
+		g+=("$(GPURUN_CACHE=$CONC_CACHE concurrent 50 "$GPURUN" --quiet "$BUSYBOX_TGZ" /bin/true)")
+		b+=("$(concurrent 50 bwrap --unshare-pid --unshare-ipc --bind "$BUSYBOX_DIR" / --proc /proc --dev /dev /bin/true)")
+	done
+	rm -rf "$CONC_CACHE"
+	python3 - "$TABLE" "${g[@]}" "${b[@]}" <<-'PY'
+		import statistics, sys
+		table, runs = sys.argv[1], [tuple(map(int, r.split())) for r in sys.argv[2:]]
+		g, b = runs[:3], runs[3:]
+		gok, bok = min(r[0] for r in g), min(r[0] for r in b)
+		gms, bms = statistics.median(r[1] for r in g), statistics.median(r[1] for r in b)
+		verdict = "PASS all 50 succeeded" if gok == 50 else f"MISS only {gok} of 50 succeeded"
+		print(f"  gpurun: {[r[1] for r in g]} ms, {gok}/50 ok; bwrap on the directory: {[r[1] for r in b]} ms, {bok}/50 ok")
+		print(f"  {verdict}")
+		with open(table, "a") as f:
+		    f.write(f"| 50 concurrent launches of busybox.tar.gz into an empty cache (total, median of 3 rounds: "
+		            f"{', '.join(str(r[1]) for r in g)} ms) | {gms:.0f} ms | 50 concurrent bwrap on the unpacked "
+		            f"directory {bms:.0f} ms ({', '.join(str(r[1]) for r in b)} ms) | {gms / bms:.2f}x | {verdict} |\n")
+	PY
+fi
+
+# The README's table is these runs' rows, not figures typed by hand.
+if [[ "${BENCH_README:-1}" != 0 ]]; then
+	$RATIOS --splice "$REPO/README.md" "$TABLE" && say "" "README.md: benchmark table regenerated from $TABLE"
+fi
+
+[[ "${BENCH_QUICK:-0}" == 1 ]] && exit 0
 
 # ---- images and the cache ---------------------------------------------------------
 GPURUN=$GPURUN bash tests/bench/images.sh

@@ -1,0 +1,132 @@
+/* ns/gen/seccomp_gen.c — build time, not part of the launcher (hence a
+ * directory of its own, which the library's wildcard does not take): compile
+ * gpurun's seccomp deny-list with libseccomp and print it as a C array of
+ * BPF instructions (the build writes it to ns/seccomp_bpf.h, which
+ * ns/security.c loads with one seccomp(2)).
+ *
+ * Why at build time: libseccomp resolves ~60 names, builds its rule trees and
+ * generates the program on every call, which was a quarter of a launch's
+ * user CPU.  The program depends only on this list and on libseccomp's own
+ * syscall tables, not on the running kernel, so compiling it once gives the
+ * same bytes.  libseccomp stays the source of truth: the rules below are the
+ * ones the launcher used to build at run time, and the jumps are its own.
+ *
+ *   seccomp_gen > ns/seccomp_bpf.h */
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/sched.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Syscalls denied with EPERM (docker's profile leaves them out of its
+ * allow-list, or allows them only with capabilities we dropped). */
+static const char *const denied[] = {
+	"add_key", "request_key", "keyctl",			  /* keyrings are not namespaced */
+	"kexec_load", "kexec_file_load", "reboot",		  /* the host kernel */
+	"init_module", "finit_module", "delete_module",		  /* kernel modules */
+	"bpf", "perf_event_open", "userfaultfd",		  /* exploit primitives */
+	"io_uring_setup", "io_uring_enter", "io_uring_register", /* repeated kernel bugs */
+	"open_by_handle_at", "name_to_handle_at",		  /* the 2014 "shocker" escape */
+	"mount", "umount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen",
+	"fsconfig", "fsmount", "fspick", "mount_setattr",	  /* mount escapes */
+	"setns", "unshare",					  /* new namespaces */
+	"swapon", "swapoff", "acct", "quotactl", "quotactl_fd", "lookup_dcookie",
+	"settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "stime",
+	"iopl", "ioperm", "syslog", "uselib", "nfsservctl", "vm86", "vm86old",
+	"get_kernel_syms", "query_module", "create_module", "ustat", "sysfs", "_sysctl",
+};
+
+static int build(scmp_filter_ctx ctx)
+{
+	int r;
+	/* Without the 32-bit ABIs in the filter, int 0x80 would bypass it. */
+	r = seccomp_arch_add(ctx, SCMP_ARCH_X86);
+	if (r < 0 && r != -EEXIST)
+		return r;
+	r = seccomp_arch_add(ctx, SCMP_ARCH_X32);
+	if (r < 0 && r != -EEXIST)
+		return r;
+	for (size_t i = 0; i < COUNT_OF(denied); i++) {
+		int nr = seccomp_syscall_resolve_name(denied[i]);
+		if (nr == __NR_SCMP_ERROR)
+			continue; /* not a syscall on this architecture */
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+		if (r < 0 && r != -EEXIST)
+			return r;
+	}
+	/* clone() may not create namespaces; clone3 hides its flags in a
+	 * struct seccomp cannot read, so it reports ENOSYS and libc falls back
+	 * to clone(), whose flags we can check. */
+	r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+			     SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
+	if (r < 0)
+		return r;
+	static const unsigned long ns_flags[] = {CLONE_NEWNS,  CLONE_NEWUTS, CLONE_NEWIPC,
+						 CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWCGROUP};
+	for (size_t i = 0; i < COUNT_OF(ns_flags); i++) {
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+				     SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));
+		if (r < 0)
+			return r;
+	}
+	r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+	if (r < 0 && r != -EEXIST)
+		return r;
+	/* TIOCSTI/TIOCLINUX push keystrokes into a shared terminal
+	 * (CVE-2017-5226); the command is 32-bit, so compare masked. */
+	r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
+			     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, (scmp_datum_t)TIOCSTI));
+	if (r < 0)
+		return r;
+	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
+				SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, (scmp_datum_t)TIOCLINUX));
+}
+
+int main(void)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx) {
+		fprintf(stderr, "seccomp_gen: seccomp_init failed\n");
+		return 1;
+	}
+	int r = build(ctx);
+	if (r < 0) {
+		fprintf(stderr, "seccomp_gen: build the filter: %s\n", strerror(-r));
+		return 1;
+	}
+	/* seccomp_export_bpf writes to an fd: a memfd, read back below. */
+	int fd = memfd_create("seccomp-bpf", MFD_CLOEXEC);
+	if (fd < 0 || (r = seccomp_export_bpf(ctx, fd)) < 0) {
+		fprintf(stderr, "seccomp_gen: export the filter: %s\n", strerror(fd < 0 ? errno : -r));
+		return 1;
+	}
+	off_t len = lseek(fd, 0, SEEK_END);
+	if (len <= 0 || len % (off_t)sizeof(struct sock_filter) != 0 || lseek(fd, 0, SEEK_SET) != 0) {
+		fprintf(stderr, "seccomp_gen: the exported filter has a bad size (%lld bytes)\n", (long long)len);
+		return 1;
+	}
+	size_t n = (size_t)len / sizeof(struct sock_filter);
+	struct sock_filter *prog = calloc(n, sizeof *prog);
+	if (!prog || read(fd, prog, (size_t)len) != (ssize_t)len) {
+		fprintf(stderr, "seccomp_gen: read the exported filter back\n");
+		return 1;
+	}
+	printf("/* ns/seccomp_bpf.h — generated by ns/gen/seccomp_gen.c with libseccomp %u.%u.%u\n"
+	       " * for the build machine's architecture (0x%08x) and its 32-bit ABIs.  Do not edit. */\n",
+	       seccomp_version()->major, seccomp_version()->minor, seccomp_version()->micro,
+	       seccomp_arch_native());
+	printf("static const struct sock_filter seccomp_bpf[%zu] = {\n", n);
+	for (size_t i = 0; i < n; i++)
+		printf("\t{0x%04x, %3u, %3u, 0x%08x},\n", prog[i].code, prog[i].jt, prog[i].jf, prog[i].k);
+	printf("};\n");
+	free(prog);
+	seccomp_release(ctx);
+	return fflush(stdout) == 0 ? 0 : 1;
+}

@@ -1,0 +1,20 @@
+#!/bin/sh
+# tests/bench/tarbwrap.sh — the peer of a cold launch: unpack an image
+# archive with an ordinary tar into a fresh tmpfs, then run the command there
+# with bubblewrap (the same namespaces as gpurun: mount, pid, ipc).  The tmpfs
+# is mounted on /mnt in a private mount namespace and vanishes with it.
+#
+#   tarbwrap.sh bsdtar|tar IMAGE COMMAND [ARG...]
+#
+# Both tars detect the compression (gzip, zstd, ...) by content.  Needs root.
+set -eu
+tool=$1 image=$(realpath "$2")
+shift 2
+exec unshare --mount sh -ec '
+	tool=$1 image=$2; shift 2
+	mount --make-rprivate /
+	root=/mnt   # hidden by the tmpfs in this namespace only: nothing to clean up
+	mount -t tmpfs none "$root"
+	"$tool" -xf "$image" -C "$root"
+	exec bwrap --bind "$root" / --proc /proc --dev /dev --unshare-pid --unshare-ipc "$@"' \
+	sh "$tool" "$image" "$@"
