@@ -236,6 +236,7 @@ void gpu_driver_free(struct gpu_driver *drv)
 	free(drv->rootpath);
 	free(drv->gpus);
 	free(drv->migs);
+	free(drv->nvml_migs);
 	ldcache_free(&drv->cache);
 	memset(drv, 0, sizeof *drv);
 	drv->rootfd = -1;
