@@ -124,7 +124,7 @@ static int drop_caps(void)
 
 #define SYM(name, type) __typeof__(type) name = (__typeof__(type))dlsym(h, #name)
 
-static __attribute__((noreturn)) void child(int rootfd, const char *lib, int out)
+static __attribute__((noreturn)) void child(int rootfd, const char *lib, int out, pid_t parent)
 {
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		fail(out, "prctl(PR_SET_PDEATHSIG) failed");
@@ -147,6 +147,10 @@ static __attribute__((noreturn)) void child(int rootfd, const char *lib, int out
 	} else if (drop_caps() < 0) {
 		fail(out, "cannot drop capabilities: %s", strerror(errno));
 	}
+	/* A change of credentials (the user namespace, nobody) clears the
+	 * parent-death signal: set it again, and stop if the parent is gone. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		fail(out, "prctl(PR_SET_PDEATHSIG) failed");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		fail(out, "prctl(PR_SET_NO_NEW_PRIVS) failed");
 	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
@@ -278,7 +282,7 @@ int nvml_mig_uuids(struct gpu_driver *drv, struct gerr *err)
 		return gerr_set(err, errno, "pipe");
 	}
 	fflush(NULL);
-	pid_t pid = fork();
+	pid_t self = getpid(), pid = fork();
 	if (pid < 0) {
 		int e = errno;
 		close(fds[0]);
@@ -288,7 +292,7 @@ int nvml_mig_uuids(struct gpu_driver *drv, struct gerr *err)
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		child(drv->rootfd, inroot, fds[1]);
+		child(drv->rootfd, inroot, fds[1], self);
 	}
 	close(fds[1]);
 	long deadline = now_ms() + CHILD_TIMEOUT_MS;
