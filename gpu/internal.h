@@ -165,6 +165,11 @@ char *drv_read(const struct gpu_driver *drv, const char *path, size_t max, size_
  * gets each one's cache key, its SONAME ("libcuda.so.1"). */
 int drv_find_libs(struct gpu_driver *drv, const char *const *prefixes, size_t nprefixes, int bits,
 		  struct strv *out, struct strv *sonames, struct gerr *err);
+/* The same for libraries versioned on their own (the EGL platform
+ * libraries): the file name has at least two numbers after ".so."
+ * ("libnvidia-egl-gbm.so.1.1.1"), whatever the driver version. */
+int drv_find_platform_libs(struct gpu_driver *drv, const char *const *prefixes, size_t nprefixes,
+			   int bits, struct strv *out, struct strv *sonames, struct gerr *err);
 
 /* ---- models.c ----------------------------------------------------------- */
 

@@ -372,3 +372,27 @@ $FAKEMIG$CAPS/gpu0/mig/gi2/ci1/access"
 	assert_success
 	assert_line "$FAKEMIG/usr/share/glvnd/egl_vendor.d/10_nvidia.json"
 }
+
+@test "graphics brings the EGL platform libraries, versioned on their own, and ldconfig registers them" {
+	local lib=usr/lib/$(uname -m)-linux-gnu
+	run --separate-stderr gpum list --gpus 0 --caps graphics
+	assert_success
+	assert_line "$FAKEMIG/$lib/libnvidia-egl-gbm.so.1.1.1"
+	assert_line "$FAKEMIG/$lib/libnvidia-egl-wayland.so.1.1.13"
+	assert_equal "$(grep -c 'libnvidia-egl-' <<<"$output")" 2
+	run --separate-stderr gpum --gpus 0 --caps graphics "$GLIBC_TAR" sh -c \
+		"ls /$lib | grep '^libnvidia-egl-'; ldconfig -p | grep -o 'libnvidia-egl-[a-z]*\.so\.1 ' | sort"
+	assert_success
+	assert_output "libnvidia-egl-gbm.so.1
+libnvidia-egl-gbm.so.1.1.1
+libnvidia-egl-wayland.so.1
+libnvidia-egl-wayland.so.1.1.13
+libnvidia-egl-gbm.so.1 
+libnvidia-egl-wayland.so.1 "
+}
+
+@test "without graphics no EGL platform library goes in" {
+	run --separate-stderr gpum list --gpus 0 --caps utility,compute,video,compat32
+	assert_success
+	refute_output --partial "libnvidia-egl-"
+}
