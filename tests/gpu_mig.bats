@@ -133,6 +133,17 @@ nvidia0"
 	assert_gpurun_error 125 "--gpus: $MIGU_1_0: cannot ask NVML for MIG UUIDs: no libnvidia-ml.so.550.54.14 in $copy/etc/ld.so.cache"
 }
 
+@test "when NVML cannot be asked, gpurun info warns once and prints n/a for the MIG UUIDs" {
+	skip_unless_root "copies device nodes"
+	local copy="$BATS_TEST_TMPDIR/driver" lib=usr/lib/$(uname -m)-linux-gnu/libnvidia-ml.so.550.54.14
+	cp -a "$FAKEMIG" "$copy"
+	rm "$copy/dev/nvidiactl"
+	run --separate-stderr "$GPURUN" --driver-root "$copy" info
+	assert_success
+	assert_line "MIG Device:     0:1 n/a (GPU instance 2, compute instance 0)"
+	assert_equal "$stderr" "gpurun: warning: MIG UUIDs unknown: $copy/$lib: nvmlInit_v2: Driver Not Loaded"
+}
+
 @test "NVML's MIG device without capability files is an error, never another device" {
 	skip_unless_root "copies device nodes"
 	local copy="$BATS_TEST_TMPDIR/driver"
