@@ -59,7 +59,7 @@ static int close_others(int a, int b)
 	return close_range(hi + 1, ~0U, 0);
 }
 
-static __attribute__((noreturn)) void child(const char *lib, int out)
+static __attribute__((noreturn)) void child(const char *lib, int out, pid_t parent)
 {
 	char path[64];
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
@@ -80,6 +80,9 @@ static __attribute__((noreturn)) void child(const char *lib, int out)
 			reply(out, 1, 0, "cannot drop privileges");
 		if (prctl(PR_SET_DUMPABLE, 1) < 0)
 			reply(out, 1, 0, "prctl(PR_SET_DUMPABLE) failed");
+		/* The uid change cleared the parent-death signal. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			reply(out, 1, 0, "prctl(PR_SET_PDEATHSIG) failed");
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		reply(out, 1, 0, "prctl(PR_SET_NO_NEW_PRIVS) failed");
@@ -152,7 +155,7 @@ int cuda_driver_version(struct gpu_driver *drv, char *out, size_t cap, struct ge
 		return -1;
 	}
 	fflush(NULL);
-	pid_t pid = fork();
+	pid_t self = getpid(), pid = fork();
 	if (pid < 0) {
 		int e = errno;
 		close(fds[0]);
@@ -162,7 +165,7 @@ int cuda_driver_version(struct gpu_driver *drv, char *out, size_t cap, struct ge
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		child(libs.v[0], fds[1]);
+		child(libs.v[0], fds[1], self);
 	}
 	close(fds[1]);
 	struct answer a = {0};

@@ -17,6 +17,7 @@
 #include "internal.h"
 
 #include <dirent.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -236,6 +237,7 @@ void gpu_driver_free(struct gpu_driver *drv)
 	free(drv->rootpath);
 	free(drv->gpus);
 	free(drv->migs);
+	free(drv->nvml_migs);
 	ldcache_free(&drv->cache);
 	memset(drv, 0, sizeof *drv);
 	drv->rootfd = -1;
@@ -265,8 +267,25 @@ static int is_driver_file(const char *host, const char *version)
 	return bl > vl + 4 && !strcmp(base + bl - vl, version) && !strncmp(base + bl - vl - 4, ".so.", 4);
 }
 
-int drv_find_libs(struct gpu_driver *drv, const char *const *prefixes, size_t nprefixes, int bits,
-		  struct strv *out, struct strv *sonames, struct gerr *err)
+/* Versioned on their own (libnvidia-egl-gbm.so.1.1.1): a real file, not
+ * the SONAME link, i.e. at least two numbers after ".so.". */
+static int is_platform_file(const char *host, const char *version)
+{
+	(void)version;
+	const char *base = strrchr(host, '/');
+	base = base ? base + 1 : host;
+	const char *so = strstr(base, ".so.");
+	if (!so)
+		return 0;
+	const char *v = so + 4;
+	size_t d = strspn(v, "0123456789");
+	return d && v[d] == '.' && strspn(v + d + 1, "0123456789.") == strlen(v + d + 1) &&
+	       isdigit((unsigned char)v[d + 1]);
+}
+
+static int find_libs(struct gpu_driver *drv, const char *const *prefixes, size_t nprefixes, int bits,
+		     int (*accept)(const char *, const char *), struct strv *out, struct strv *sonames,
+		     struct gerr *err)
 {
 	if (load_cache(drv, err) < 0)
 		return -1;
@@ -281,7 +300,7 @@ int drv_find_libs(struct gpu_driver *drv, const char *const *prefixes, size_t np
 				continue;
 			struct stat st;
 			char *host = drv_resolve(drv, e->value, &st, NULL);
-			if (host && S_ISREG(st.st_mode) && is_driver_file(host, drv->version)) {
+			if (host && S_ISREG(st.st_mode) && accept(host, drv->version)) {
 				found[p] = host;
 				keys[p] = e->key;
 			} else {
@@ -298,4 +317,16 @@ int drv_find_libs(struct gpu_driver *drv, const char *const *prefixes, size_t np
 	free(found);
 	free(keys);
 	return 0;
+}
+
+int drv_find_libs(struct gpu_driver *drv, const char *const *prefixes, size_t nprefixes, int bits,
+		  struct strv *out, struct strv *sonames, struct gerr *err)
+{
+	return find_libs(drv, prefixes, nprefixes, bits, is_driver_file, out, sonames, err);
+}
+
+int drv_find_platform_libs(struct gpu_driver *drv, const char *const *prefixes, size_t nprefixes,
+			   int bits, struct strv *out, struct strv *sonames, struct gerr *err)
+{
+	return find_libs(drv, prefixes, nprefixes, bits, is_platform_file, out, sonames, err);
 }

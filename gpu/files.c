@@ -11,7 +11,8 @@
  *   distro lib dir, decided when the op runs), 32-bit ones (compat32) ->
  *   $LIBDIR32;
  *   with graphics, the Vulkan ICD and EGL vendor/platform JSON files the
- *   toolkit adds -> the same path;
+ *   toolkit adds -> the same path, and the EGL platform libraries it adds
+ *   (versioned on their own) -> $LIBDIR;
  *   MIG capability nodes and files, IMEX channels: see mig.c;
  *   lib/firmware/nvidia/<version>/gsp*.bin and the persistenced,
  *   fabricmanager and MPS paths -> the same path as in the driver root.
@@ -107,6 +108,11 @@ static void collect_bins(const struct gpu_driver *drv, unsigned inj, struct inj_
 	}
 }
 
+static const char *const egl_platform_libs[] = {
+	"libnvidia-egl-gbm.so", "libnvidia-egl-wayland.so", "libnvidia-egl-wayland2.so",
+	"libnvidia-egl-xcb.so", "libnvidia-egl-xlib.so",
+};
+
 static int collect_libs(struct gpu_driver *drv, unsigned inj, int bits, struct inj_file **v,
 			size_t *n, struct gerr *err)
 {
@@ -122,6 +128,13 @@ static int collect_libs(struct gpu_driver *drv, unsigned inj, int bits, struct i
 	struct strv found = {0}, sonames = {0};
 	int r = np ? drv_find_libs(drv, prefixes, np, bits, &found, &sonames, err) : 0;
 	free(prefixes);
+	/* The EGL external platform libraries nvidia-ctk adds with graphics
+	 * (its libnvidia-egl-{gbm,wayland,wayland2,xcb,xlib}.so.*.*): their
+	 * own versions, not the driver's; their JSON files are
+	 * collect_configs'.  64-bit only, as the toolkit. */
+	if (r == 0 && bits == 64 && (inj & INJ_GRAPHICS_LIBS))
+		r = drv_find_platform_libs(drv, egl_platform_libs, COUNT_OF(egl_platform_libs), bits, &found,
+					   &sonames, err);
 	for (size_t i = 0; i < found.n; i++) {
 		const char *base = strrchr(found.v[i], '/') + 1;
 		/* The image's library directory of that word size (base/plan.h). */

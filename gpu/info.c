@@ -6,8 +6,8 @@
  *   info:  "NVRM version:   550.54.14" / "CUDA version:   12.4", then per
  *          GPU a blank line and Device Index, Device Minor, Model, Brand,
  *          GPU UUID, Bus Location, Architecture (labels padded to 15), and
- *          gpurun's own "MIG Device:" line per MIG device (no MIG UUID:
- *          no NVML); --csv: the two headers and comma-separated rows.
+ *          gpurun's own "MIG Device:" line per MIG device, with its UUID
+ *          from the driver root's NVML (gpu/nvmlmig.c); --csv: the two headers and comma-separated rows.
  *   list:  control nodes, GPU nodes, MIG capability and IMEX nodes, MIG
  *          capability files, binaries, libraries (64-bit, then 32-bit), IPC
  *          paths, firmware, graphics JSON files.  Device nodes print as their
@@ -36,6 +36,10 @@ int gpu_info(const struct gpu_query *q, struct gerr *err)
 		snprintf(cuda, sizeof cuda, "n/a");
 		warnx_("CUDA version unknown: %s", why.msg);
 	}
+	/* MIG UUIDs only NVML knows; a host without MIG devices does not ask. */
+	struct gerr nowhy = {0};
+	if (drv.nmigs && !q->csv && nvml_mig_uuids(&drv, &nowhy) < 0)
+		warnx_("MIG UUIDs unknown: %s", nowhy.msg);
 	if (q->csv)
 		printf("NVRM version,CUDA version\n%s,%s\n\n"
 		       "Device Index,Device Minor,Model,Brand,GPU UUID,Bus Location,Architecture\n",
@@ -53,12 +57,12 @@ int gpu_info(const struct gpu_query *q, struct gerr *err)
 			       "Device Index:", g->index, "Device Minor:", g->minor, "Model:", g->model,
 			       "Brand:", g->brand, "GPU UUID:", uuid, "Bus Location:", g->busid,
 			       "Architecture:", g->arch);
-		/* MIG devices, by the names gpurun selects them with (no NVML:
-		 * no MIG UUID). */
+		/* MIG devices, by the names gpurun selects them with. */
 		for (size_t m = 0; m < drv.nmigs && !q->csv; m++)
 			if (drv.migs[m].gpu == g->index)
-				printf("%-15s %u:%u (GPU instance %u, compute instance %u)\n", "MIG Device:",
-				       g->index, drv.migs[m].index, drv.migs[m].gi, drv.migs[m].ci);
+				printf("%-15s %u:%u %s (GPU instance %u, compute instance %u)\n", "MIG Device:",
+				       g->index, drv.migs[m].index, drv.migs[m].uuid[0] ? drv.migs[m].uuid : "n/a",
+				       drv.migs[m].gi, drv.migs[m].ci);
 	}
 	gpu_driver_free(&drv);
 	if (fflush(stdout) != 0)

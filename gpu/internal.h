@@ -11,6 +11,7 @@
  *   require.c   NVIDIA_REQUIRE_* constraints
  *   mig.c       MIG instances, IMEX channels and their selection
  *   cudaver.c   the CUDA driver version, from libcuda in a throwaway child
+ *   nvmlmig.c   MIG UUIDs, from the driver root's NVML in a chrooted child
  *   inject.c    gpu_configure(): all of the above -> plan ops
  *   info.c      the `info` and `list` verbs */
 #ifndef GPURUN_GPU_INTERNAL_H
@@ -113,6 +114,14 @@ struct mig_dev {
 	unsigned gi, ci;   /* GPU and compute instance ids */
 	unsigned gi_minor; /* nvidia-cap minors of their access files */
 	unsigned ci_minor;
+	char uuid[96];     /* "MIG-..." once NVML was asked (nvmlmig.c), else "" */
+};
+
+/* A MIG device as NVML reports it (nvmlmig.c). */
+struct nvml_mig {
+	char busid[32]; /* the parent's, NVML's form "00000000:17:00.0" */
+	unsigned gi, ci;
+	char uuid[96];
 };
 #define MIG_MAX 1024
 #define IMEX_MAX 64
@@ -127,6 +136,9 @@ struct gpu_driver {
 	size_t nexcluded;   /* GPUs left out: "GPU Excluded: Yes" */
 	struct mig_dev *migs; /* every MIG device, by GPU index, GI, CI */
 	size_t nmigs;
+	struct nvml_mig *nvml_migs; /* NVML's MIG devices, once asked (nvml_asked) */
+	size_t nnvml_migs;
+	int nvml_asked;
 	unsigned caps_major; /* nvidia-caps: 0 when the MIG caps are proc files only */
 	unsigned imex_major; /* nvidia-caps-imex-channels, 0 when absent */
 	struct ldcache cache;
@@ -153,6 +165,11 @@ char *drv_read(const struct gpu_driver *drv, const char *path, size_t max, size_
  * gets each one's cache key, its SONAME ("libcuda.so.1"). */
 int drv_find_libs(struct gpu_driver *drv, const char *const *prefixes, size_t nprefixes, int bits,
 		  struct strv *out, struct strv *sonames, struct gerr *err);
+/* The same for libraries versioned on their own (the EGL platform
+ * libraries): the file name has at least two numbers after ".so."
+ * ("libnvidia-egl-gbm.so.1.1.1"), whatever the driver version. */
+int drv_find_platform_libs(struct gpu_driver *drv, const char *const *prefixes, size_t nprefixes,
+			   int bits, struct strv *out, struct strv *sonames, struct gerr *err);
 
 /* ---- models.c ----------------------------------------------------------- */
 
@@ -296,6 +313,14 @@ int version_compare(const char *a, const char *b, int *cmp);
  * cuDriverGetVersion() in a short-lived child.  -1 with err when there is no
  * libcuda or it fails. */
 int cuda_driver_version(struct gpu_driver *drv, char *out, size_t cap, struct gerr *err);
+
+/* ---- nvmlmig.c ---------------------------------------------------------- */
+
+/* Ask the driver root's NVML (in a child chrooted there) for every MIG
+ * device, keep the list in drv->nvml_migs and give each file-based MIG
+ * device (mig_discover first) its UUID.  Once per driver; -1 with err
+ * naming what failed. */
+int nvml_mig_uuids(struct gpu_driver *drv, struct gerr *err);
 
 /* ---- inject.c ----------------------------------------------------------- */
 

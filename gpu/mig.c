@@ -11,8 +11,9 @@
  * lists the minor of every possible instance and is the fallback).  A
  * MIG device is one compute instance; its index on its GPU (<gpu>:<mig>)
  * is its position by GPU instance id, then compute instance id.  MIG
- * UUIDs (MIG-<uuid>) exist only inside NVML, which gpurun does not load,
- * so that form is refused with the two that work instead (README).
+ * UUIDs (MIG-<uuid>) exist only inside NVML: for that form (only), the
+ * driver root's NVML is asked in a chrooted child (gpu/nvmlmig.c) and its
+ * answer matched to these devices by parent bus id, GI and CI.
  *
  * What a selected MIG device brings, as nvidia-container-cli does it: its
  * parent GPU (node and gpus/<bus>), the GI and CI access files read-only
@@ -151,7 +152,7 @@ static int add_gpu_migs(struct gpu_driver *drv, const char *minors, unsigned g, 
 				return gerr_set(err, 0, "%s/" CAPS_DIR ": more than %d MIG devices", drv->rootpath,
 						MIG_MAX);
 			drv->migs[drv->nmigs++] = (struct mig_dev){g, (unsigned)index++, (unsigned)gis[i],
-								   (unsigned)cis[c], (unsigned)gim, (unsigned)cim};
+								   (unsigned)cis[c], (unsigned)gim, (unsigned)cim, ""};
 		}
 	}
 	return 0;
@@ -269,7 +270,7 @@ int sel_extras_check(const struct sel_extras *x, struct gerr *err)
 }
 
 /* The MIG device an item names ("1:0", "MIG-GPU-<uuid>/2/0"), or -1 with err. */
-static long match_mig(const char *item, const struct gpu_driver *drv, const char *what,
+static long match_mig(const char *item, struct gpu_driver *drv, const char *what,
 		      const char *where, struct gerr *err)
 {
 	unsigned long g, a, b;
@@ -307,10 +308,25 @@ static long match_mig(const char *item, const struct gpu_driver *drv, const char
 		return gerr_set(err, 0, "%s: unknown device %.64s (%zu MIG device%s under %s)", what, item,
 				drv->nmigs, drv->nmigs == 1 ? "" : "s", where);
 	}
-	gerr_set(err, 0, "%s: %.64s: MIG UUIDs are known only to NVML, which gpurun does not load", what,
-		 item);
-	return gerr_hint(err, "select the MIG device as <gpu>:<mig> or MIG-GPU-<gpu uuid>/<gi>/<ci> "
-			      "(`gpurun info` lists them)");
+	/* MIG-<uuid>: only NVML knows it. */
+	if (nvml_mig_uuids(drv, err) < 0) {
+		char why[sizeof err->msg];
+		snprintf(why, sizeof why, "%s", err->msg);
+		return gerr_set(err, 0, "%s: %.64s: cannot ask NVML for MIG UUIDs: %s", what, item, why);
+	}
+	for (size_t i = 0; i < drv->nmigs; i++)
+		if (!strcasecmp(drv->migs[i].uuid, item))
+			return (long)i;
+	for (size_t i = 0; i < drv->nnvml_migs; i++) {
+		const struct nvml_mig *f = &drv->nvml_migs[i];
+		if (!strcasecmp(f->uuid, item))
+			/* Never a silent mismatch: NVML knows it, the files do not. */
+			return gerr_set(err, 0, "%s: %.64s: NVML's MIG device (GPU %s, GPU instance %u, "
+						"compute instance %u) has no capability files under %s",
+					what, item, f->busid, f->gi, f->ci, where);
+	}
+	return gerr_set(err, 0, "%s: unknown device %.64s (NVML lists %zu MIG device%s under %s)", what, item,
+			drv->nnvml_migs, drv->nnvml_migs == 1 ? "" : "s", where);
 }
 
 int gpu_select(const struct gpu_request *rq, struct gpu_driver *drv, const char *what,

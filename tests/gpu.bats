@@ -411,7 +411,7 @@ $(smi_line 1 1)"
 	run --separate-stderr gpu4 --gpus 0:1 "$GLIBC_TAR" true
 	assert_gpurun_error 125 "--gpus: unknown device 0:1 (GPU 0 has 0 MIG devices under $FAKE4)"
 	run --separate-stderr gpu4 --gpus MIG-4b7d8c43-1f5e-5a2b-9c3d-1e2f3a4b5c6d "$GLIBC_TAR" true
-	assert_gpurun_error 125 "MIG-4b7d8c43-1f5e-5a2b-9c3d-1e2f3a4b5c6d: MIG UUIDs are known only to NVML"
+	assert_gpurun_error 125 "--gpus: unknown device MIG-4b7d8c43-1f5e-5a2b-9c3d-1e2f3a4b5c6d (NVML lists 0 MIG devices under $FAKE4)"
 }
 
 @test "keywords win over devices as in the toolkit: none,1 is none and 0,void is void" {

@@ -19,20 +19,26 @@ gpum() {
 }
 
 MIG_UUID0=GPU-a1000000-1111-4222-8333-444455556666
+# The fake NVML's MIG UUIDs (tests/fakedriver/nvml.c: the parent's UUID,
+# its last four digits GI and CI in hex).
+MIGU_1_0=MIG-a1000000-1111-4222-8333-444455550100
+MIGU_2_0=MIG-a1000000-1111-4222-8333-444455550200
+MIGU_2_1=MIG-a1000000-1111-4222-8333-444455550201
 CAPS=/proc/driver/nvidia/capabilities
 
 # ---- MIG selection ------------------------------------------------------------------
 
-@test "gpurun info lists each MIG device by the names gpurun selects it with" {
+@test "gpurun info lists each MIG device by the names gpurun selects it with, its UUID from NVML" {
 	run --separate-stderr gpum info
 	assert_success
 	assert_output --partial "Architecture:   8.0
-MIG Device:     0:0 (GPU instance 1, compute instance 0)
-MIG Device:     0:1 (GPU instance 2, compute instance 0)
-MIG Device:     0:2 (GPU instance 2, compute instance 1)
+MIG Device:     0:0 $MIGU_1_0 (GPU instance 1, compute instance 0)
+MIG Device:     0:1 $MIGU_2_0 (GPU instance 2, compute instance 0)
+MIG Device:     0:2 $MIGU_2_1 (GPU instance 2, compute instance 1)
 
 Device Index:   1"
 	assert_equal "$(grep -c 'MIG Device' <<<"$output")" 3
+	assert_equal "$stderr" ""
 }
 
 @test "--gpus GPU:MIG gives the parent GPU and only that instance's nodes and access files" {
@@ -70,10 +76,115 @@ nvidia0"
 	refute_line --partial "nvidia-cap22"
 }
 
-@test "a MIG UUID is refused in one line that names the forms gpurun resolves" {
+@test "MIG-<uuid> names the same MIG device as its index, in any case" {
+	local pair idx uuid by_index
+	for pair in 0:0=$MIGU_1_0 0:1=$MIGU_2_0 0:2=$MIGU_2_1; do
+		idx=${pair%%=*} uuid=${pair#*=}
+		run --separate-stderr gpum list --gpus "$idx"
+		assert_success
+		by_index=$output
+		run --separate-stderr gpum list --gpus "$uuid"
+		assert_success
+		assert_equal "$output" "$by_index"
+		run --separate-stderr gpum list --gpus "${uuid^^}"
+		assert_success
+		assert_equal "$output" "$by_index"
+		run --separate-stderr gpum list --gpus "${uuid,,}"
+		assert_success
+		assert_equal "$output" "$by_index"
+	done
+	run --separate-stderr gpum list --gpus "$MIGU_2_1"
+	assert_line "/dev/nvidia-caps/nvidia-cap23"
+	refute_line "/dev/nvidia-caps/nvidia-cap22"
+}
+
+@test "a launch with MIG-<uuid> in NVIDIA_VISIBLE_DEVICES gets what GPU:MIG gets" {
+	local cmd="ls /dev/nvidia-caps; find $CAPS -type f | sort; ls /proc/driver/nvidia/gpus; ls /dev | grep '^nvidia[0-9]'"
+	run --separate-stderr gpum --gpus 0:1 --caps utility "$GLIBC_TAR" sh -c "$cmd"
+	assert_success
+	local by_index=$output
+	run --separate-stderr gpum -e NVIDIA_VISIBLE_DEVICES="$MIGU_2_0" -e NVIDIA_DRIVER_CAPABILITIES=utility \
+		"$GLIBC_TAR" sh -c "$cmd"
+	assert_success
+	assert_equal "$output" "$by_index"
+	assert_line "$CAPS/gpu0/mig/gi2/ci0/access"
+	run --separate-stderr gpum list --gpus "$MIGU_1_0,1"
+	assert_success
+	assert_line "/dev/nvidia1"
+	assert_line "/dev/nvidia-caps/nvidia-cap13"
+}
+
+@test "a MIG UUID NVML does not know is refused in one line" {
 	run --separate-stderr gpum --gpus MIG-4b7d8c43-1f5e-5a2b-9c3d-1e2f3a4b5c6d "$GLIBC_TAR" true
-	assert_gpurun_error 125 "--gpus: MIG-4b7d8c43-1f5e-5a2b-9c3d-1e2f3a4b5c6d: MIG UUIDs are known only to NVML, which gpurun does not load"
-	assert_stderr_partial "hint: select the MIG device as <gpu>:<mig> or MIG-GPU-<gpu uuid>/<gi>/<ci> (\`gpurun info\` lists them)"
+	assert_gpurun_error 125 "--gpus: unknown device MIG-4b7d8c43-1f5e-5a2b-9c3d-1e2f3a4b5c6d (NVML lists 3 MIG devices under $FAKEMIG)"
+}
+
+@test "when NVML cannot be asked, a MIG UUID is an error naming what failed" {
+	skip_unless_root "copies device nodes"
+	local copy="$BATS_TEST_TMPDIR/driver" lib
+	cp -a "$FAKEMIG" "$copy"
+	lib=usr/lib/$(uname -m)-linux-gnu/libnvidia-ml.so.550.54.14
+	rm "$copy/dev/nvidiactl"
+	run --separate-stderr "$GPURUN" --driver-root "$copy" --gpus "$MIGU_1_0" "$GLIBC_TAR" true
+	assert_gpurun_error 125 "--gpus: $MIGU_1_0: cannot ask NVML for MIG UUIDs: $copy/$lib: nvmlInit_v2: Driver Not Loaded"
+	cp -a "$FAKEMIG/dev/nvidiactl" "$copy/dev/"
+	rm "$copy/$lib"
+	run --separate-stderr "$GPURUN" --driver-root "$copy" --gpus "$MIGU_1_0" "$GLIBC_TAR" true
+	assert_gpurun_error 125 "--gpus: $MIGU_1_0: cannot ask NVML for MIG UUIDs: no libnvidia-ml.so.550.54.14 in $copy/etc/ld.so.cache"
+}
+
+@test "when NVML cannot be asked, gpurun info warns once and prints n/a for the MIG UUIDs" {
+	skip_unless_root "copies device nodes"
+	local copy="$BATS_TEST_TMPDIR/driver" lib=usr/lib/$(uname -m)-linux-gnu/libnvidia-ml.so.550.54.14
+	cp -a "$FAKEMIG" "$copy"
+	rm "$copy/dev/nvidiactl"
+	run --separate-stderr "$GPURUN" --driver-root "$copy" info
+	assert_success
+	assert_line "MIG Device:     0:1 n/a (GPU instance 2, compute instance 0)"
+	assert_equal "$stderr" "gpurun: warning: MIG UUIDs unknown: $copy/$lib: nvmlInit_v2: Driver Not Loaded"
+}
+
+@test "NVML's MIG device without capability files is an error, never another device" {
+	skip_unless_root "copies device nodes"
+	local copy="$BATS_TEST_TMPDIR/driver"
+	cp -a "$FAKEMIG" "$copy"
+	# The access file gone: the files no longer show GI 2 CI 1, NVML still
+	# does (it lists the directory).
+	rm "$copy$CAPS/gpu0/mig/gi2/ci1/access"
+	run --separate-stderr "$GPURUN" --driver-root "$copy" --gpus "$MIGU_2_1" "$GLIBC_TAR" true
+	assert_gpurun_error 125 "--gpus: $MIGU_2_1: NVML's MIG device (GPU 00000000:17:00.0, GPU instance 2, compute instance 1) has no capability files under $copy"
+}
+
+@test "the NVML helper runs chrooted in the driver root, as nobody, with an empty environment" {
+	skip_unless_root "copies device nodes"
+	local copy="$BATS_TEST_TMPDIR/driver"
+	cp -a "$FAKEMIG" "$copy"
+	touch "$copy/tmp/fake-nvml-log-on" "$copy/tmp/fake-nvml.log"
+	chmod 0666 "$copy/tmp/fake-nvml.log"
+	run --separate-stderr env SECRET=1 "$GPURUN" --driver-root "$copy" list --gpus "$MIGU_2_0"
+	assert_success
+	assert_equal "$(cat "$copy/tmp/fake-nvml.log")" "env=0 uid=65534 cwd=/ root=1"
+}
+
+@test "a launch without a MIG UUID never runs the NVML helper" {
+	skip_unless_root "copies device nodes"
+	local copy="$BATS_TEST_TMPDIR/driver"
+	cp -a "$FAKEMIG" "$copy"
+	touch "$copy/tmp/fake-nvml-log-on" "$copy/tmp/fake-nvml.log"
+	chmod 0666 "$copy/tmp/fake-nvml.log"
+	run --separate-stderr "$GPURUN" --driver-root "$copy" --gpus 0:1,1 --caps utility "$GLIBC_TAR" true
+	assert_success
+	run --separate-stderr "$GPURUN" --driver-root "$copy" --gpus all --caps utility "$GLIBC_TAR" true
+	assert_success
+	run --separate-stderr "$GPURUN" --driver-root "$copy" -e NVIDIA_VISIBLE_DEVICES="MIG-$MIG_UUID0/1/0" "$GLIBC_TAR" true
+	assert_success
+	run --separate-stderr "$GPURUN" --driver-root "$copy" list
+	assert_success
+	assert_equal "$(cat "$copy/tmp/fake-nvml.log")" ""
+	# The log works: a MIG UUID asks NVML once.
+	run --separate-stderr "$GPURUN" --driver-root "$copy" --gpus "$MIGU_1_0" "$GLIBC_TAR" true
+	assert_success
+	assert_equal "$(wc -l <"$copy/tmp/fake-nvml.log")" 1
 }
 
 @test "a MIG device that does not exist is an error naming what the GPU has" {
@@ -271,4 +382,28 @@ $FAKEMIG$CAPS/gpu0/mig/gi2/ci1/access"
 	run --separate-stderr gpum list --gpus 0 --caps display
 	assert_success
 	assert_line "$FAKEMIG/usr/share/glvnd/egl_vendor.d/10_nvidia.json"
+}
+
+@test "graphics brings the EGL platform libraries, versioned on their own, and ldconfig registers them" {
+	local lib=usr/lib/$(uname -m)-linux-gnu
+	run --separate-stderr gpum list --gpus 0 --caps graphics
+	assert_success
+	assert_line "$FAKEMIG/$lib/libnvidia-egl-gbm.so.1.1.1"
+	assert_line "$FAKEMIG/$lib/libnvidia-egl-wayland.so.1.1.13"
+	assert_equal "$(grep -c 'libnvidia-egl-' <<<"$output")" 2
+	run --separate-stderr gpum --gpus 0 --caps graphics "$GLIBC_TAR" sh -c \
+		"ls /$lib | grep '^libnvidia-egl-'; ldconfig -p | grep -o 'libnvidia-egl-[a-z]*\.so\.1 ' | sort"
+	assert_success
+	assert_output "libnvidia-egl-gbm.so.1
+libnvidia-egl-gbm.so.1.1.1
+libnvidia-egl-wayland.so.1
+libnvidia-egl-wayland.so.1.1.13
+libnvidia-egl-gbm.so.1 
+libnvidia-egl-wayland.so.1 "
+}
+
+@test "without graphics no EGL platform library goes in" {
+	run --separate-stderr gpum list --gpus 0 --caps utility,compute,video,compat32
+	assert_success
+	refute_output --partial "libnvidia-egl-"
 }

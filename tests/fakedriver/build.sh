@@ -32,7 +32,8 @@
 # proc/driver/nvidia-caps/mig-minors and the /dev/nvidia-caps/nvidia-capN
 # nodes (major nvidia-caps 511); IMEX channels 0 and 1 (major
 # nvidia-caps-imex-channels 508); the Vulkan ICD, EGL vendor and EGL
-# external platform JSON files; 32-bit copies of some libraries in
+# external platform JSON files and libraries libnvidia-egl-gbm.so.1.1.1 and
+# libnvidia-egl-wayland.so.1.1.13 (their own versions); 32-bit copies of some libraries in
 # usr/lib/i386-linux-gnu, on x86_64).
 #
 # Needs root (mknod, ldconfig -r chroots).  Compiled objects are cached in
@@ -98,6 +99,9 @@ libnvidia-gtk3:- libnvidia-wayland-client:-
 # SONAME) or a file next to the current one.  gpurun must never inject them.
 DECOYS="libnvidia-ml:libnvidia-ml.so.1 libnvidia-compiler:- libnvidia-glcore:-"
 
+# The EGL platform libraries of the mig topology (SONAME: .so.<first number>).
+EGL_PLATFORM="libnvidia-egl-gbm.so.1.1.1 libnvidia-egl-wayland.so.1.1.13"
+
 # The 32-bit libraries of the mig topology (name:soname).
 LIBS32="libnvidia-ml:libnvidia-ml.so.1 libcuda:libcuda.so.1 libGLX_nvidia:libGLX_nvidia.so.0
 libnvidia-glcore:libnvidia-glcore.so.$VER"
@@ -130,6 +134,11 @@ if [ ! -f "$cache/.done" ]; then
 	for pair in $DECOYS; do
 		link_lib "${pair%%:*}" "${pair#*:}" "${pair%%:*}.so.$OLD" "$tmp/stub.o"
 	done
+	# The EGL external platform libraries (mig topology): versioned on
+	# their own, not with the driver.
+	for f in $EGL_PLATFORM; do
+		$CC -shared -Wl,-soname,"${f%%.so.*}.so.$(echo "${f#*.so.}" | cut -d. -f1)" -o "$tmp/lib/$f" "$tmp/stub.o"
+	done
 	$CC $w -o "$tmp/bin/nvidia-smi" "$here/smi.c" -ldl
 	$CC $w -o "$tmp/bin/tool" "$here/tool.c"
 	$CC $w -static -o "$tmp/bin/nvidia-modprobe" "$here/modprobe.c"
@@ -161,6 +170,13 @@ mkdir -p "$out/$LIBDIR" "$out/usr/bin" "$out/etc" "$out/dev" "$out/proc/driver/n
 	"$out/run/nvidia-persistenced" "$out/tmp/nvidia-mps"
 cp -a "$cache/lib/." "$out/$LIBDIR/"
 cd "$out/$LIBDIR"
+for f in $EGL_PLATFORM; do
+	if [ "$topo" = mig ]; then
+		ln -sf "$f" "${f%%.so.*}.so.$(echo "${f#*.so.}" | cut -d. -f1)"
+	else
+		rm -f "$f"
+	fi
+done
 for pair in $LIBS; do
 	name=${pair%%:*} so=${pair#*:}
 	case $so in nvml) so=libnvidia-ml.so.1 ;; cuda) so=libcuda.so.1 ;; esac

@@ -7,6 +7,17 @@
  * selected GPUs.  Indexes are PCI bus order, as NVML numbers them.
  * FAKE_NVML_ROOT (default "") prefixes both paths, for checks on the host.
  *
+ * MIG: a GPU is in MIG mode when proc/driver/nvidia/capabilities/gpu<minor>/mig
+ * exists, and its MIG devices are the gi<G>/ci<C> directories there, indexed
+ * in the reverse of gpurun's order (so a match by position would show).
+ * A MIG UUID is derived from the parent's: "MIG-" + the parent's UUID
+ * without "GPU-", its last four hex digits replaced by GI and CI as %02x
+ * (GPU-a1000000-...-444455556666, GI 2, CI 1: MIG-a1000000-...-444455550201).
+ * When <root>/tmp/fake-nvml-log-on exists, nvmlInit_v2 appends to
+ * <root>/tmp/fake-nvml.log one line: "env=<number of environment
+ * variables> uid=<uid> cwd=<cwd> root=<1 when /.complete, the fake driver
+ * root's marker, is at />", so tests see how gpurun's helper runs it.
+ *
  * The ABI is NVML's for the subset nvidia-smi -L and nvidia-container-cli
  * use (names, argument types, return codes, nvmlPciInfo_t v3 layout). */
 #include <ctype.h>
@@ -16,6 +27,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "fake.h"
 
@@ -29,12 +41,16 @@ typedef int nvmlReturn_t;
 #define NVML_ERROR_DRIVER_NOT_LOADED 9
 
 #define MAX_GPUS 64
+#define MAX_MIGS 512
+#define NVML_DEVICE_MIG_ENABLE 1
 
 struct nvmlDevice_st {
 	unsigned index, minor, domain, bus, device;
 	char busid[32]; /* "00000000:3b:00.0" */
 	char uuid[96];
 	char name[96];
+	struct nvmlDevice_st *parent; /* a MIG device's GPU, else NULL */
+	unsigned gi, ci;
 };
 typedef struct nvmlDevice_st *nvmlDevice_t;
 
@@ -50,6 +66,8 @@ typedef struct {
 
 static struct nvmlDevice_st gpus[MAX_GPUS];
 static unsigned ngpus;
+static struct nvmlDevice_st migs[MAX_MIGS];
+static unsigned nmigs;
 static int initialized;
 static char driver_version[32];
 
@@ -156,9 +174,87 @@ static int load(void)
 	return NVML_SUCCESS;
 }
 
+extern char **environ;
+
+/* See the top: how the caller runs us, when a test asks. */
+static void log_caller(void)
+{
+	char path[512], cwd[512];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/tmp/fake-nvml-log-on", root());
+	if (stat(path, &st) != 0)
+		return;
+	size_t n = 0;
+	while (environ && environ[n])
+		n++;
+	if (!getcwd(cwd, sizeof cwd))
+		snprintf(cwd, sizeof cwd, "?");
+	snprintf(path, sizeof path, "%s/tmp/fake-nvml.log", root());
+	FILE *f = fopen(path, "ae");
+	if (!f)
+		return;
+	fprintf(f, "env=%zu uid=%u cwd=%s root=%d\n", n, (unsigned)getuid(), cwd, stat("/.complete", &st) == 0);
+	fclose(f);
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const struct nvmlDevice_st *x = a, *y = b;
+	return x->gi != y->gi ? (x->gi > y->gi ? -1 : 1) : (x->ci > y->ci ? -1 : x->ci < y->ci);
+}
+
+/* The gi<G>/ci<C> directories of one GPU's MIG capabilities. */
+static void load_migs(struct nvmlDevice_st *g)
+{
+	char dir[512];
+	snprintf(dir, sizeof dir, "%s/proc/driver/nvidia/capabilities/gpu%u/mig", root(), g->minor);
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	unsigned first = nmigs;
+	while (d && (de = readdir(d))) {
+		unsigned gi;
+		char gidir[800];
+		if (sscanf(de->d_name, "gi%u", &gi) != 1)
+			continue;
+		snprintf(gidir, sizeof gidir, "%s/%s", dir, de->d_name);
+		DIR *c = opendir(gidir);
+		struct dirent *ce;
+		while (c && (ce = readdir(c)) && nmigs < MAX_MIGS) {
+			unsigned ci;
+			if (sscanf(ce->d_name, "ci%u", &ci) != 1)
+				continue;
+			struct nvmlDevice_st *m = &migs[nmigs++];
+			*m = *g;
+			m->parent = g;
+			m->gi = gi;
+			m->ci = ci;
+			size_t ul = strlen(g->uuid);
+			snprintf(m->uuid, sizeof m->uuid, "MIG-%.*s%02x%02x", ul > 8 ? (int)(ul - 8) : 0,
+				 ul > 8 ? g->uuid + 4 : "", gi & 0xff, ci & 0xff);
+		}
+		if (c)
+			closedir(c);
+	}
+	if (d)
+		closedir(d);
+	qsort(migs + first, nmigs - first, sizeof migs[0], by_id);
+}
+
+static int mig_mode(const struct nvmlDevice_st *g)
+{
+	char dir[512];
+	struct stat st;
+	snprintf(dir, sizeof dir, "%s/proc/driver/nvidia/capabilities/gpu%u/mig", root(), g->minor);
+	return stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 EXPORT nvmlReturn_t nvmlInit_v2(void)
 {
+	log_caller();
 	int r = load();
+	nmigs = 0;
+	for (unsigned i = 0; r == NVML_SUCCESS && i < ngpus; i++)
+		load_migs(&gpus[i]);
 	initialized = r == NVML_SUCCESS;
 	return r;
 }
@@ -268,6 +364,60 @@ static int valid(nvmlDevice_t d)
 	return initialized && d >= gpus && d < gpus + ngpus;
 }
 
+static int valid_mig(nvmlDevice_t d)
+{
+	return initialized && d >= migs && d < migs + nmigs;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int *current, unsigned int *pending)
+{
+	if (!valid(d) || !current || !pending)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (!mig_mode(d))
+		return NVML_ERROR_NOT_SUPPORTED;
+	*current = *pending = NVML_DEVICE_MIG_ENABLE;
+	return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned int *count)
+{
+	if (!valid(d) || !count)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (!mig_mode(d))
+		return NVML_ERROR_NOT_SUPPORTED;
+	*count = 7; /* an A100's */
+	return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned int index, nvmlDevice_t *mig)
+{
+	if (!valid(d) || !mig)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	unsigned k = 0;
+	for (unsigned i = 0; i < nmigs; i++)
+		if (migs[i].parent == d && k++ == index) {
+			*mig = &migs[i];
+			return NVML_SUCCESS;
+		}
+	return NVML_ERROR_NOT_FOUND;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t d, unsigned int *id)
+{
+	if (!valid_mig(d) || !id)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*id = d->gi;
+	return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t d, unsigned int *id)
+{
+	if (!valid_mig(d) || !id)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*id = d->ci;
+	return NVML_SUCCESS;
+}
+
 EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *name, unsigned int len)
 {
 	return valid(d) ? copy_out(name, len, d->name) : NVML_ERROR_INVALID_ARGUMENT;
@@ -275,7 +425,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *name, unsigned int l
 
 EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *uuid, unsigned int len)
 {
-	return valid(d) ? copy_out(uuid, len, d->uuid) : NVML_ERROR_INVALID_ARGUMENT;
+	return valid(d) || valid_mig(d) ? copy_out(uuid, len, d->uuid) : NVML_ERROR_INVALID_ARGUMENT;
 }
 
 EXPORT nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t d, unsigned int *minor)
