@@ -10,7 +10,8 @@
  *   select.c    --gpus / NVIDIA_VISIBLE_DEVICES -> which GPUs
  *   require.c   NVIDIA_REQUIRE_* constraints
  *   mig.c       MIG instances, IMEX channels and their selection
- *   cudaver.c   the CUDA driver version, from libcuda in a throwaway child
+ *   helper.c    the confined child processes that load a driver library
+ *   cudaver.c   the CUDA driver version, from libcuda in such a child
  *   nvmlmig.c   MIG UUIDs, from the driver root's NVML in a chrooted child
  *   inject.c    gpu_configure(): all of the above -> plan ops
  *   info.c      the `info` and `list` verbs */
@@ -306,6 +307,35 @@ int require_eval(const char *expr, const struct req_facts *f, struct gerr *err);
 /* Compare dotted versions: -1/0/1 in *cmp, trailing ".0"s ignored.
  * Returns -1 when either is not digits and dots. */
 int version_compare(const char *a, const char *b, int *cmp);
+
+/* ---- helper.c ----------------------------------------------------------- */
+
+/* A child that loads a driver library, confined (see helper.c).  body runs
+ * in it and answers on out: helper_ok() then its payload, or
+ * helper_fail(). */
+struct helper_spec {
+	const char *what; /* the library, for messages */
+	long timeout_ms;
+	int keep_fd;      /* an fd the child keeps besides out, or -1 */
+	int chroot_fd;    /* chroot there first (the driver root), or -1 */
+	void (*body)(void *arg, int out);
+	void *arg;
+};
+struct helper {
+	pid_t pid;
+	int fd;
+	long deadline;
+	const char *what;
+};
+/* Start it and wait for its status: 0 when the payload follows (read it
+ * with helper_read), -1 with err; call helper_end in both cases. */
+int helper_start(struct helper *h, const struct helper_spec *sp, struct gerr *err);
+int helper_read(struct helper *h, void *buf, size_t n, struct gerr *err);
+void helper_end(struct helper *h);
+/* In the child. */
+int helper_write(int out, const void *p, size_t n);
+int helper_ok(int out);
+__attribute__((noreturn, format(printf, 2, 3))) void helper_fail(int out, const char *fmt, ...);
 
 /* ---- cudaver.c ---------------------------------------------------------- */
 
