@@ -121,6 +121,42 @@ static json_t *build(const struct gpu_driver *drv, const struct inj_set *s)
 			json_object_set_new(d, "containerEdits", e);
 			json_array_append_new(devs, d);
 		}
+	/* MIG devices, as nvidia-ctk names them: <gpu>:<mig> and, when NVML
+	 * gave them, their MIG-<uuid>; the parent's node and the two
+	 * nvidia-caps nodes of its GPU and compute instance access files. */
+	struct strv in_all = {0}; /* the nvidia-caps nodes "all" has, once each */
+	for (int byuuid = 0; byuuid < 2 && drv->caps_major; byuuid++)
+		for (size_t m = 0; m < drv->nmigs; m++) {
+			const struct mig_dev *mig = &drv->migs[m];
+			const struct gpu_dev *gpu = &drv->gpus[mig->gpu];
+			char name[112], path[64];
+			if (byuuid && !mig->uuid[0])
+				continue;
+			if (byuuid)
+				snprintf(name, sizeof name, "%s", mig->uuid);
+			else
+				snprintf(name, sizeof name, "%u:%u", gpu->index, mig->index);
+			json_t *d = json_object(), *e = json_object(), *nodes = json_array();
+			snprintf(path, sizeof path, "/dev/nvidia%u", gpu->minor);
+			json_array_append_new(nodes, node_entry(drv, path));
+			for (int ci = 0; ci < 2; ci++) {
+				snprintf(path, sizeof path, "/dev/nvidia-caps/nvidia-cap%u",
+					 ci ? mig->ci_minor : mig->gi_minor);
+				json_array_append_new(nodes, node_entry(drv, path));
+				size_t k = 0;
+				while (k < in_all.n && strcmp(in_all.v[k], path))
+					k++;
+				if (!byuuid && k == in_all.n) {
+					json_array_append_new(all_nodes, node_entry(drv, path));
+					strv_add(&in_all, xstrdup(path));
+				}
+			}
+			json_object_set_new(e, "deviceNodes", nodes);
+			json_object_set_new(d, "name", str(name));
+			json_object_set_new(d, "containerEdits", e);
+			json_array_append_new(devs, d);
+		}
+	strv_free(&in_all);
 	json_t *all = json_object(), *all_edits = json_object();
 	json_object_set_new(all_edits, "deviceNodes", all_nodes);
 	json_object_set_new(all, "name", str("all"));
@@ -200,6 +236,10 @@ static json_t *build(const struct gpu_driver *drv, const struct inj_set *s)
 		json_array_append_new(mounts, mount_entry(s->firmware[i].src, s->firmware[i].dst, 0));
 	for (size_t i = 0; i < s->nipcs; i++)
 		json_array_append_new(mounts, mount_entry(s->ipcs[i].src, s->ipcs[i].dst, 1));
+	/* Graphics: the Vulkan ICD, EGL vendor and platform files, at their
+	 * host paths as nvidia-ctk mounts them. */
+	for (size_t i = 0; i < s->nconfigs; i++)
+		json_array_append_new(mounts, mount_entry(s->configs[i].src, s->configs[i].dst, 0));
 
 	json_object_set_new(edits, "env", env);
 	json_object_set_new(edits, "deviceNodes", nodes);
@@ -285,6 +325,15 @@ int cdi_generate(const struct cdi_gen_opts *o, struct gerr *err)
 		goto out;
 	for (size_t i = 0; i < drv.ngpus && i < GPU_MAX; i++)
 		sel.mask[i] = 1;
+	if (mig_discover(&drv, err) < 0)
+		goto out;
+	if (drv.nmigs) {
+		/* MIG UUIDs are NVML's only; without them the <gpu>:<mig> names
+		 * are still written. */
+		struct gerr why = {0};
+		if (nvml_mig_uuids(&drv, &why) < 0)
+			warnx_("MIG devices written without their UUIDs: %s", why.msg);
+	}
 	if (inj_collect(&drv, &sel, caps_inject_flags(DRVCAP_ALL), &set, err) < 0)
 		goto out;
 	json_t *spec = build(&drv, &set);

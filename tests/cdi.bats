@@ -131,6 +131,40 @@ $FAKE1$LIBDIR_DEBIAN/libcuda.so.$DRIVER_VERSION $LIBDIR_DEBIAN/libcuda.so.$DRIVE
 	assert_equal "$(grep -c 'rdev=195:[0-3] ' <<<"$output")" 4
 }
 
+@test "a generated spec names MIG devices as nvidia-ctk does; =0:1 and its MIG UUID give the nodes --gpus 0:1 gives" {
+	[[ -n "${FAKEMIG:-}" ]] || skip "no MIG fake driver"
+	"$GPURUN" cdi generate --driver-root "$FAKEMIG" --output "$SPECS/nvidia.yaml"
+	run --separate-stderr "$GPURUN" cdi list --cdi-spec-dir "$SPECS"
+	assert_success
+	assert_line nvidia.com/gpu=0:0
+	assert_line nvidia.com/gpu=0:1
+	assert_line nvidia.com/gpu=0:2
+	assert_line nvidia.com/gpu=MIG-a1000000-1111-4222-8333-444455550200
+	local nodes='for d in /dev/nvidia[0-9]* /dev/nvidia-caps/*; do echo "$d $(probe stat "$d")"; done'
+	run --separate-stderr "$GPURUN" --driver-root "$FAKEMIG" --gpus 0:1 "$GLIBC_TAR" sh -c "$nodes"
+	assert_success
+	local want=$output
+	assert_line --partial "/dev/nvidia-caps/nvidia-cap21 "
+	assert_line --partial "/dev/nvidia-caps/nvidia-cap22 "
+	assert_equal "${#lines[@]}" 3
+	run --separate-stderr cdi --device nvidia.com/gpu=0:1 "$GLIBC_TAR" sh -c "$nodes"
+	assert_success
+	assert_equal "$output" "$want"
+	run --separate-stderr cdi --device nvidia.com/gpu=MIG-a1000000-1111-4222-8333-444455550200 "$GLIBC_TAR" sh -c "$nodes"
+	assert_success
+	assert_equal "$output" "$want"
+}
+
+@test "a generated spec mounts the graphics JSON files read-only at their host paths" {
+	[[ -n "${FAKEMIG:-}" ]] || skip "no MIG fake driver"
+	"$GPURUN" cdi generate --driver-root "$FAKEMIG" --output "$SPECS/nvidia.yaml"
+	run --separate-stderr cdi --device nvidia.com/gpu=1 "$GLIBC_TAR" sh -c \
+		'cat /etc/vulkan/icd.d/nvidia_icd.json /usr/share/glvnd/egl_vendor.d/10_nvidia.json; touch /etc/vulkan/icd.d/nvidia_icd.json'
+	assert_failure
+	assert_output "$(cat "$FAKEMIG/etc/vulkan/icd.d/nvidia_icd.json" "$FAKEMIG/usr/share/glvnd/egl_vendor.d/10_nvidia.json")"
+	assert_stderr_partial "Read-only file system"
+}
+
 @test "two --device of one spec give both GPUs and the spec-wide edits once" {
 	"$GPURUN" cdi generate --driver-root "$FAKE4" --output "$SPECS/nvidia.yaml"
 	run --separate-stderr cdi --dry-run --device nvidia.com/gpu=1 --device nvidia.com/gpu=3 "$GLIBC_TAR" true
