@@ -260,6 +260,26 @@ on_small_tmpfs() {
 	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
 }
 
+# runs_at_some_limit LIMITER FROM TO ERRTEXT ARGS...: `LIMITER N gpurun
+# ARGS sh -c 'echo ran'` for N from FROM up to TO, stopping at the first that
+# runs; each limit below it must fail with one line ending in ": ERRTEXT" and
+# 125.  Prints the limit that ran; fails when none did.
+runs_at_some_limit() {
+	local limiter=$1 from=$2 to=$3 errtext=$4 n
+	shift 4
+	for ((n = from; n <= to; n++)); do
+		run --separate-stderr "$limiter" "$n" "$GPURUN" "$@" sh -c 'echo ran'
+		if [[ $status -eq 0 ]]; then
+			assert_output ran
+			echo "$n"
+			return 0
+		fi
+		assert_gpurun_error 125
+		[[ $stderr == "gpurun: "*": $errtext" ]] || fail "not a clean '$errtext' line: $stderr"
+	done
+	fail "no launch ran with a limit of up to $to"
+}
+
 # in_pids_cgroup MAX ARGS...: ARGS in a fresh pids cgroup (v1) allowing MAX
 # tasks, the hierarchy mounted in a private mount namespace.  PIDS_CG names
 # the cgroup; the caller removes it.
@@ -280,18 +300,7 @@ in_pids_cgroup() {
 	assert_equal "$stderr" "gpurun: clone new namespaces: Resource temporarily unavailable"
 	# Each limit up to a working launch (P0, P1 and the command, which
 	# forks nothing): it runs, or fails with one line.
-	local n ran=0
-	for ((n = 2; n <= 8 && !ran; n++)); do
-		run --separate-stderr in_pids_cgroup "$n" "$GPURUN" "$BUSYBOX_DIR" sh -c 'echo ran'
-		if [[ $status -eq 0 ]]; then
-			assert_output ran
-			ran=1
-		else
-			assert_gpurun_error 125
-			[[ $stderr == "gpurun: "*": Resource temporarily unavailable" ]] || fail "not a clean EAGAIN line: $stderr"
-		fi
-	done
-	((ran)) || fail "no launch ran with up to 8 pids"
+	runs_at_some_limit in_pids_cgroup 2 8 "Resource temporarily unavailable" "$BUSYBOX_DIR" >/dev/null
 	remove_pids_cgroup
 	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
 }
@@ -310,21 +319,10 @@ resource.setrlimit(resource.RLIMIT_NOFILE, (n, n)); os.execvp(sys.argv[2], sys.a
 	assert_equal "$stderr" "gpurun: pipe: Too many open files"
 	# Every limit up to a working launch, a directory image and an archive
 	# (cold, then cached): it runs, or fails with one line.
-	local n img ran
+	local img n
 	for img in "$BUSYBOX_DIR" "$BUSYBOX_TGZ" "$BUSYBOX_TGZ"; do
-		ran=0
-		for ((n = 5; n <= 64 && !ran; n++)); do
-			run --separate-stderr with_fds "$n" "$GPURUN" -v "$BATS_TEST_TMPDIR:/vol" "$img" sh -c 'echo ran'
-			if [[ $status -eq 0 ]]; then
-				assert_output ran
-				ran=1
-			else
-				assert_gpurun_error 125
-				[[ $stderr == "gpurun: "*": Too many open files" ]] || fail "not a clean EMFILE line: $stderr"
-			fi
-		done
-		echo "# $img: runs with $((n - 1)) fds" >&3
-		((ran)) || fail "$img: no launch ran with up to 64 fds"
+		n=$(runs_at_some_limit with_fds 5 64 "Too many open files" -v "$BATS_TEST_TMPDIR:/vol" "$img")
+		echo "# $img: runs with $n fds" >&3
 	done
 	assert_cache_clean
 	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
