@@ -4,8 +4,8 @@
  * pivot), then forks the command (P2) and stays behind as pid 1: a pid
  * namespace's init ignores every signal it has no handler for, and orphans
  * are re-parented to it, so it must reap them and relay what P0 forwards.
- * When P2 exits, P1 hands P2's wait status to P0 and exits; the kernel then
- * kills whatever is left in the pid namespace. */
+ * When P2 exits, P1 kills and reaps whatever is left in the pid namespace,
+ * hands P2's wait status to P0 and exits. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -165,13 +165,45 @@ static char **command_env(const struct run_config *cfg, uid_t uid, const char *h
 	return envp;
 }
 
-/* P2: the command.  Order matters: ids before capabilities are dropped
- * (setresuid needs CAP_SETUID), seccomp last (it also denies what the
- * earlier steps use). */
+/* What P2 sheds before exec: capabilities (as root, docker's set stays
+ * in the effective set for --user's setresuid, which then clears it;
+ * unprivileged, a non-root --user gets its nested user namespace first,
+ * since a new user namespace starts with every capability), no_new_privs,
+ * every fd above 2 (CVE-2024-21626: a leaked host fd is a way out; err_fd
+ * is already close-on-exec), then seccomp, which also denies what the
+ * other steps use. */
+static void shed_privileges(const struct run_config *cfg, uid_t uid, gid_t gid, int err_fd)
+{
+	struct gerr err = {0};
+	if (cfg->unprivileged && (uid || gid) && nested_userns(uid, gid, &err) < 0)
+		fail(err_fd, &err);
+	if (sec_drop_caps(!cfg->unprivileged || uid == 0, &err) < 0)
+		fail(err_fd, &err);
+	if (sec_no_new_privs(&err) < 0)
+		fail(err_fd, &err);
+	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		failf(err_fd, errno, "close_range");
+	if (sec_seccomp(&err) < 0)
+		fail(err_fd, &err);
+}
+
+/* P2: the command.  It is forked before the setup and sheds what it can
+ * while P1 builds the root (on two cores the seccomp JIT and the
+ * capability drop then cost the launch nothing).  Only an unprivileged
+ * --user waits: its nested user namespace needs unshare(2), which the
+ * filter denies, and its ids are known only from the image.  As root,
+ * --user's ids are switched after the go-ahead with the CAP_SETUID and
+ * CAP_SETGID that docker's set keeps. */
 __attribute__((noreturn)) static void command_main(const struct run_config *cfg, int go_fd,
 						   const sigset_t *orig, int err_fd)
 {
-	struct gerr err = {0};
+	const int early = !(cfg->unprivileged && cfg->user_spec);
+	for (int s = 1; s < NSIG; s++)
+		signal(s, SIG_DFL);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (early)
+		shed_privileges(cfg, 0, 0, err_fd);
+
 	struct go_ahead ga;
 	/* EOF: the setup failed, and P1 reports why. */
 	if (read(go_fd, &ga, sizeof ga) != (ssize_t)sizeof ga)
@@ -182,12 +214,10 @@ __attribute__((noreturn)) static void command_main(const struct run_config *cfg,
 	gid_t gid = ga.gid;
 	char **envp = command_env(cfg, uid, ga.home);
 
-	for (int s = 1; s < NSIG; s++)
-		signal(s, SIG_DFL);
 	sigprocmask(SIG_SETMASK, orig, NULL);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	/* P1 is non-dumpable; P2 is about to become the command (exec would
-	 * reset this anyway) and must own its /proc/self for nested_userns. */
+	 * reset this anyway) and must own its /proc/self for nested_userns.
+	 * Not before the go-ahead: the image's ldconfig runs meanwhile. */
 	prctl(PR_SET_DUMPABLE, 1);
 
 	/* pivot_root moved our root; our cwd still points into the old tree. */
@@ -213,28 +243,12 @@ __attribute__((noreturn)) static void command_main(const struct run_config *cfg,
 		/* No controlling terminal: TIOCSTI has nothing to inject into. */
 		failf(err_fd, errno, "setsid");
 	}
-	if (cfg->unprivileged) {
-		if ((uid || gid) && nested_userns(uid, gid, &err) < 0)
-			fail(err_fd, &err);
-		if (sec_drop_caps(uid == 0, &err) < 0)
-			fail(err_fd, &err);
-	} else {
-		if (sec_drop_caps(1, &err) < 0)
-			fail(err_fd, &err);
-		if (uid || gid) {
-			/* chroot --userspec: the one group, no supplementary ones. */
-			if (setgroups(1, &gid) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
-				failf(err_fd, errno, "switch to user %u:%u", (unsigned)uid, (unsigned)gid);
-		}
-	}
-	if (sec_no_new_privs(&err) < 0)
-		fail(err_fd, &err);
-	/* Every fd above 2 goes at exec (CVE-2024-21626: a leaked host fd
-	 * is a way out); err_fd is already close-on-exec. */
-	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-		failf(err_fd, errno, "close_range");
-	if (sec_seccomp(&err) < 0)
-		fail(err_fd, &err);
+	if (!early)
+		shed_privileges(cfg, uid, gid, err_fd);
+	/* chroot --userspec: the one group, no supplementary ones. */
+	if (!cfg->unprivileged && (uid || gid) &&
+	    (setgroups(1, &gid) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0))
+		failf(err_fd, errno, "switch to user %u:%u", (unsigned)uid, (unsigned)gid);
 	exec_command(cfg->argv, envp, err_fd);
 }
 
@@ -351,6 +365,15 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 		while ((w = waitpid(-1, &status, WNOHANG)) > 0) {
 			if (w != child)
 				continue; /* a reaped orphan */
+			/* The command is done: end the rest of the pid namespace
+			 * here and reap it, so that when P0 returns on the status
+			 * no process of the container is left.  What P1's own exit
+			 * still does (the kernel dismantling this mount namespace,
+			 * a third of a launch) is then off P0's path, as with
+			 * bubblewrap: nothing of it is visible from the host. */
+			(void)kill(-1, SIGKILL);
+			while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+				;
 			(void)write_all(status_fd, &status, sizeof status);
 			_exit(0);
 		}

@@ -166,17 +166,22 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 	close(syncp[1]);
 
 	/* Monitor: relay P1/P2's error text as it comes, forward signals,
-	 * stop when P1 is gone. */
-	int status = 0, errfd_open = 1;
+	 * stop when P1 hands over the command's status or dies without it.
+	 * P0 does not wait for P1's own exit: by the status, every process
+	 * of the container is gone, and what is left is the kernel taking
+	 * P1's private mount table apart. */
+	int errfd_open = 1;
 	for (;;) {
-		struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN}, {.fd = errp[0], .events = POLLIN}};
-		if (poll(pfd, errfd_open ? 2 : 1, -1) < 0) {
+		struct pollfd pfd[3] = {{.fd = sfd, .events = POLLIN},
+					{.fd = statusp[0], .events = POLLIN},
+					{.fd = errp[0], .events = POLLIN}};
+		if (poll(pfd, errfd_open ? 3 : 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			gerr_set(err, errno, "poll");
 			return abandon(pid);
 		}
-		if (errfd_open && (pfd[1].revents & (POLLIN | POLLHUP))) {
+		if (errfd_open && (pfd[2].revents & (POLLIN | POLLHUP))) {
 			char buf[4096];
 			ssize_t r = read(errp[0], buf, sizeof buf);
 			if (r > 0)
@@ -184,26 +189,25 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 			else if (r == 0)
 				errfd_open = 0;
 		}
+		if (pfd[1].revents & (POLLIN | POLLHUP))
+			break;
 		if (!(pfd[0].revents & POLLIN))
 			continue;
 		struct signalfd_siginfo si;
 		if (read(sfd, &si, sizeof si) != (ssize_t)sizeof si)
 			continue;
-		if (si.ssi_signo == SIGCHLD) {
-			pid_t w = waitpid(pid, &status, WNOHANG);
-			if (w == pid)
-				break;
-		} else if (si.ssi_signo != SIGTTOU) {
+		if (si.ssi_signo != SIGCHLD && si.ssi_signo != SIGTTOU)
 			kill(pid, (int)si.ssi_signo);
-		}
 	}
 	relay(errp[0], 2);
 	if (tty_owner)
 		tcsetpgrp(0, getpgrp());
 
-	int cmd_status;
+	int cmd_status, status = 0;
 	if (read(statusp[0], &cmd_status, sizeof cmd_status) == (ssize_t)sizeof cmd_status)
 		return exit_status_of(cmd_status);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status) ? WEXITSTATUS(status) : GPURUN_EXIT_FAIL;
 	return GPURUN_EXIT_FAIL; /* P1 was killed before the command ran */
