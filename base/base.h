@@ -139,6 +139,9 @@ char *read_fd_max(int fd, const char *what, size_t max, size_t *len, struct gerr
  * Retries a bounded number of times on EAGAIN (a concurrent rename in the
  * tree).  Returns the fd, or -1 with errno set. */
 int open_in_root(int dirfd, const char *path, int flags);
+/* The same with RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS: ELOOP as soon as
+ * any component (the last one too) is a symlink, EXDEV for "..". */
+int open_beneath_nofollow(int dirfd, const char *path, int flags);
 
 /* write(2) all of buf, retrying on EINTR and short writes. */
 int write_all(int fd, const void *buf, size_t n);

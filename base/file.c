@@ -17,12 +17,9 @@
  * cannot hold a launch forever. */
 #define OPENAT2_TRIES 16
 
-int open_in_root(int dirfd, const char *path, int flags)
+static int openat2_retry(int dirfd, const char *path, int flags, unsigned long long resolve)
 {
-	struct open_how how = {
-		.flags = (unsigned long long)(flags | O_CLOEXEC),
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
+	struct open_how how = {.flags = (unsigned long long)(flags | O_CLOEXEC), .resolve = resolve};
 	path += strspn(path, "/");
 	long fd = -1;
 	for (int i = 0; i < OPENAT2_TRIES; i++) {
@@ -31,6 +28,16 @@ int open_in_root(int dirfd, const char *path, int flags)
 			break;
 	}
 	return (int)fd;
+}
+
+int open_in_root(int dirfd, const char *path, int flags)
+{
+	return openat2_retry(dirfd, path, flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+}
+
+int open_beneath_nofollow(int dirfd, const char *path, int flags)
+{
+	return openat2_retry(dirfd, path, flags, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 }
 
 char *read_fd_max(int fd, const char *what, size_t max, size_t *len, struct gerr *err)

@@ -388,8 +388,6 @@ static int do_rootfs(struct exec_state *st, struct op *op, struct gerr *err)
 		unsigned how = (op->flags & OPF_KEEP_OWNER) ? UNPACK_KEEP_OWNER : UNPACK_CLEAR_SUID;
 		if (rootfs_unpack(cfg->image_fd, cfg->image, dfd, how, &us, err) < 0)
 			return -1;
-		if (chdir("/") < 0)
-			return gerr_set(err, errno, "chdir /");
 		if (us.devices_skipped)
 			warnx_("image %s: %zu device, fifo or socket entries not created", cfg->image,
 			       us.devices_skipped);

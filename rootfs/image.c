@@ -701,8 +701,7 @@ static unsigned unpack_flags(const struct cache *c)
 	return UNPACK_LAYER | UNPACK_CLEAR_SUID | (c->keep_owner ? UNPACK_KEEP_OWNER : 0);
 }
 
-/* Unpack into a fresh directory of ROOT/tmp; *tmprel gets it.  The cwd is
- * given back afterwards (libarchive works relative to it). */
+/* Unpack into a fresh directory of ROOT/tmp; *tmprel gets it. */
 static int unpack_to_tmp(struct isrc *s, const struct fd_source *in, struct digest_ctx *tar_hash, const char *what,
 			 unsigned flags, char **tmprel, struct unpack_stats *st, struct gerr *err)
 {
@@ -710,10 +709,7 @@ static int unpack_to_tmp(struct isrc *s, const struct fd_source *in, struct dige
 	*tmprel = cache_tmpdir(s->c, "layer", &dirfd, err);
 	if (!*tmprel)
 		return -1;
-	_cleanup_fd_ int cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	int r = unpack_source(in, tar_hash, what, dirfd, flags, &unpack_default_limits, st, err);
-	if (cwd >= 0 && fchdir(cwd) < 0 && r == 0)
-		r = gerr_set(err, errno, "chdir back");
 	close(dirfd);
 	if (r < 0) {
 		cache_remove_tree(s->c->fd, *tmprel);

@@ -1,7 +1,7 @@
 /* rootfs/probe.c — the check gpurun makes on an image file before any
  * namespace work: is it a tar archive (plain, gzip, xz, zstd or bzip2,
  * judged by content, never by name)?  It runs on every launch, so the
- * accepting path reads one block and one tar header.  Only a refusal costs
+ * accepting path reads one small block and one tar header.  Only a refusal costs
  * more: a second look at the (decompressed) first bytes, to tell the user
  * what the file is instead of a bare "not a tar archive". */
 #include "rootfs_int.h"
@@ -14,7 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PROBE_BLOCK (64 * 1024)
+/* Enough compressed input for the first tar header, and not much more to
+ * inflate: a launch pays for each byte decompressed here twice. */
+#define PROBE_BLOCK (8 * 1024)
 #define SNIFF_BYTES (32 * 1024 + 8) /* up to the ISO 9660 volume descriptor */
 
 #define USE_TAR "use tar, optionally compressed with gzip, xz, zstd or bzip2"
@@ -133,7 +135,8 @@ int rootfs_probe(int fd, const char *name, struct gerr *err)
 		archive_read_free(a);
 		return gerr_set(err, errno, "image %s: cannot rewind", name);
 	}
-	void *saved_locale = locale_utf8_enter();
+	/* In the C locale: a pax UTF-8 name that does not convert is a
+	 * warning, and the names this looks for are ASCII. */
 	int r = source_open(a, &src);
 	if (r == ARCHIVE_OK)
 		r = archive_read_next_header(a, &e);
@@ -147,7 +150,6 @@ int rootfs_probe(int fd, const char *name, struct gerr *err)
 		rc = explain_refusal(fd, name, err);
 	else if (archive_entry_pathname(e) && is_layout_entry(archive_entry_pathname(e)))
 		rc = PROBE_IMAGE;
-	locale_restore(saved_locale);
 	source_free(&src);
 	archive_read_free(a);
 	if (lseek(fd, 0, SEEK_SET) < 0 && rc == 0)

@@ -8,12 +8,15 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <time.h>
 
 #include <sys/stat.h>
 
 #include "rootfs.h"
 
 struct archive;
+struct archive_entry;
 struct digest_ctx;
 struct fd_source;
 
@@ -243,6 +246,56 @@ int platform_parse(const char *s, struct platform *pf);
  * \xNN, and long names are cut with "...". */
 void quote_name(char *dst, size_t cap, const char *name);
 #define QUOTED_NAME_MAX 240
+
+/* rootfs/place.c: making unpacked entries inside a target directory (see
+ * there why not libarchive's write-disk).  Paths are entry names already
+ * checked by rootfs/unpack.c (relative, no ".."). */
+struct place_meta {
+	int chown, chmod, set_times;
+	uid_t uid;
+	gid_t gid;
+	mode_t mode;
+	struct timespec times[2]; /* atime, mtime; UTIME_OMIT where the entry has none */
+};
+struct kept_dir {
+	char *path; /* normalized, relative to the target */
+	int fd;     /* O_PATH */
+	unsigned long used;
+};
+struct dir_fixup {
+	char *path;
+	struct place_meta meta;
+};
+struct placer {
+	int root; /* the target directory (not owned) */
+	unsigned flags;
+	mode_t umask;
+	uid_t euid;
+	gid_t egid;
+	struct kept_dir dirs[8];
+	unsigned long clock;
+	struct dir_fixup *fix;
+	size_t nfix, capfix;
+	int fd; /* the regular file being written, or -1 */
+	int64_t size, end;
+	struct place_meta meta;
+	char qname[QUOTED_NAME_MAX]; /* the entry, for messages */
+};
+void place_init(struct placer *p, int root, unsigned flags);
+/* Make the entry (type AE_IFDIR, AE_IFREG or AE_IFLNK; link: a hard link
+ * to that entry name); a regular file then takes place_data() and
+ * place_finish(). */
+int place_entry(struct placer *p, struct archive_entry *e, const char *entry, const char *link, mode_t type,
+		struct gerr *err);
+int place_data(struct placer *p, const void *buf, size_t size, int64_t off, struct gerr *err);
+int place_finish(struct placer *p, struct gerr *err);
+/* Directory modes and times, deepest first: after the last entry. */
+int place_close(struct placer *p, struct gerr *err);
+void place_free(struct placer *p);
+/* A directory of the target as a kept O_PATH descriptor (not the caller's
+ * to close), made when missing with create; -1 with errno ELOOP when a
+ * symlink is on the way, ENOTDIR when something else is. */
+int place_dir(struct placer *p, const char *dir, int create);
 
 /* Run the calling thread in the C.UTF-8 locale while archive headers are read,
  * so that pax UTF-8 names convert instead of failing in the C locale.  Returns

@@ -1,15 +1,15 @@
 /* rootfs/unpack.c — unpacking an image archive into the container root.
  *
  * The archive is hostile input and the unpack runs with the launcher's
- * privileges, so each entry passes three gates before libarchive's write-disk
- * code sees it: our lexical path check (so that the error names the entry),
- * the entry-type policy (no device nodes, FIFOs or sockets, nothing below
- * dev/: the container gets its own /dev), and libarchive's SECURE_* flags,
- * which walk the path on disk and refuse to write through a symlink.  Every
+ * privileges, so each entry passes three gates before it is made: our
+ * lexical path check (so that the error names the entry), the entry-type
+ * policy (no device nodes, FIFOs or sockets, nothing below dev/: the
+ * container gets its own /dev), and rootfs/place.c, which makes it without
+ * following any symlink on the way.  libarchive reads and parses; every
  * libarchive status other than OK ends the unpack: a damaged header that the
  * reader would skip, or a truncated stream, must not become a silently
- * shorter root file system.  The partial tree is left
- * for the caller, which throws its scratch file system away. */
+ * shorter root file system.  The partial tree is left for the caller, which
+ * throws its scratch file system away. */
 #include "rootfs_int.h"
 
 #include <archive.h>
@@ -35,27 +35,23 @@ const struct unpack_limits unpack_default_limits = {
 	.max_bytes = 64 * GIB,
 };
 
-/* The SECURE_* trio applies to the entry path and to a hard
- * link's target; PERM keeps modes exactly (a 1777 /tmp stays 1777), TIME keeps
- * mtimes.  Never XATTR, ACL or FFLAGS: file capabilities, trusted.* xattrs and
- * immutable files.  OWNER only with UNPACK_KEEP_OWNER: the launcher asks for
- * it as root, where the target is a tmpfs private to a mount namespace no
- * host process shares, so /home/alice can belong to alice as in the image. */
-#define WRITE_FLAGS                                                                                 \
-	(ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT |                        \
-	 ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME)
-
+/* What is made: modes exactly (a 1777 /tmp stays 1777) and mtimes.  Never
+ * xattrs, ACLs or file flags: file capabilities, trusted.* xattrs and
+ * immutable files.  Owners only with UNPACK_KEEP_OWNER: the launcher asks
+ * for it as root, where the target is a tmpfs private to a mount namespace
+ * no host process shares, so /home/alice can belong to alice as in the
+ * image. */
 struct unpacker {
 	unsigned flags;
 	const struct unpack_limits *lim;
 	struct unpack_stats *st;
 	struct gerr *err;
-	struct archive *in, *out;
-	struct fd_source src; /* the image, or the pipe from the decompressor thread */
+	struct archive *in;
+	struct placer out;
+	struct fd_source src; /* the image, or the blocks from the decompressor thread */
 	size_t seen;          /* entries read, written or not */
 	la_int64_t entry_end; /* tar stream offset after the last entry */
 	int read_failed;      /* err comes from reading: the decompressor may know better */
-	int root;             /* the target directory */
 };
 
 /* NULL when path is acceptable as an entry name or hard-link target, else
@@ -124,45 +120,6 @@ static int dev_relation(const char *path)
 	return *next_component(p + 3) ? 1 : 2;
 }
 
-/* Only called after libarchive refused an entry, to say why in our words:
- * does an existing non-final component of path (relative to the cwd, the
- * target directory) turn out to be a symlink? */
-static int through_symlink(const char *path)
-{
-	char *copy = xstrdup(path);
-	int found = 0;
-	for (char *slash = strchr(copy, '/'); slash && !found; slash = strchr(slash + 1, '/')) {
-		struct stat st;
-		*slash = '\0';
-		if (fstatat(AT_FDCWD, copy, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			*slash = '/';
-			break;
-		}
-		found = S_ISLNK(st.st_mode);
-		*slash = '/';
-	}
-	free(copy);
-	return found;
-}
-
-static int write_error(struct unpacker *u, struct archive_entry *e)
-{
-	const char *path = archive_entry_pathname(e), *link = archive_entry_hardlink(e);
-	const char *msg = archive_error_string(u->out);
-	int eno = archive_errno(u->out);
-	char qe[QUOTED_NAME_MAX];
-
-	if (through_symlink(path))
-		return path_error(u->err, path, NULL, "path passes through a symlink", 0);
-	if (link && through_symlink(link))
-		return path_error(u->err, path, link, "path passes through a symlink", 0);
-	quote_name(qe, sizeof qe, path);
-	/* Write-disk messages mostly leave the errno out ("Write failed"). */
-	if (eno > 0 && msg && !strstr(msg, strerror(eno)))
-		return gerr_set(u->err, eno, "entry '%s': %s", qe, msg);
-	return gerr_set(u->err, 0, "entry '%s': %s", qe, msg ? msg : "cannot be written");
-}
-
 /* A reading failure: the tar stream itself (truncated, damaged) or, when the
  * pipe was cut short, the decompressor, which the caller asks afterwards. */
 static int read_error(struct unpacker *u, int status, struct archive_entry *e)
@@ -205,38 +162,10 @@ static int copy_data(struct unpacker *u, struct archive_entry *e)
 		/* Counts what is written: the holes of a sparse file cost nothing. */
 		if (size > u->lim->max_bytes - u->st->bytes)
 			return size_error(u->err, u->lim->max_bytes, "of file data");
-		if (archive_write_data_block(u->out, buf, size, off) < ARCHIVE_OK)
-			return write_error(u, e);
+		if (place_data(&u->out, buf, size, off, u->err) < 0)
+			return -1;
 		u->st->bytes += size;
 	}
-}
-
-/* A directory of the layer being unpacked, opened (and with create, made)
- * one component at a time without following any symlink: a whiteout must
- * land inside the layer, and an image that routes one through a symlink is
- * refused rather than resolved. */
-static int layer_dir(int root, const char *path, int create, struct gerr *err)
-{
-	_cleanup_free_ char *copy = xstrdup(path);
-	int fd = dup(root);
-	if (fd < 0)
-		return gerr_set(err, errno, "dup");
-	for (char *save = NULL, *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
-		if (!strcmp(c, "."))
-			continue;
-		if (create && mkdirat(fd, c, 0755) < 0 && errno != EEXIST) {
-			int e = errno;
-			close(fd);
-			return gerr_set(err, e, "mkdir %s", path);
-		}
-		int next = openat(fd, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		int e = errno;
-		close(fd);
-		if (next < 0)
-			return gerr_set(err, e == ELOOP || e == ENOTDIR ? ELOOP : e, "directory %s", path);
-		fd = next;
-	}
-	return fd;
 }
 
 __thread const struct lower_layers *unpack_lowers;
@@ -297,11 +226,13 @@ static int whiteout(struct unpacker *u, const char *path, const char *base)
 	_cleanup_free_ char *parent = xstrndup(path, (size_t)(base - path));
 	if (through_lower_symlink(parent))
 		return gerr_set(u->err, 0, "entry '%s': whiteout passes through a symlink", qe);
-	struct gerr e2 = {0};
-	_cleanup_fd_ int dfd = layer_dir(u->root, parent, 1, &e2);
+	/* Inside the layer: one that routes a whiteout through a symlink is
+	 * refused rather than resolved. */
+	int dfd = place_dir(&u->out, parent, 1);
 	if (dfd < 0)
-		return gerr_set(u->err, e2.errnum == ELOOP ? 0 : e2.errnum, "entry '%s': %s", qe,
-				e2.errnum == ELOOP ? "whiteout passes through a symlink" : "cannot be made");
+		return gerr_set(u->err, errno == ELOOP || errno == ENOTDIR ? 0 : errno, "entry '%s': %s", qe,
+				errno == ELOOP || errno == ENOTDIR ? "whiteout passes through a symlink"
+								   : "cannot be made");
 	if (!name) {
 		/* setxattr needs a real fd, not O_PATH: reopen through /proc. */
 		char proc[64];
@@ -375,12 +306,12 @@ static int unpack_entry(struct unpacker *u, struct archive_entry *e)
 		perm |= S_IRWXU;
 	archive_entry_set_perm(e, perm);
 
-	if (archive_write_header(u->out, e) != ARCHIVE_OK)
-		return write_error(u, e);
+	if (place_entry(&u->out, e, path, link, type, u->err) < 0)
+		return -1;
 	if (type == AE_IFREG && copy_data(u, e) < 0)
 		return -1;
-	if (archive_write_finish_entry(u->out) != ARCHIVE_OK)
-		return write_error(u, e);
+	if (place_finish(&u->out, u->err) < 0)
+		return -1;
 	u->st->entries++;
 	return 0;
 }
@@ -419,13 +350,7 @@ static int unpack_all(struct unpacker *u)
 		u->read_failed = 1;
 		return gerr_set(u->err, 0, "truncated archive");
 	}
-	/* Directory modes and times are applied here, deepest first. */
-	if (archive_write_close(u->out) != ARCHIVE_OK) {
-		const char *msg = archive_error_string(u->out);
-		return gerr_set(u->err, archive_errno(u->out) > 0 ? archive_errno(u->out) : 0,
-				"set directory modes and times: %s", msg ? msg : "failed");
-	}
-	return 0;
+	return place_close(&u->out, u->err);
 }
 
 static void drain(struct fd_source *src)
@@ -456,9 +381,6 @@ int unpack_source(const struct fd_source *in, struct digest_ctx *tar_hash, const
 	struct stream s = {0};
 	struct fd_source tar_src = *in;
 	memset(st, 0, sizeof *st);
-	/* write-disk resolves entry names against the cwd. */
-	if (fchdir(dirfd) < 0)
-		return gerr_set(err, errno, "unpack %s: chdir to the new root", name);
 	/* A plain tar goes straight to the tar reader (a thread would only
 	 * copy it through the pipe), unless it must be hashed: then the thread
 	 * hashes while this one writes files. */
@@ -475,13 +397,9 @@ int unpack_source(const struct fd_source *in, struct digest_ctx *tar_hash, const
 		.st = st,
 		.err = err,
 		.in = reader_new(1, 0),
-		.out = archive_write_disk_new(),
 		.src = tar_src,
-		.root = dirfd,
 	};
-	if (!u.in || !u.out) {
-		archive_read_free(u.in);
-		archive_write_free(u.out);
+	if (!u.in) {
 		locale_restore(saved_locale);
 		if (threaded) {
 			handoff_close_reader(&s.q);
@@ -489,8 +407,7 @@ int unpack_source(const struct fd_source *in, struct digest_ctx *tar_hash, const
 		}
 		return gerr_set(err, 0, "unpack %s: %s", name, READER_SETUP_FAILED);
 	}
-	int owner = (flags & UNPACK_KEEP_OWNER) ? ARCHIVE_EXTRACT_OWNER : 0;
-	archive_write_disk_set_options(u.out, WRITE_FLAGS | owner);
+	place_init(&u.out, dirfd, flags);
 
 	int rc;
 	if (source_open(u.in, &u.src) != ARCHIVE_OK)
@@ -507,7 +424,7 @@ int unpack_source(const struct fd_source *in, struct digest_ctx *tar_hash, const
 		rc = gerr_set(err, u.src.read_errno, "read");
 
 	archive_read_free(u.in);
-	archive_write_free(u.out);
+	place_free(&u.out);
 	source_free(&u.src);
 	if (threaded) {
 		handoff_close_reader(&s.q);

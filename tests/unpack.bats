@@ -116,6 +116,61 @@ victim_untouched() {
 	assert_output $'same\nlinked'
 }
 
+# ---- a later entry replaces an earlier one (tar's rule) ----------------------------
+
+@test "a later entry of the same name replaces the earlier file" {
+	mktar "$IMG" --base "$BUSYBOX_TAR" "f|etc/twice|one" "f|etc/twice|two"
+	run "$GPURUN" "$IMG" /bin/cat /etc/twice
+	assert_success
+	assert_output two
+}
+
+@test "a file replaces an earlier symlink of its name instead of writing through it" {
+	mktar "$IMG" --base "$BUSYBOX_TAR" "s|etc/victim|$VICTIM" "f|etc/victim|inside"
+	run "$GPURUN" "$IMG" /bin/sh -c '[ -L /etc/victim ] && echo link; cat /etc/victim'
+	assert_success
+	assert_output inside
+	victim_untouched
+}
+
+@test "a directory that a symlink replaced is not written through by later entries" {
+	mktar "$IMG" --base "$BUSYBOX_TAR" "d|d2/sub/" "s|d2/sub|$VICTIM_DIR" "f|d2/sub/pwned|x"
+	refused "$IMG" "unpack $IMG: entry 'd2/sub/pwned': path passes through a symlink"
+	victim_untouched
+}
+
+@test "an entry below a regular file is refused and named" {
+	mktar "$IMG" --base "$BUSYBOX_TAR" "f|etc/plain|x" "f|etc/plain/under|y"
+	refused "$IMG" "unpack $IMG: entry 'etc/plain/under': path passes through something that is not a directory"
+}
+
+@test "a hard link to an entry the archive has not made is refused and named" {
+	mktar "$IMG" --base "$BUSYBOX_TAR" "h|etc/h|etc/missing"
+	refused "$IMG" "unpack $IMG: entry 'etc/h': hard link to 'etc/missing': No such file or directory"
+}
+
+@test "directories missing from the archive are made, 0755" {
+	mktar "$IMG" --base "$BUSYBOX_TAR" "f|deep/er/file|x"
+	run "$GPURUN" "$IMG" /bin/sh -c 'stat -c %a /deep /deep/er; cat /deep/er/file'
+	assert_success
+	assert_output $'755\n755\nx'
+}
+
+@test "a directory's mode and time are set after its children are written" {
+	mktar "$IMG" --base "$BUSYBOX_TAR" "d|etc/conf.d/|750" "f|etc/conf.d/a|x" "s|etc/conf.d/b|a"
+	run "$GPURUN" "$IMG" /bin/sh -c 'stat -c "%a %Y" /etc/conf.d; stat -c "%Y" /etc/conf.d/b'
+	assert_success
+	assert_output $'750 1700000000\n1700000000'
+}
+
+@test "a setgid directory keeps its mode in a root run with --no-cache" {
+	skip_unless_root
+	mktar "$IMG" --base "$BUSYBOX_TAR" "d|var/mail/|2775" "f|var/mail/x|y"
+	run "$GPURUN" --no-cache "$IMG" /bin/stat -c %a /var/mail
+	assert_success
+	assert_output 2775
+}
+
 # ---- entry types and metadata ------------------------------------------------------
 
 @test "device nodes and FIFOs are not created, and gpurun warns with their count" {
