@@ -386,7 +386,9 @@ static int do_rootfs(struct exec_state *st, struct op *op, struct gerr *err)
 			return gerr_set(err, errno, "open %s", PLAN_ROOT);
 		struct unpack_stats us = {0};
 		unsigned how = (op->flags & OPF_KEEP_OWNER) ? UNPACK_KEEP_OWNER : UNPACK_CLEAR_SUID;
-		if (rootfs_unpack(cfg->image_fd, cfg->image, dfd, how, &us, err) < 0)
+		int r = rootfs_unpack_finish(st->unpack, cfg->image, dfd, how, &us, err);
+		st->unpack = NULL;
+		if (r < 0)
 			return -1;
 		if (us.devices_skipped)
 			warnx_("image %s: %zu device, fifo or socket entries not created", cfg->image,
@@ -651,9 +653,29 @@ static int run_op(struct exec_state *st, struct op *op, struct gerr *err)
 	return gerr_set(err, EINVAL, "unknown plan op %d", (int)op->kind);
 }
 
+static int plan_run(struct exec_state *st, struct plan *p, struct gerr *err);
+
 int plan_execute(struct exec_state *st, struct gerr *err)
 {
 	struct plan *p = st->cfg->plan;
+	/* A tar image starts decompressing now, while the mounts before the
+	 * unpack are made (the one that needs it is the scratch tmpfs). */
+	for (size_t i = 0; i < p->n; i++) {
+		const struct op *op = &p->v[i];
+		if (op->kind == OP_ROOTFS && !(op->flags & (OPF_DIR | OPF_LAYERS))) {
+			st->unpack = rootfs_unpack_start(st->cfg->image_fd, st->cfg->image, err);
+			if (!st->unpack)
+				return -1;
+		}
+	}
+	int r = plan_run(st, p, err);
+	rootfs_unpack_abandon(st->unpack); /* only left when the plan stopped before it */
+	st->unpack = NULL;
+	return r;
+}
+
+static int plan_run(struct exec_state *st, struct plan *p, struct gerr *err)
+{
 	if (st->cfg->verbose)
 		ns_trace(NS_RSLAVE_LINE);
 	/* Without this, in root mode every mount below would propagate to the

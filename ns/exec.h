@@ -10,6 +10,7 @@ struct exec_state {
 	int rootfd;         /* O_PATH fd of the container root mount */
 	const char *libdir; /* $LIBDIR once known */
 	const char *libdir32; /* $LIBDIR32 once known */
+	struct unpack_job *unpack; /* a tar image's unpack, started ahead */
 };
 
 /* Run the whole plan (rootfs, mounts, pivot, ldconfig, final remounts). */

@@ -45,6 +45,15 @@ struct unpack_stats {
  * call.  On error the partial tree is left for the caller to discard. */
 int rootfs_unpack(int in_fd, const char *name, int dirfd, unsigned flags,
 		  struct unpack_stats *st, struct gerr *err);
+/* The same in two steps, so that a launch decompresses while it does the
+ * rest of its setup: _start begins reading and decompressing in_fd (in a
+ * thread), _finish makes the entries in dirfd and frees the job.  A job
+ * that will not be finished is given to _abandon. */
+struct unpack_job;
+struct unpack_job *rootfs_unpack_start(int in_fd, const char *name, struct gerr *err);
+int rootfs_unpack_finish(struct unpack_job *job, const char *name, int dirfd, unsigned flags,
+			 struct unpack_stats *st, struct gerr *err);
+void rootfs_unpack_abandon(struct unpack_job *job);
 
 /* rootfs_probe() results */
 #define PROBE_FLAT 0   /* a root file system archive */

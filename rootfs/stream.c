@@ -5,12 +5,13 @@
  * creating files; GNU tar hides the first behind a gzip child process.  Here
  * a second thread runs a raw-format reader (filters only) and hands the plain
  * tar stream over in blocks of memory (struct handoff); the caller's thread
- * reads them in place with a tar-only reader and extracts.  The thread never creates files: libarchive's
- * write-disk code calls umask(), which is process-wide (CVE-2023-30571).
+ * reads them in place with a tar-only reader and makes the files
+ * (rootfs/place.c).  A launch starts the thread before its other setup
+ * (rootfs_unpack_start), so inflating overlaps the first mounts too.
  *
  * gzip, the common case, is inflated with ISA-L's igzip when libisal.so.2 is
- * installed: about 3.5 times zlib's speed, which makes inflating no longer
- * the slower of the two threads.  It is loaded with dlopen() on the first
+ * installed: about twice zlib's speed here.  Since files are made with a few
+ * system calls each, inflating is again the slower of the two threads.  It is loaded with dlopen() on the first
  * gzip only (a warm launch never maps it), and without it libarchive's zlib
  * filter does the same job.  Either way libarchive parses the tar. */
 #include "rootfs_int.h"

@@ -375,35 +375,49 @@ static int stream_verdict(const struct stream *s, int rc, const struct unpacker 
 	return gerr_set(u->err, 0, "decompression failed: %s", s->msg);
 }
 
-int unpack_source(const struct fd_source *in, struct digest_ctx *tar_hash, const char *name, int dirfd,
-		  unsigned flags, const struct unpack_limits *lim, struct unpack_stats *st, struct gerr *err)
+/* The reading side of an unpack, which may run ahead of the writing side. */
+struct unpack_job {
+	struct stream s;
+	struct fd_source tar_src;
+	int threaded;
+	const struct unpack_limits *lim;
+};
+
+static int job_start(struct unpack_job *j, const struct fd_source *in, struct digest_ctx *tar_hash,
+		     const char *name, const struct unpack_limits *lim, struct gerr *err)
 {
-	struct stream s = {0};
-	struct fd_source tar_src = *in;
-	memset(st, 0, sizeof *st);
+	memset(j, 0, sizeof *j);
+	j->tar_src = *in;
+	j->lim = lim;
 	/* A plain tar goes straight to the tar reader (a thread would only
 	 * copy it through the pipe), unless it must be hashed: then the thread
 	 * hashes while this one writes files. */
-	int threaded = compression_at(in) != NULL || tar_hash || in->hash;
-	if (threaded && stream_start(&s, in, tar_hash, lim->max_bytes, &tar_src, err) < 0)
+	j->threaded = compression_at(in) != NULL || tar_hash || in->hash;
+	if (j->threaded && stream_start(&j->s, in, tar_hash, lim->max_bytes, &j->tar_src, err) < 0)
 		return gerr_prefix(err, "unpack %s", name);
-	tar_src.block = TAR_READ_BLOCK;
-	tar_src.buf = NULL;
+	j->tar_src.block = TAR_READ_BLOCK;
+	j->tar_src.buf = NULL;
+	return 0;
+}
 
+static int job_finish(struct unpack_job *j, const char *name, int dirfd, unsigned flags, struct unpack_stats *st,
+		      struct gerr *err)
+{
+	memset(st, 0, sizeof *st);
 	void *saved_locale = locale_utf8_enter();
 	struct unpacker u = {
 		.flags = flags,
-		.lim = lim,
+		.lim = j->lim,
 		.st = st,
 		.err = err,
 		.in = reader_new(1, 0),
-		.src = tar_src,
+		.src = j->tar_src,
 	};
 	if (!u.in) {
 		locale_restore(saved_locale);
-		if (threaded) {
-			handoff_close_reader(&s.q);
-			stream_join(&s);
+		if (j->threaded) {
+			handoff_close_reader(&j->s.q);
+			stream_join(&j->s);
 		}
 		return gerr_set(err, 0, "unpack %s: %s", name, READER_SETUP_FAILED);
 	}
@@ -417,19 +431,19 @@ int unpack_source(const struct fd_source *in, struct digest_ctx *tar_hash, const
 	/* Let the decompressor finish (trailing padding, or the rest of a
 	 * stream the tar reader gave up on) so that its verdict, below, does
 	 * not depend on which thread was faster.  Bounded by its byte cap. */
-	if (threaded && (rc == 0 || u.read_failed))
+	if (j->threaded && (rc == 0 || u.read_failed))
 		drain(&u.src);
 	/* A digest covers the whole input, also what follows the tar's end. */
-	if (!threaded && rc == 0 && (u.src.hash || u.src.hash2) && source_drain(&u.src) < 0)
+	if (!j->threaded && rc == 0 && (u.src.hash || u.src.hash2) && source_drain(&u.src) < 0)
 		rc = gerr_set(err, u.src.read_errno, "read");
 
 	archive_read_free(u.in);
 	place_free(&u.out);
 	source_free(&u.src);
-	if (threaded) {
-		handoff_close_reader(&s.q);
-		stream_join(&s);
-		rc = stream_verdict(&s, rc, &u);
+	if (j->threaded) {
+		handoff_close_reader(&j->s.q);
+		stream_join(&j->s);
+		rc = stream_verdict(&j->s, rc, &u);
 	}
 	locale_restore(saved_locale);
 	if (rc < 0)
@@ -437,11 +451,50 @@ int unpack_source(const struct fd_source *in, struct digest_ctx *tar_hash, const
 	return 0;
 }
 
+int unpack_source(const struct fd_source *in, struct digest_ctx *tar_hash, const char *name, int dirfd,
+		  unsigned flags, const struct unpack_limits *lim, struct unpack_stats *st, struct gerr *err)
+{
+	struct unpack_job j;
+	if (job_start(&j, in, tar_hash, name, lim, err) < 0)
+		return -1;
+	return job_finish(&j, name, dirfd, flags, st, err);
+}
+
 int rootfs_unpack_limited(int in_fd, const char *name, int dirfd, unsigned flags,
 			  const struct unpack_limits *lim, struct unpack_stats *st, struct gerr *err)
 {
 	struct fd_source in = {.fd = in_fd};
 	return unpack_source(&in, NULL, name, dirfd, flags, lim, st, err);
+}
+
+struct unpack_job *rootfs_unpack_start(int in_fd, const char *name, struct gerr *err)
+{
+	struct unpack_job *j = xmalloc(sizeof *j);
+	struct fd_source in = {.fd = in_fd};
+	if (job_start(j, &in, NULL, name, &unpack_default_limits, err) < 0) {
+		free(j);
+		return NULL;
+	}
+	return j;
+}
+
+int rootfs_unpack_finish(struct unpack_job *j, const char *name, int dirfd, unsigned flags,
+			 struct unpack_stats *st, struct gerr *err)
+{
+	int r = job_finish(j, name, dirfd, flags, st, err);
+	free(j);
+	return r;
+}
+
+void rootfs_unpack_abandon(struct unpack_job *j)
+{
+	if (!j)
+		return;
+	if (j->threaded) {
+		handoff_close_reader(&j->s.q);
+		stream_join(&j->s);
+	}
+	free(j);
 }
 
 int rootfs_unpack(int in_fd, const char *name, int dirfd, unsigned flags, struct unpack_stats *st,

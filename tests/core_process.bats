@@ -47,6 +47,18 @@ teardown() {
 	assert_failure
 }
 
+@test "when gpurun returns, no process of the container is left: not a stopped one, not one ignoring signals" {
+	local token=$((900000 + RANDOM))
+	run --separate-stderr "$GPURUN" "$BUSYBOX_DIR" /bin/sh -c \
+		"(trap '' TERM HUP INT; exec sleep $token) >/dev/null 2>&1 &
+		 sleep $((token + 1)) >/dev/null 2>&1 & kill -STOP \$!; echo started"
+	assert_success
+	assert_output "started"
+	# No waiting: P1 kills and reaps them before it hands over the status.
+	run pgrep -f "sleep $token|sleep $((token + 1))"
+	assert_failure
+}
+
 # ---- signals ----------------------------------------------------------------
 
 # signal_reaches_command SIG: gpurun runs `probe wait-signal` in the
