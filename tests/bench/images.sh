@@ -9,10 +9,20 @@
 #      1.1x);
 #   3. gpurun's peak RSS while unpacking an image of about 1 GB for the first
 #      time (target: under 64 MB: the archive is streamed, never held);
-#   4. first and cached launch times of images of growing size: busybox,
-#      Debian minbase, the generated 1 GB image.
+#   4. scale: the first launch (an empty cache before every run) and the
+#      repeated launch (a cache hit) of images of growing size: the busybox
+#      .tar.gz (1 MB), Debian minbase (93 MB) and the generated 1 GB image,
+#      each beside its peer in the same hyperfine run: for the first launch
+#      bsdtar, and GNU tar, into a fresh tmpfs then bwrap (tarbwrap.sh), for
+#      the repeated one bwrap on the image unpacked in a directory.
 #
-# Knobs: BENCH_COLD_RUNS (default 10), BENCH_RUNS (default 100), GPURUN.
+# Sections 1-3 are the rows of the README table between bench:images:begin
+# and bench:images:end (tests/build/bench/images.md), section 4 those
+# between bench:scale:begin and bench:scale:end (scale.md); ratios.py
+# splices both (BENCH_README=0 leaves README.md alone).
+#
+# Knobs: BENCH_COLD_RUNS (default 10; the 1 GB image's first launch at most
+# 3), BENCH_RUNS (default 100), GPURUN.
 # Needs $OUT/debian-bookworm-minbase.tar.gz from run.sh.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
@@ -22,7 +32,10 @@ OUT=$REPO/tests/build/bench
 RUNS=${BENCH_RUNS:-100}
 COLD_RUNS=${BENCH_COLD_RUNS:-10}
 RATIOS="python3 $REPO/tests/bench/ratios.py"
+TARBWRAP=$REPO/tests/bench/tarbwrap.sh
 CACHE=$OUT/cache
+HEAD="| measurement | gpurun median ± sd (CPU) | peer median ± sd (CPU), same hyperfine run | ratio | target |
+|---|---|---|---|---|"
 export TESTS_BUILD=$REPO/tests/build
 # shellcheck source=../lib/images.bash
 source tests/lib/images.bash
@@ -78,6 +91,13 @@ if [[ ! -s $BIG_TGZ ]]; then
 		os.rename(out + ".tmp", out)
 	PY
 fi
+# Its tree as a directory, for bwrap (the peer of a cache hit).
+BIG_DIR=$OUT/generated-1g-dir
+if [[ ! -d $BIG_DIR/data ]]; then
+	rm -rf "$BIG_DIR" "$BIG_DIR.tmp" && mkdir -p "$BIG_DIR.tmp" &&
+		tar --numeric-owner -C "$BIG_DIR.tmp" -xzf "$BIG_TGZ" && mv "$BIG_DIR.tmp" "$BIG_DIR"
+fi
+echo "$HEAD" >"$OUT/images.md"
 
 # ---- 1. a cache hit against a directory -----------------------------------------------
 # Two launches 0.3 ms apart on a machine whose timings drift by more than
@@ -92,18 +112,9 @@ for round in 1 2 3 4; do
 	GPURUN_CACHE=$CACHE hyperfine -N --style none --warmup 10 --runs "$RUNS" \
 		--export-json "$OUT/cache-hit.$round.json" "${order[@]}" </dev/null >/dev/null
 done
-python3 - "$OUT/cache-hit.json" "$OUT"/cache-hit.[1-4].json <<-'PY'
-	import json, statistics, sys
-	out, parts = sys.argv[1], sys.argv[2:]
-	pooled = {}
-	for p in parts:
-	    for r in json.load(open(p))["results"]:
-	        pooled.setdefault(r["command"], []).extend(r["times"])
-	results = [{"command": c, "times": t, "median": statistics.median(t), "mean": statistics.mean(t),
-	            "stddev": statistics.stdev(t)} for c, t in pooled.items()]
-	json.dump({"results": results}, open(out, "w"))
-PY
-$RATIOS "$OUT/cache-hit.json" cached-tar.gz 'directory<=1.1'
+$RATIOS --pool "$OUT/cache-hit.json" "$OUT"/cache-hit.[1-4].json
+$RATIOS "$OUT/cache-hit.json" cached-tar.gz 'directory<=1.1' --md "$OUT/images.md" \
+	"Debian minbase \`.tar.gz\`, cache hit (4 alternating rounds of $RUNS launches, pooled) against the same tree as a directory"
 
 # ---- 2. first launch: docker save vs flat .tar.gz ----------------------------------------
 header "2. first launch (empty cache): docker save archive vs flat .tar.gz, $COLD_RUNS runs"
@@ -112,7 +123,8 @@ if [[ -s $DEBIAN_DOCKER ]]; then
 		--prepare "sh -c 'rm -rf $CACHE && sync'" --export-json "$OUT/first-docker.json" \
 		-n docker-save "$GPURUN --quiet $DEBIAN_DOCKER /bin/true" \
 		-n flat-tar.gz "$GPURUN --quiet $DEBIAN_TGZ /bin/true" </dev/null
-	$RATIOS "$OUT/first-docker.json" docker-save 'flat-tar.gz<=1.1'
+	$RATIOS "$OUT/first-docker.json" docker-save 'flat-tar.gz<=1.1' --md "$OUT/images.md" \
+		"first launch (empty cache), \`docker save\` archive of Debian minbase against the flat \`.tar.gz\`"
 fi
 
 # ---- 3. memory -------------------------------------------------------------------------
@@ -121,20 +133,41 @@ rm -rf "$CACHE"
 rss=$( { GPURUN_CACHE=$CACHE /usr/bin/time -f '%M' "$GPURUN" --quiet "$BIG_TGZ" /bin/true; } 2>&1 | tail -n 1)
 unpacked=$(du -sm "$CACHE/layers" | cut -f1)
 say "  gpurun max RSS: $((rss / 1024)) MB while unpacking ${unpacked} MB"
-if ((rss < 64 * 1024)); then say "  PASS under 64 MB"; else say "  MISS not under 64 MB"; fi
+if ((rss < 64 * 1024)); then verdict="PASS under 64 MB"; else verdict="MISS not under 64 MB"; fi
+say "  $verdict"
+echo "| peak RSS, first launch of the generated 1 GB image (${unpacked} MB unpacked) | $((rss / 1024)) MB | | | $verdict |" >>"$OUT/images.md"
 
-# ---- 4. growth -------------------------------------------------------------------------
-header "4. first and cached launch by image size ($COLD_RUNS first / $RUNS cached runs)"
-printf '  %-22s %10s %12s %12s\n' image archive "first" cached
-for spec in "busybox:$(fixture busybox.tar.gz)" "debian-minbase:$DEBIAN_TGZ" "generated-1g:$BIG_TGZ"; do
-	name=${spec%%:*} img=${spec#*:}
-	GPURUN_CACHE=$CACHE hyperfine -N --style none --warmup 1 --runs "$COLD_RUNS" --prepare "sh -c 'rm -rf $CACHE && sync'" \
-		--export-json "$OUT/grow-first-$name.json" "$GPURUN --quiet $img /bin/true" </dev/null >/dev/null
-	GPURUN_CACHE=$CACHE hyperfine -N --style none --warmup 5 --runs "$RUNS" \
-		--export-json "$OUT/grow-hit-$name.json" "$GPURUN --quiet $img /bin/true" </dev/null >/dev/null
-	first=$(python3 -c 'import json,sys; print("%.1f ms" % (json.load(open(sys.argv[1]))["results"][0]["median"]*1000))' "$OUT/grow-first-$name.json")
-	hit=$(python3 -c 'import json,sys; print("%.2f ms" % (json.load(open(sys.argv[1]))["results"][0]["median"]*1000))' "$OUT/grow-hit-$name.json")
-	printf '  %-22s %10s %12s %12s\n' "$name" "$(du -h "$img" | cut -f1)" "$first" "$hit"
+# ---- 4. scale -------------------------------------------------------------------------
+# The first launch writes the image into the cache on disk (the sync in
+# --prepare keeps one run's writeback out of the next); its peers unpack into
+# memory, which is cheaper than any disk, then run bwrap.
+echo "$HEAD" >"$OUT/scale.md"
+for spec in "busybox.tar.gz:$(fixture busybox.tar.gz):$(fixture busybox)" \
+	"debian-minbase.tar.gz:$DEBIAN_TGZ:$DEBIAN_DIR" "generated-1g.tar.gz:$BIG_TGZ:$BIG_DIR"; do
+	IFS=: read -r name img dir <<<"$spec"
+	size=$(stat -c %s "$img" | awk '{ printf($1 < 1e7 ? "%.1f MB" : "%.0f MB", $1 / 1e6) }')
+	runs=$COLD_RUNS
+	[[ $name == generated-1g.tar.gz ]] && ((runs > 3)) && runs=3
+	header "4. scale: first launch of $name ($size), empty cache each run, $runs runs"
+	GPURUN_CACHE=$CACHE hyperfine -N --style basic --warmup 1 --runs "$runs" \
+		--prepare "sh -c 'rm -rf $CACHE && sync'" --export-json "$OUT/scale-first-$name.json" \
+		-n gpurun "$GPURUN --quiet $img /bin/true" \
+		-n bsdtar+bwrap "$TARBWRAP bsdtar $img /bin/true" \
+		-n tar+bwrap "$TARBWRAP tar $img /bin/true" </dev/null
+	$RATIOS "$OUT/scale-first-$name.json" gpurun --md "$OUT/scale.md" \
+		"first launch, $name ($size), an empty cache each run (peers: unpack into a tmpfs, then bwrap)"
+	header "4. scale: repeated launch of $name (cache hit), $RUNS runs"
+	GPURUN_CACHE=$CACHE "$GPURUN" --quiet "$img" /bin/true </dev/null
+	GPURUN_CACHE=$CACHE hyperfine -N --style basic --warmup 5 --runs "$RUNS" \
+		--export-json "$OUT/scale-hit-$name.json" \
+		-n gpurun "$GPURUN --quiet $img /bin/true" \
+		-n bwrap-dir "bwrap --unshare-pid --unshare-ipc --bind $dir / --proc /proc --dev /dev /bin/true" </dev/null
+	$RATIOS "$OUT/scale-hit-$name.json" gpurun --md "$OUT/scale.md" \
+		"repeated launch, $name (cache hit; peer: bwrap on the tree unpacked in a directory)"
 done
 rm -rf "$CACHE"
+if [[ "${BENCH_README:-1}" != 0 ]]; then
+	$RATIOS --splice "$REPO/README.md" "$OUT/images.md" images && say "README.md: the bench:images table regenerated"
+	$RATIOS --splice "$REPO/README.md" "$OUT/scale.md" scale && say "README.md: the bench:scale table regenerated"
+fi
 exit 0

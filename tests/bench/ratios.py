@@ -14,13 +14,25 @@ With --md, the same figures are appended to TABLE.md as markdown rows (the
 README's benchmark table is made of them: tests/bench/run.sh splices the
 file into README.md, so that no figure there is typed by hand).
 
-  ratios.py --splice README.md TABLE.md   replace what lies between the
-      <!-- bench:begin --> and <!-- bench:end --> lines of README.md.
+  ratios.py --splice README.md TABLE.md [NAME]   replace what lies between
+      the <!-- bench:NAME:begin --> and <!-- bench:NAME:end --> lines of
+      README.md (without NAME: <!-- bench:begin --> and <!-- bench:end -->,
+      the launch table).  Each README benchmark table has its own NAME and
+      its own TABLE.md, written by the script that measures it.
+
+  ratios.py --pool OUT.json IN.json...   pool hyperfine runs of the same
+      commands (rounds in alternating order, so that a machine whose load
+      drifts favours none of them) into one results file: medians over all
+      the times, CPU as the mean weighted by each run's number of launches.
 """
 import json
+import statistics
 import sys
 
-BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
+
+def markers(name=None):
+    tag = f"bench:{name}:" if name else "bench:"
+    return f"<!-- {tag}begin -->", f"<!-- {tag}end -->"
 
 
 def ms(s):
@@ -34,7 +46,8 @@ def cpu(r):
     return r["user"] + r["system"]
 
 
-def splice(readme, table):
+def splice(readme, table, name=None):
+    BEGIN, END = markers(name)
     with open(readme) as f:
         text = f.read()
     with open(table) as f:
@@ -49,9 +62,30 @@ def splice(readme, table):
     return 0
 
 
+def pool(out, parts):
+    times, cpus = {}, {}
+    for path in parts:
+        with open(path) as f:
+            for r in json.load(f)["results"]:
+                times.setdefault(r["command"], []).extend(r["times"])
+                cpus.setdefault(r["command"], []).append((len(r["times"]), r["user"], r["system"]))
+    results = []
+    for c, t in times.items():
+        n = len(t)
+        results.append({"command": c, "times": t, "median": statistics.median(t),
+                        "mean": statistics.mean(t), "stddev": statistics.stdev(t) if n > 1 else 0.0,
+                        "user": sum(k * u for k, u, _ in cpus[c]) / n,
+                        "system": sum(k * s for k, _, s in cpus[c]) / n})
+    with open(out, "w") as f:
+        json.dump({"results": results}, f)
+    return 0
+
+
 def main(argv):
     if argv[1:2] == ["--splice"]:
-        return splice(argv[2], argv[3])
+        return splice(*argv[2:5])
+    if argv[1:2] == ["--pool"]:
+        return pool(argv[2], argv[3:])
     md = None
     if "--md" in argv:
         i = argv.index("--md")
@@ -64,9 +98,10 @@ def main(argv):
         print(f"ratios: no result for {ref}", file=sys.stderr)
         return 1
     base = results[ref]["median"]
-    print(f"  {'command':<24} {'median':>10} {'mean ± sd':>20} {'CPU':>10} {'vs ' + ref:>10}")
+    w = max([24] + [len(n) for n in results])
+    print(f"  {'command':<{w}} {'median':>10} {'mean ± sd':>20} {'CPU':>10} {'vs ' + ref:>10}")
     for name, r in results.items():
-        print(f"  {name:<24} {r['median'] * 1e3:>8.2f}ms "
+        print(f"  {name:<{w}} {r['median'] * 1e3:>8.2f}ms "
               f"{r['mean'] * 1e3:>10.2f} ± {r['stddev'] * 1e3:<6.2f}ms "
               f"{cpu(r) * 1e3:>8.2f}ms {r['median'] / base:>9.2f}x")
     verdicts = {}  # peer name (or None for absolute targets) -> text

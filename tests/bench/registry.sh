@@ -11,7 +11,9 @@
 # The image: the busybox fixture as layer 1, then four layers of 50 MB each
 # (200 files of 256 KiB of random data: gzip cannot shrink them, so about
 # 200 MB cross the wire and 200 MB are unpacked).  Knobs: BENCH_COLD_RUNS
-# (default 10), GPURUN.
+# (default 10), GPURUN.  Its rows are the README table between
+# bench:registry:begin and bench:registry:end (tests/build/bench/registry.md,
+# spliced by ratios.py; BENCH_README=0 leaves README.md alone).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 REPO=$(pwd)
@@ -89,7 +91,8 @@ REF=$REG_R_HOST/bench/big:latest
 W=$REGISTRY_WORK
 export CURL_CA_BUNDLE=$REG_CA SSL_CERT_FILE=$REG_CA GPURUN_CACHE=$W/cache
 
-header "pull of a 5-layer image of $(du -sm --apparent-size "$LAYOUT" | cut -f1) MB compressed from a local registry, empty cache, $RUNS runs"
+MB=$(du -sm --apparent-size "$LAYOUT" | cut -f1)
+header "pull of a 5-layer image of $MB MB compressed from a local registry, empty cache, $RUNS runs"
 untar='for l in $(python3 -c "import json,sys; d=sys.argv[1]; i=json.load(open(d+\"/index.json\")); m=json.load(open(d+\"/blobs/sha256/\"+i[\"manifests\"][0][\"digest\"][7:])); print(\" \".join(x[\"digest\"][7:] for x in m[\"layers\"]))" '"$W"'/oci); do tar -C '"$W"'/rootfs -xzf '"$W"'/oci/blobs/sha256/$l; done'
 hyperfine -N --style basic --warmup 1 --runs "$RUNS" \
 	--prepare "sh -c 'rm -rf $W/cache $W/oci $W/rootfs && mkdir $W/rootfs && sync'" \
@@ -98,5 +101,13 @@ hyperfine -N --style basic --warmup 1 --runs "$RUNS" \
 	-n skopeo+umoci "sh -c 'skopeo --insecure-policy copy -q --src-tls-verify=false docker://$REF oci:$W/oci:latest && umoci raw unpack --image $W/oci:latest $W/rootfs/r'" \
 	-n skopeo+tar "sh -c 'skopeo --insecure-policy copy -q --src-tls-verify=false docker://$REF oci:$W/oci:latest && $untar'" \
 	</dev/null
-$RATIOS "$OUT/registry-pull.json" gpurun-pull 'skopeo+umoci<=1.2' 'skopeo+tar<=1.2'
+{
+	echo "| pull, empty cache | gpurun median ± sd (CPU) | peer median ± sd (CPU), same hyperfine run | ratio | target |"
+	echo "|---|---|---|---|---|"
+} >"$OUT/registry.md"
+$RATIOS "$OUT/registry-pull.json" gpurun-pull 'skopeo+umoci<=1.2' 'skopeo+tar<=1.2' --md "$OUT/registry.md" \
+	"\`gpurun pull docker://...\`, 5 layers, $MB MB (gzip), docker-registry on 127.0.0.1 over TLS, $RUNS runs (peers: \`skopeo copy docker://... oci:DIR\`, then \`umoci raw unpack\` or \`tar -xzf\` of each layer)"
+if [[ "${BENCH_README:-1}" != 0 ]]; then
+	$RATIOS --splice "$REPO/README.md" "$OUT/registry.md" registry && say "README.md: the bench:registry table regenerated"
+fi
 exit 0

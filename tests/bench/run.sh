@@ -9,6 +9,9 @@
 #      mount namespaces only, no cgroups for crun); then the same as the
 #      unprivileged user gpurun-test (setpriv), gpurun vs bwrap --unshare-user.
 #      Targets: gpurun no slower than bwrap (median); faster than crun.
+#      As root, tests/bench/cpu.sh then splits the CPU of that launch by
+#      process and mode from perf samples (target: gpurun's own user CPU
+#      under 1 ms per launch; its own README table, bench:cpu).
 #   2. cold launch with --no-cache (what a cache miss pays) from busybox
 #      .tar.gz, and Debian bookworm minbase (built with debootstrap, cached in
 #      tests/build/bench) as .tar.gz and .tar.zst: gpurun vs bsdtar, and GNU
@@ -18,7 +21,9 @@
 #
 # Each hyperfine run measures gpurun and its peers together (ratios from one
 # run); every row of the README's table between its bench:begin/bench:end
-# markers comes from these runs (ratios.py --md, spliced at the end).
+# markers comes from these runs (ratios.py --md, spliced at the end).  The
+# other scripts splice their own tables (bench:cpu, bench:images,
+# bench:scale, bench:registry, bench:gpu) the same way.
 #
 # Knobs: BENCH_RUNS (warm, default 100), BENCH_COLD_RUNS (default 10),
 # BENCH_SKIP_DEBIAN=1, GPURUN (binary, default ./gpurun), BENCH_README=0
@@ -162,6 +167,7 @@ $RATIOS "$OUT/warm-dir.json" gpurun 'bwrap<=1.0' 'crun>' \
 if [[ $ROOT -eq 1 ]]; then
 	cpu_rows "same" gpurun "$GPURUN $BUSYBOX_DIR /bin/true" \
 		bwrap "bwrap --unshare-pid --unshare-ipc --bind $BUSYBOX_DIR / --proc /proc --dev /dev /bin/true"
+	GPURUN=$GPURUN bash tests/bench/cpu.sh
 fi
 
 # The same launch by an unprivileged user (a user namespace for both).
@@ -241,9 +247,10 @@ else
 	fi
 fi
 
-# The largest image: the 1 GB one tests/bench/images.sh generates.
+# The largest image: the 1 GB one tests/bench/images.sh generates (once it
+# exists; not with BENCH_QUICK=1, which it would slow by a minute).
 BIG_TGZ=$OUT/generated-1g.tar.gz
-[[ -s "$BIG_TGZ" ]] && cold generated-1g.tar.gz "$BIG_TGZ" "" 3 1
+[[ -s "$BIG_TGZ" && "${BENCH_QUICK:-0}" != 1 ]] && cold generated-1g.tar.gz "$BIG_TGZ" "" 3 1
 
 # ---- 2b. concurrent launches ------------------------------------------------------
 # concurrent N CMD...: start N copies at once; prints "SUCCEEDED MILLISECONDS".
@@ -265,7 +272,7 @@ if [[ $ROOT -eq 1 ]]; then
 	CONC_CACHE=$(mktemp -d "$OUT/conc-cache.XXXXXX")
 	BUSYBOX_TGZ=$(fixture busybox.tar.gz)
 	g=() b=()
-	for round in 1 2 3; do
+	for _ in 1 2 3; do
 		rm -rf "$CONC_CACHE" && mkdir -p "$CONC_CACHE"
 		g+=("$(GPURUN_CACHE=$CONC_CACHE concurrent 50 "$GPURUN" --quiet "$BUSYBOX_TGZ" /bin/true)")
 		b+=("$(concurrent 50 bwrap --unshare-pid --unshare-ipc --bind "$BUSYBOX_DIR" / --proc /proc --dev /dev /bin/true)")

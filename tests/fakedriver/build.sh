@@ -19,7 +19,9 @@
 #        proc/devices, lib/firmware/nvidia/<ver>/gsp_*.bin,
 #        run/nvidia-persistenced/socket (a real unix socket), tmp/nvidia-mps/.
 # TOPOLOGY: `one` (one H100), `four` (four GPUs whose minors are not in
-# PCI bus order: index 1 = bus 0000:5e:00.0 = /dev/nvidia0) or `odd` (what
+# PCI bus order: index 1 = bus 0000:5e:00.0 = /dev/nvidia0) or `eight` (an
+# eight-GPU H100 node, minors again not in bus order; for the benchmark of
+# --gpus with 1, 4 and 8 GPUs) or `odd` (what
 # the information files give on real hosts and NVML would hide: a GPU
 # excluded by NVreg_ExcludedGpus, one whose UUID is not written yet, one
 # whose model gpurun cannot name an architecture for) or `nouvm` (`one` after
@@ -48,13 +50,13 @@ if [ "${1:-}" = --hash ]; then
 	exit 0
 fi
 if [ $# -ne 2 ]; then
-	echo "usage: $0 OUTDIR one|four|odd|nouvm|mig" >&2
+	echo "usage: $0 OUTDIR one|four|eight|odd|nouvm|mig" >&2
 	exit 2
 fi
 out=$1
 topo=$2
-case $topo in one | four | odd | nouvm | mig) ;; *)
-	echo "$0: unknown topology $topo (one, four, odd, nouvm, mig)" >&2
+case $topo in one | four | eight | odd | nouvm | mig) ;; *)
+	echo "$0: unknown topology $topo (one, four, eight, odd, nouvm, mig)" >&2
 	exit 2
 	;;
 esac
@@ -252,6 +254,15 @@ four)
 0000:5e:00.0 0 NVIDIA_A100-SXM4-80GB GPU-1d2e3f40-5162-4738-89ab-cdef01234567 No
 0000:86:00.0 3 Tesla_V100-SXM2-16GB GPU-8f7e6d5c-4b3a-4291-8071-605f4e3d2c1b No
 0000:af:00.0 1 NVIDIA_H100_80GB_HBM3 GPU-a0b1c2d3-e4f5-4061-9728-394a5b6c7d8e No" ;;
+eight)
+	gpus="0000:18:00.0 1 NVIDIA_H100_80GB_HBM3 GPU-e8000000-1111-4222-8333-444455556600 No
+0000:2a:00.0 0 NVIDIA_H100_80GB_HBM3 GPU-e8000001-1111-4222-8333-444455556601 No
+0000:3a:00.0 3 NVIDIA_H100_80GB_HBM3 GPU-e8000002-1111-4222-8333-444455556602 No
+0000:5d:00.0 2 NVIDIA_H100_80GB_HBM3 GPU-e8000003-1111-4222-8333-444455556603 No
+0000:9a:00.0 5 NVIDIA_H100_80GB_HBM3 GPU-e8000004-1111-4222-8333-444455556604 No
+0000:ab:00.0 4 NVIDIA_H100_80GB_HBM3 GPU-e8000005-1111-4222-8333-444455556605 No
+0000:ba:00.0 7 NVIDIA_H100_80GB_HBM3 GPU-e8000006-1111-4222-8333-444455556606 No
+0000:db:00.0 6 NVIDIA_H100_80GB_HBM3 GPU-e8000007-1111-4222-8333-444455556607 No" ;;
 odd)
 	gpus="0000:0a:00.0 1 NVIDIA_H100_80GB_HBM3 GPU-0a0a0a0a-1111-4222-8333-444455556666 No
 0000:1b:00.0 0 NVIDIA_A100-SXM4-80GB GPU-1b1b1b1b-1111-4222-8333-444455556666 Yes
