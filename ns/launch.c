@@ -166,10 +166,7 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 	close(syncp[1]);
 
 	/* Monitor: relay P1/P2's error text as it comes, forward signals,
-	 * stop when P1 hands over the command's status or dies without it.
-	 * P0 does not wait for P1's own exit: by the status, every process
-	 * of the container is gone, and what is left is the kernel taking
-	 * P1's private mount table apart. */
+	 * stop when P1 hands over the command's status or dies without it. */
 	int errfd_open = 1;
 	for (;;) {
 		struct pollfd pfd[3] = {{.fd = sfd, .events = POLLIN},
@@ -203,11 +200,17 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 	if (tty_owner)
 		tcsetpgrp(0, getpgrp());
 
+	/* P1 is reaped here even though every process of the container is
+	 * gone by its status: gpurun must not leave a zombie to a parent
+	 * that never reaps (a shell as pid 1 of a CI container).  The wait
+	 * is P1's mount namespace being taken apart, a tenth of a launch;
+	 * bubblewrap returns before it. */
 	int cmd_status, status = 0;
-	if (read(statusp[0], &cmd_status, sizeof cmd_status) == (ssize_t)sizeof cmd_status)
-		return exit_status_of(cmd_status);
+	int have = read(statusp[0], &cmd_status, sizeof cmd_status) == (ssize_t)sizeof cmd_status;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	if (have)
+		return exit_status_of(cmd_status);
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status) ? WEXITSTATUS(status) : GPURUN_EXIT_FAIL;
 	return GPURUN_EXIT_FAIL; /* P1 was killed before the command ran */
