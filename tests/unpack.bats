@@ -407,6 +407,37 @@ with tarfile.open(sys.argv[1]) as tf:
 	refused "$IMG" "unpack $IMG: damaged tar header"
 }
 
+@test "a .tar.zst cut off is refused: 'truncated archive'" {
+	local tzst=$BATS_TEST_TMPDIR/img.tar.zst
+	zstd -q -c "$BUSYBOX_TAR" | head -c 300000 >"$tzst"
+	refused "$tzst" "unpack $tzst: truncated archive"
+}
+
+@test "corrupt zstd data is refused with zstd's reason" {
+	local tzst=$BATS_TEST_TMPDIR/img.tar.zst
+	zstd -q -c "$BUSYBOX_TAR" >"$tzst"
+	printf 'garbage!' | dd of="$tzst" bs=1 seek=$(($(stat -c %s "$tzst") / 2)) conv=notrunc status=none
+	run --separate-stderr "$GPURUN" "$tzst" /bin/true
+	assert_gpurun_error 125 "unpack $tzst: decompression failed: zstd: "
+}
+
+@test "bytes after the last zstd frame are refused, as zstd -d does" {
+	local tzst=$BATS_TEST_TMPDIR/img.tar.zst
+	zstd -q -c "$BUSYBOX_TAR" >"$tzst"
+	printf 'trailing bytes that are no frame' >>"$tzst"
+	run --separate-stderr "$GPURUN" "$tzst" /bin/true
+	assert_gpurun_error 125 "unpack $tzst: decompression failed: zstd: "
+}
+
+@test "a .tar.zst of two concatenated frames unpacks as one tar" {
+	local tzst=$BATS_TEST_TMPDIR/img.tar.zst half=$BATS_TEST_TMPDIR/half
+	head -c 1048576 "$BUSYBOX_TAR" >"$half"
+	{ zstd -q -c "$half"; tail -c +1048577 "$BUSYBOX_TAR" | zstd -q -c; } >"$tzst"
+	run "$GPURUN" "$tzst" /bin/sh -c 'ls /bin/busybox /bin/probe'
+	assert_success
+	assert_output "$(printf '/bin/busybox\n/bin/probe')"
+}
+
 @test "corrupt xz data is refused: 'decompression failed'" {
 	local txz=$BATS_TEST_TMPDIR/img.tar.xz
 	xz -c "$BUSYBOX_TAR" >"$txz"
