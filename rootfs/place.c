@@ -310,7 +310,7 @@ int place_entry(struct placer *p, struct archive_entry *e, const char *entry, co
 		if (type != AE_IFDIR || link)
 			return gerr_set(err, 0, "entry '%s': the root must be a directory", p->qname);
 		m.chmod = 1;
-		if (m.chown && fchown(p->root, m.uid, m.gid) < 0)
+		if (m.chown && fchownat(p->root, "", m.uid, m.gid, AT_EMPTY_PATH) < 0)
 			return fail(p, err, "chown");
 		m.chown = 0;
 		fixup_add(p, "", &m);

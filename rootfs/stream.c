@@ -373,6 +373,22 @@ static int stream_put(struct stream *s, const void *block, size_t size)
 	return 0;
 }
 
+/* The next block of compressed input into s->src.buf, for the decoders
+ * that write into the blocks themselves: its size, 0 at the end, -1 with
+ * s->failed set.  The read may wait for a blob still arriving, so what is
+ * decoded so far is handed over first. */
+static ssize_t stream_input(struct stream *s)
+{
+	if (s->src.more && s->fill && stream_added(s, 0, 1) < 0)
+		return -1;
+	ssize_t n = source_next(&s->src);
+	if (n < 0) {
+		s->failed = 1;
+		snprintf(s->msg, sizeof s->msg, "read: %s", strerror(s->src.read_errno));
+	}
+	return n;
+}
+
 /* ISA-L's inflate, looked up once per process. */
 static struct {
 	pthread_once_t once;
@@ -419,16 +435,9 @@ static void igzip_stream(struct stream *s)
 	st->avail_in = 0;
 	for (;;) {
 		if (st->avail_in == 0) {
-			/* The next read may wait for a blob still arriving:
-			 * hand over what is inflated first. */
-			if (s->src.more && s->fill && stream_added(s, 0, 1) < 0)
+			ssize_t n = stream_input(s);
+			if (n < 0)
 				break;
-			ssize_t n = source_next(&s->src);
-			if (n < 0) {
-				s->failed = 1;
-				snprintf(s->msg, sizeof s->msg, "read: %s", strerror(s->src.read_errno));
-				break;
-			}
 			if (n == 0) {
 				/* Data that stops early fails once the whole
 				 * input has been read. */
@@ -502,16 +511,9 @@ static void zstd_stream(struct stream *s)
 	int full = 0;       /* the last call filled its output: it may hold more */
 	for (;;) {
 		if (in.pos == in.size && !full) {
-			/* The next read may wait for a blob still arriving:
-			 * hand over what is decompressed first. */
-			if (s->src.more && s->fill && stream_added(s, 0, 1) < 0)
+			ssize_t n = stream_input(s);
+			if (n < 0)
 				break;
-			ssize_t n = source_next(&s->src);
-			if (n < 0) {
-				s->failed = 1;
-				snprintf(s->msg, sizeof s->msg, "read: %s", strerror(s->src.read_errno));
-				break;
-			}
 			if (n == 0) {
 				if (pending) {
 					s->failed = s->truncated = 1;
