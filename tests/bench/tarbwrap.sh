@@ -6,15 +6,21 @@
 #
 #   tarbwrap.sh bsdtar|tar IMAGE COMMAND [ARG...]
 #
+# With TARBWRAP_ROOT=DIR the tar writes into DIR (made when missing; the
+# caller removes it between runs) instead of a tmpfs: the peer of a first
+# launch into gpurun's cache, which is on a disk too.
 # Both tars detect the compression (gzip, zstd, ...) by content.  Needs root.
 set -eu
 tool=$1 image=$(realpath "$2")
 shift 2
 exec unshare --mount sh -ec '
-	tool=$1 image=$2; shift 2
+	tool=$1 image=$2 root=$3; shift 3
 	mount --make-rprivate /
-	root=/mnt   # hidden by the tmpfs in this namespace only: nothing to clean up
-	mount -t tmpfs none "$root"
+	if [ -z "$root" ]; then
+		root=/mnt   # hidden by the tmpfs in this namespace only: nothing to clean up
+		mount -t tmpfs none "$root"
+	fi
+	mkdir -p "$root"
 	"$tool" -xf "$image" -C "$root"
 	exec bwrap --bind "$root" / --proc /proc --dev /dev --unshare-pid --unshare-ipc "$@"' \
-	sh "$tool" "$image" "$@"
+	sh "$tool" "$image" "${TARBWRAP_ROOT:-}" "$@"
