@@ -666,6 +666,7 @@ int plan_execute(struct exec_state *st, struct gerr *err)
 			st->unpack = rootfs_unpack_start(st->cfg->image_fd, st->cfg->image, err);
 			if (!st->unpack)
 				return -1;
+			break;
 		}
 	}
 	int r = plan_run(st, p, err);

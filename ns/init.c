@@ -366,11 +366,9 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 			if (w != child)
 				continue; /* a reaped orphan */
 			/* The command is done: end the rest of the pid namespace
-			 * here and reap it, so that when P0 returns on the status
-			 * no process of the container is left.  What P1's own exit
-			 * still does (the kernel dismantling this mount namespace,
-			 * a third of a launch) is then off P0's path, as with
-			 * bubblewrap: nothing of it is visible from the host. */
+			 * here and reap it (the kernel would do it in P1's exit,
+			 * after taking the mount namespace apart), so that no
+			 * process of the container outlives the status. */
 			(void)kill(-1, SIGKILL);
 			while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
 				;
