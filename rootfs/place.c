@@ -51,6 +51,10 @@ void place_init(struct placer *p, int root, unsigned flags)
 	p->umask = current_umask();
 	p->euid = geteuid();
 	p->egid = getegid();
+	/* Directories made here take S_ISGID only at place_close() (mkdir
+	 * ignores it in the mode) or from a set-group-ID target. */
+	struct stat st;
+	p->root_setgid = fstat(root, &st) < 0 || (st.st_mode & S_ISGID);
 	p->fd = -1;
 	for (size_t i = 0; i < COUNT_OF(p->dirs); i++)
 		p->dirs[i].fd = -1;
@@ -235,9 +239,12 @@ static void meta_of(const struct placer *p, struct archive_entry *e, struct plac
 	memset(m, 0, sizeof *m);
 	m->mode = archive_entry_perm(e) & 07777;
 	if (p->flags & UNPACK_KEEP_OWNER) {
-		m->chown = 1;
 		m->uid = (uid_t)archive_entry_uid(e);
 		m->gid = (gid_t)archive_entry_gid(e);
+		/* What we create is ours already (most of an image is
+		 * root's): no chown then, unless a set-group-ID target makes
+		 * new files take its group. */
+		m->chown = m->uid != p->euid || m->gid != p->egid || p->root_setgid;
 	} else {
 		/* Not owned as the archive says: set-id bits only where the
 		 * owner is the same anyway (libarchive's rule). */
@@ -310,6 +317,7 @@ int place_entry(struct placer *p, struct archive_entry *e, const char *entry, co
 		if (type != AE_IFDIR || link)
 			return gerr_set(err, 0, "entry '%s': the root must be a directory", p->qname);
 		m.chmod = 1;
+		m.chown = (p->flags & UNPACK_KEEP_OWNER) != 0;
 		if (m.chown && fchownat(p->root, "", m.uid, m.gid, AT_EMPTY_PATH) < 0)
 			return fail(p, err, "chown");
 		m.chown = 0;
@@ -325,8 +333,10 @@ int place_entry(struct placer *p, struct archive_entry *e, const char *entry, co
 		r = CREATE_OR_REPLACE(p, dfd, name, full, 1, mkdirat(dfd, name, m.mode & 0777));
 		if (r < 0)
 			return fail(p, err, "mkdir");
-		if (r == 1)
-			m.chmod = 1; /* there before, with its own mode */
+		if (r == 1) { /* there before, with its own mode and owner */
+			m.chmod = 1;
+			m.chown = (p->flags & UNPACK_KEEP_OWNER) != 0;
+		}
 		if (m.chown && fchownat(dfd, name, m.uid, m.gid, AT_SYMLINK_NOFOLLOW) < 0)
 			return fail(p, err, "chown");
 		/* Mode and times last, deepest first (place_close): its

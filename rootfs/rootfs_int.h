@@ -272,6 +272,7 @@ struct placer {
 	mode_t umask;
 	uid_t euid;
 	gid_t egid;
+	int root_setgid; /* new files take the target's group: always chown */
 	struct kept_dir dirs[8];
 	unsigned long clock;
 	struct dir_fixup *fix;

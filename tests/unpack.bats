@@ -221,6 +221,24 @@ victim_untouched() {
 	assert_output ""
 }
 
+@test "root keeps the archive's owners also in a cache under a set-group-ID directory" {
+	skip_unless_root
+	mkdir -p "$BATS_TEST_TMPDIR/sg"
+	chgrp 4242 "$BATS_TEST_TMPDIR/sg"
+	chmod 2775 "$BATS_TEST_TMPDIR/sg"
+	# No './' entry: the layer's top directory keeps the group it inherited.
+	local src=$BATS_TEST_TMPDIR/src
+	mkdir -p "$src"
+	tar -C "$src" -xf "$BUSYBOX_TAR"
+	mkdir "$src/srv"
+	echo x >"$src/srv/f"
+	ln -s f "$src/srv/l"
+	(cd "$src" && tar --numeric-owner --owner=0 --group=0 -cf "$IMG" -- *)
+	GPURUN_CACHE=$BATS_TEST_TMPDIR/sg/cache run "$GPURUN" "$IMG" /bin/stat -c '%u:%g' /srv /srv/f /srv/l
+	assert_success
+	assert_output $'0:0\n0:0\n0:0'
+}
+
 @test "a 0555 directory still receives its children and becomes u+rwx" {
 	mktar "$IMG" --base "$BUSYBOX_TAR" "d|ro/|555" "f|ro/child|kid|444"
 	run "$GPURUN" "$IMG" /bin/sh -c 'stat -c %a /ro /ro/child; cat /ro/child'
