@@ -52,6 +52,14 @@ def main():
                         cut_now = not state["cut"] and sent + len(data) > args.cut
                         if cut_now:
                             state["cut"] = True
+                    if cut_now and args.mode == "stop":
+                        # The server goes away before the cut is seen: a
+                        # retry must find nothing listening (shutdown also
+                        # wakes the accept() blocked in serve()).
+                        try:
+                            lsock.shutdown(socket.SHUT_RDWR)
+                        except OSError:
+                            pass
                     if cut_now:
                         dst.sendall(data[:max(0, args.cut - sent)])
                         if args.mode != "hold":
