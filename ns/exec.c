@@ -412,7 +412,8 @@ static int do_bind(struct exec_state *st, struct op *op, const char *dst, struct
 	if (op->skipped)
 		return 0;
 	_cleanup_fd_ int target =
-		root_mount_target(st->rootfd, dst, !!(op->flags & OPF_DIR), !!(op->flags & OPF_REPLACE), err);
+		root_mount_target(st->rootfd, dst, !!(op->flags & OPF_DIR), !!(op->flags & OPF_REPLACE),
+				  (op->flags & OPF_DIR) ? NULL : &st->dirs, err);
 	if (target < 0 && (op->flags & OPF_OPTIONAL) &&
 	    (err->errnum == EACCES || err->errnum == EROFS || err->errnum == EPERM)) {
 		warnx_("%s; %s not bound", err->msg, op->src);
@@ -454,21 +455,28 @@ static int proc_readonly(int procfd, struct gerr *err)
 static int do_symlink(struct exec_state *st, const struct op *op, const char *dst, struct gerr *err)
 {
 	const char *base;
-	_cleanup_fd_ int pfd = root_parent(st->rootfd, dst, &base, err);
+	int owned;
+	int pfd = root_parent_cached(st->rootfd, dst, &base, &st->dirs, &owned, err);
 	if (pfd < 0)
 		return -1;
+	int r = 0;
 	if (symlinkat(op->src, pfd, base) == 0)
-		return 0;
-	if (errno != EEXIST)
-		return gerr_set(err, errno, "symlink %s", dst);
+		goto out;
+	if (errno != EEXIST) {
+		r = gerr_set(err, errno, "symlink %s", dst);
+		goto out;
+	}
 	struct stat s;
 	if (fstatat(pfd, base, &s, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(s.st_mode)) {
 		if (unlinkat(pfd, base, 0) < 0 || symlinkat(op->src, pfd, base) < 0)
-			return gerr_set(err, errno, "replace symlink %s", dst);
-		return 0;
+			r = gerr_set(err, errno, "replace symlink %s", dst);
+		goto out;
 	}
 	warnx_("%s exists in the image and is not a symlink; left as it is", dst);
-	return 0;
+out:
+	if (owned)
+		close(pfd);
+	return r;
 }
 
 static int do_file(struct exec_state *st, const struct op *op, const char *dst, struct gerr *err)
@@ -617,7 +625,7 @@ static int run_op(struct exec_state *st, struct op *op, struct gerr *err)
 	case OP_PROC:
 	case OP_SYSFS:
 	case OP_DEVPTS:
-		target = root_mount_target(st->rootfd, dst, 1, 0, err);
+		target = root_mount_target(st->rootfd, dst, 1, 0, NULL, err);
 		if (target < 0 || mount_op(op, op_kinds[op->kind].fstype, target, dst, err) < 0)
 			return -1;
 		if (op->kind == OP_PROC) {
@@ -687,17 +695,20 @@ static int plan_run(struct exec_state *st, struct plan *p, struct gerr *err)
 	if (preopen_sources(p, st->cfg->image_fd, err) < 0)
 		return -1;
 	struct sbuf line = {0};
-	for (size_t i = 0; i < p->n; i++) {
+	int r = 0;
+	st->dirs.fd = -1;
+	for (size_t i = 0; i < p->n && r == 0; i++) {
+		const struct op *op = &p->v[i];
 		if (st->cfg->verbose) {
 			sbuf_reset(&line);
-			op_describe(&p->v[i], &line);
+			op_describe(op, &line);
 			ns_trace(line.s);
 		}
-		if (run_op(st, &p->v[i], err) < 0) {
-			sbuf_free(&line);
-			return -1;
-		}
+		if (!(op->kind == OP_BIND && !(op->flags & OPF_DIR)) && op->kind != OP_SYMLINK)
+			dir_cache_drop(&st->dirs);
+		r = run_op(st, &p->v[i], err);
 	}
+	dir_cache_drop(&st->dirs);
 	sbuf_free(&line);
-	return 0;
+	return r;
 }

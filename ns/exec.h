@@ -11,6 +11,7 @@ struct exec_state {
 	const char *libdir; /* $LIBDIR once known */
 	const char *libdir32; /* $LIBDIR32 once known */
 	struct unpack_job *unpack; /* a tar image's unpack, started ahead */
+	struct dir_cache dirs;     /* of the file binds in a row (a GPU's libraries) */
 };
 
 /* Run the whole plan (rootfs, mounts, pivot, ldconfig, final remounts). */

@@ -90,10 +90,26 @@ void ns_trace(const char *text);
 int root_open(int rootfd, const char *path, int flags, struct gerr *err);
 /* mkdir -p inside the root; returns an O_PATH fd of the directory. */
 int root_mkdir_p(int rootfd, const char *path, mode_t mode, struct gerr *err);
+/* The directory of the last file mount target or symlink, kept while the
+ * ops in a row bind files or make symlinks (a GPU's libraries and their
+ * SONAME links): a mount on a file, or a new name in a directory, cannot
+ * change what that directory's path resolves to.  Any other op may, and
+ * drops it. */
+struct dir_cache {
+	char *path;
+	int fd; /* -1 when empty */
+};
+void dir_cache_drop(struct dir_cache *c);
+/* root_parent through the cache (c may be NULL); *owned says whether the
+ * caller must close the fd. */
+int root_parent_cached(int rootfd, const char *path, const char **base, struct dir_cache *c, int *owned,
+		       struct gerr *err);
 /* Make sure a mount target exists at path (a directory when dir, else an
  * empty file); with replace, a symlink the image placed there is removed
- * first.  Returns an O_PATH fd of the target. */
-int root_mount_target(int rootfd, const char *path, int dir, int replace, struct gerr *err);
+ * first.  Returns an fd of the target (O_PATH, or O_RDONLY for a file it
+ * created).  c, when not NULL, caches the parent directory. */
+int root_mount_target(int rootfd, const char *path, int dir, int replace, struct dir_cache *c,
+		      struct gerr *err);
 /* Open parent directory of path (created if missing) and return its fd;
  * *base points into path at the last component. */
 int root_parent(int rootfd, const char *path, const char **base, struct gerr *err);

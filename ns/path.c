@@ -118,56 +118,105 @@ int root_parent(int rootfd, const char *path, const char **base, struct gerr *er
 	return root_mkdir_p(rootfd, parent, 0755, err);
 }
 
-int root_mount_target(int rootfd, const char *path, int dir, int replace, struct gerr *err)
+/* The usual target does not exist yet (a library, a device node, /proc's
+ * masks): it is created first and the fd of what was created returned, one
+ * system call where a stat, a create, a close and an open were four, on
+ * every file a GPU launch binds (Debian's driver: 60).  Only when the name
+ * is taken does the existing entry decide. */
+static int mount_target_in(int rootfd, int pfd, const char *path, const char *base, int dir, int replace,
+			   struct gerr *err);
+
+void dir_cache_drop(struct dir_cache *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	free(c->path);
+	c->path = NULL;
+}
+
+int root_parent_cached(int rootfd, const char *path, const char **base, struct dir_cache *c, int *owned,
+			 struct gerr *err)
+{
+	_cleanup_free_ char *parent = split_parent(path, base);
+	*owned = 1;
+	if (c && c->path && !strcmp(c->path, parent)) {
+		*owned = 0;
+		return c->fd;
+	}
+	int fd = root_mkdir_p(rootfd, parent, 0755, err);
+	if (fd >= 0 && c) {
+		dir_cache_drop(c);
+		c->path = parent;
+		parent = NULL;
+		c->fd = fd;
+		*owned = 0;
+	}
+	return fd;
+}
+
+int root_mount_target(int rootfd, const char *path, int dir, int replace, struct dir_cache *c,
+		      struct gerr *err)
 {
 	const char *base;
-	_cleanup_fd_ int pfd = root_parent(rootfd, path, &base, err);
+	int owned;
+	int pfd = root_parent_cached(rootfd, path, &base, c, &owned, err);
 	if (pfd < 0)
 		return -1;
+	int r = mount_target_in(rootfd, pfd, path, base, dir, replace, err);
+	if (owned)
+		close(pfd);
+	return r;
+}
+
+static int mount_target_in(int rootfd, int pfd, const char *path, const char *base, int dir, int replace,
+			   struct gerr *err)
+{
 	_cleanup_free_ char *name = base_name(base);
 	if (!*name)
 		return root_open(rootfd, path, O_PATH | O_DIRECTORY, err); /* the root itself */
 
-	struct stat st;
-	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (S_ISLNK(st.st_mode) && replace) {
+	for (int tries = 0; tries < 2; tries++) {
+		/* O_EXCL|O_NOFOLLOW: EEXIST for any entry of that name, a
+		 * dangling symlink included, so what is returned is what was
+		 * just made, never what a link points to. */
+		if (!dir) {
+			int fd = openat(pfd, name, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+			if (fd >= 0)
+				return fd;
+		} else if (mkdirat(pfd, name, 0755) == 0) {
+			int fd = openat(pfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd < 0)
+				return gerr_set(err, errno, "open %s in the container root", path);
+			return fd;
+		}
+		if (errno != EEXIST)
+			return gerr_set(err, errno, "%s %s in the container root", dir ? "mkdir" : "create", path);
+
+		struct stat st;
+		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return gerr_set(err, errno, "stat %s in the container root", path);
+		if (S_ISLNK(st.st_mode) && replace && tries == 0) {
 			/* An image's /etc/resolv.conf -> ../run/systemd/... is
 			 * replaced by a plain node in our private copy of the root. */
 			if (unlinkat(pfd, name, 0) < 0)
 				return gerr_set(err, errno, "replace symlink %s in the container root", path);
-		} else {
-			/* Existing entry (a symlink is followed, inside the root). */
-			_cleanup_fd_ int fd = root_open(rootfd, path, O_PATH, err);
-			if (fd < 0)
-				return -1;
-			struct stat t;
-			if (fstat(fd, &t) < 0)
-				return gerr_set(err, errno, "stat %s in the container root", path);
-			if (dir && !S_ISDIR(t.st_mode))
-				return gerr_set(err, ENOTDIR, "mount point %s in the container root", path);
-			if (!dir && S_ISDIR(t.st_mode))
-				return gerr_set(err, EISDIR, "mount point %s in the container root", path);
-			int ret = fd;
-			fd = -1;
-			return ret;
+			continue;
 		}
-	} else if (errno != ENOENT) {
-		return gerr_set(err, errno, "stat %s in the container root", path);
+		/* Existing entry (a symlink is followed, inside the root). */
+		_cleanup_fd_ int fd = root_open(rootfd, path, O_PATH, err);
+		if (fd < 0)
+			return -1;
+		struct stat t;
+		if (fstat(fd, &t) < 0)
+			return gerr_set(err, errno, "stat %s in the container root", path);
+		if (dir && !S_ISDIR(t.st_mode))
+			return gerr_set(err, ENOTDIR, "mount point %s in the container root", path);
+		if (!dir && S_ISDIR(t.st_mode))
+			return gerr_set(err, EISDIR, "mount point %s in the container root", path);
+		int ret = fd;
+		fd = -1;
+		return ret;
 	}
-
-	if (dir) {
-		if (mkdirat(pfd, name, 0755) < 0 && errno != EEXIST)
-			return gerr_set(err, errno, "mkdir %s in the container root", path);
-	} else {
-		int fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd < 0 && errno != EEXIST)
-			return gerr_set(err, errno, "create %s in the container root", path);
-		if (fd >= 0)
-			close(fd);
-	}
-	/* O_NOFOLLOW on the final open: what we just made must be what we mount on. */
-	int fd = openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return gerr_set(err, errno, "open %s in the container root", path);
-	return fd;
+	return gerr_set(err, EEXIST, "create %s in the container root", path);
 }
