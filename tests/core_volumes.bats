@@ -56,6 +56,23 @@ setup() {
 	assert_output $'from the host\ntwo'
 }
 
+@test "file volumes in one directory, with a directory volume over it between them, land where their paths say" {
+	# gpurun keeps the directory of the file binds in a row (a GPU's
+	# libraries); a directory mount in between must make it look again.
+	mkdir -p "$BATS_TEST_TMPDIR/d"
+	echo one >"$BATS_TEST_TMPDIR/f1"
+	echo two >"$BATS_TEST_TMPDIR/f2"
+	echo three >"$BATS_TEST_TMPDIR/f3"
+	run --separate-stderr "$GPURUN" -v "$BATS_TEST_TMPDIR/f1:/opt/a/f1" -v "$BATS_TEST_TMPDIR/f2:/opt/a/f2" \
+		-v "$BATS_TEST_TMPDIR/d:/opt/a" -v "$BATS_TEST_TMPDIR/f3:/opt/a/f3" "$BUSYBOX_TGZ" \
+		sh -c 'cat /opt/a/f3; ls /opt/a'
+	assert_success
+	assert_output $'three\nf3'
+	# The later directory volume covers the first two, as the order says;
+	# f3's mount point was made in that volume.
+	assert_file_exist "$BATS_TEST_TMPDIR/d/f3"
+}
+
 @test "a volume on a directory image does not touch the image" {
 	local img
 	img=$(image_copy busybox)
