@@ -129,9 +129,12 @@ unsigned long op_mount_msflags(unsigned flags);
 void op_mount_data(const struct op *op, struct sbuf *out);
 
 /* The run's scratch: a tmpfs on /tmp that exists only in the new mount
- * namespace (the host's /tmp is untouched).  The root is built in it. */
+ * namespace (the host's /tmp is untouched).  The root is built in it;
+ * huge=within_size lets the unpacker's big files (sized first, see
+ * rootfs/place.c) take 2 MiB pages, which a --no-cache launch of Debian
+ * makes and frees faster. */
 #define PLAN_SCRATCH "/tmp"
-#define PLAN_SCRATCH_DATA "mode=0755"
+#define PLAN_SCRATCH_DATA "mode=0755,huge=within_size"
 #define PLAN_SCRATCH_FLAGS (OPF_NOSUID | OPF_NODEV)
 #define PLAN_ROOT PLAN_SCRATCH "/root"
 #define PLAN_LOWER PLAN_SCRATCH "/lower"

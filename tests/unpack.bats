@@ -253,6 +253,30 @@ victim_untouched() {
 	assert_output $'640 1700000000\n711 1700000000'
 }
 
+@test "files of 2 MiB and more (sized before their data is written) arrive whole, in a --no-cache run and in the cache" {
+	python3 - "$BUSYBOX_TAR" "$IMG" "$BATS_TEST_TMPDIR" <<-'EOF'
+		import io, random, shutil, sys, tarfile
+		base, out, d = sys.argv[1:]
+		shutil.copyfile(base, out)
+		rnd = random.Random(7)
+		files = {'big/a': rnd.randbytes(5 * 1024 * 1024 + 123), 'big/b': rnd.randbytes(4 * 1024 * 1024),
+		         'big/c': b'after the big ones'}
+		with tarfile.open(out, 'a', format=tarfile.GNU_FORMAT) as tf:
+		    for name, data in files.items():
+		        t = tarfile.TarInfo(name)
+		        t.size, t.mode, t.mtime = len(data), 0o644, 1700000000
+		        tf.addfile(t, io.BytesIO(data))
+		        open(d + '/' + name.replace('/', '_'), 'wb').write(data)
+	EOF
+	local want
+	want=$(cd "$BATS_TEST_TMPDIR" && md5sum big_a big_b big_c | cut -d' ' -f1)
+	for nc in --no-cache ""; do
+		run --separate-stderr "$GPURUN" $nc "$IMG" /bin/sh -c 'md5sum /big/a /big/b /big/c | cut -d" " -f1; stat -c %s /big/a /big/b'
+		assert_success
+		assert_output "$want"$'\n5243003\n4194304'
+	done
+}
+
 @test "pax UTF-8 names are unpacked as UTF-8" {
 	mktar "$IMG" --pax --base "$BUSYBOX_TAR" "d|café/" "f|café/über|umlaut"
 	run "$GPURUN" "$IMG" /bin/cat /café/über
