@@ -20,7 +20,8 @@
 #   3. tests/bench/gpu.sh, when present (the GPU engineer's).
 #
 # Each hyperfine run measures gpurun and its peers together (ratios from one
-# run); every row of the README's table between its bench:begin/bench:end
+# run; the warm launches of section 1, a few ms each, in four alternating
+# rounds pooled, see bench_rounds); every row of the README's table between its bench:begin/bench:end
 # markers comes from these runs (ratios.py --md, spliced at the end).  The
 # other scripts splice their own tables (bench:cpu, bench:images,
 # bench:scale, bench:registry, bench:gpu) the same way.
@@ -86,6 +87,28 @@ bench() {
 	done
 	hyperfine -N --style basic --warmup "$warmup" --runs "$runs" --export-json "$json" "${args[@]}" \
 		</dev/null || say "bench: hyperfine failed"
+}
+
+# bench_rounds JSON RUNS WARMUP: the same over 4 hyperfine runs of RUNS/4
+# launches each, in alternating order (forward, backward, ...), pooled into
+# JSON.  For launches a few ms long on a machine whose speed drifts by more
+# than the difference within a minute: in one run of 100 launches of each
+# command in a row, bwrap's median moved from 5.97 to 4.25 ms between two
+# make bench runs an hour apart, and whichever command ran in the faster
+# minute won.
+bench_rounds() {
+	local json=$1 runs=$2 warmup=$3 args=() rargs=() i r per
+	per=$(((runs + 3) / 4))
+	for i in "${!NAMES[@]}"; do
+		args+=(-n "${NAMES[i]}" "${CMDS[i]}")
+		rargs=(-n "${NAMES[i]}" "${CMDS[i]}" "${rargs[@]}")
+	done
+	for r in 1 2 3 4; do
+		if ((r % 2)); then set -- "${args[@]}"; else set -- "${rargs[@]}"; fi
+		hyperfine -N --style none --warmup "$warmup" --runs "$per" --export-json "$json.$r" "$@" \
+			</dev/null >/dev/null || say "bench: hyperfine failed"
+	done
+	$RATIOS --pool "$json" "$json".[1-4] && rm -f "$json".[1-4]
 }
 
 # taskclock CMD: CPU time per launch in ms, every process and thread of it
@@ -161,9 +184,9 @@ if [[ $ROOT -eq 1 ]]; then
 else
 	add bwrap "bwrap --unshare-user --unshare-pid --unshare-ipc --bind $BUSYBOX_DIR / --proc /proc --dev /dev /bin/true"
 fi
-bench "$OUT/warm-dir.json" "$RUNS" 10
+bench_rounds "$OUT/warm-dir.json" "$RUNS" 10
 $RATIOS "$OUT/warm-dir.json" gpurun 'bwrap<=1.0' 'crun>' \
-	--md "$TABLE" "\`/bin/true\` from an unpacked busybox directory, $( ((ROOT)) && echo root || echo unprivileged)"
+	--md "$TABLE" "\`/bin/true\` from an unpacked busybox directory, $( ((ROOT)) && echo root || echo unprivileged) (4 alternating rounds, pooled)"
 if [[ $ROOT -eq 1 ]]; then
 	cpu_rows "same" gpurun "$GPURUN $BUSYBOX_DIR /bin/true" \
 		bwrap "bwrap --unshare-pid --unshare-ipc --bind $BUSYBOX_DIR / --proc /proc --dev /dev /bin/true"
@@ -177,7 +200,7 @@ if [[ $ROOT -eq 1 ]] && id gpurun-test >/dev/null 2>&1; then
 	NAMES=() CMDS=()
 	add gpurun "$AS_USER $GPURUN $BUSYBOX_DIR /bin/true" &&
 		add bwrap "$AS_USER bwrap --unshare-user --unshare-pid --unshare-ipc --bind $BUSYBOX_DIR / --proc /proc --dev /dev /bin/true" &&
-		bench "$OUT/warm-dir-user.json" "$RUNS" 10 &&
+		bench_rounds "$OUT/warm-dir-user.json" "$RUNS" 10 &&
 		$RATIOS "$OUT/warm-dir-user.json" gpurun 'bwrap<=1.0' \
 			--md "$TABLE" "same, unprivileged (both under \`setpriv\` to the user gpurun-test)" &&
 		cpu_rows "same, unprivileged" gpurun "$AS_USER $GPURUN $BUSYBOX_DIR /bin/true" \
