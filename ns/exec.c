@@ -700,7 +700,6 @@ static int plan_run(struct exec_state *st, struct plan *p, struct gerr *err)
 		return -1;
 	struct sbuf line = {0};
 	int r = 0;
-	st->dirs.fd = -1;
 	for (size_t i = 0; i < p->n && r == 0; i++) {
 		const struct op *op = &p->v[i];
 		if (st->cfg->verbose) {

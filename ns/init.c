@@ -321,7 +321,7 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 	}
 	close(gop[0]);
 
-	struct exec_state st = {.cfg = cfg, .rootfd = -1};
+	struct exec_state st = {.cfg = cfg, .rootfd = -1, .dirs = {.fd = -1}};
 	if (plan_execute(&st, &err) < 0)
 		fail(err_fd, &err);
 	if (image_fd >= 0)

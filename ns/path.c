@@ -114,8 +114,8 @@ int root_mkdir_p(int rootfd, const char *path, mode_t mode, struct gerr *err)
 
 int root_parent(int rootfd, const char *path, const char **base, struct gerr *err)
 {
-	_cleanup_free_ char *parent = split_parent(path, base);
-	return root_mkdir_p(rootfd, parent, 0755, err);
+	int owned;
+	return root_parent_cached(rootfd, path, base, NULL, &owned, err);
 }
 
 /* The usual target does not exist yet (a library, a device node, /proc's
@@ -176,7 +176,8 @@ static int mount_target_in(int rootfd, int pfd, const char *path, const char *ba
 	if (!*name)
 		return root_open(rootfd, path, O_PATH | O_DIRECTORY, err); /* the root itself */
 
-	for (int tries = 0; tries < 2; tries++) {
+	/* At most twice: again after removing a symlink that replace allows. */
+	for (int tries = 0;; tries++) {
 		/* O_EXCL|O_NOFOLLOW: EEXIST for any entry of that name, a
 		 * dangling symlink included, so what is returned is what was
 		 * just made, never what a link points to. */
@@ -218,5 +219,4 @@ static int mount_target_in(int rootfd, int pfd, const char *path, const char *ba
 		fd = -1;
 		return ret;
 	}
-	return gerr_set(err, EEXIST, "create %s in the container root", path);
 }
