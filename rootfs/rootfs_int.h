@@ -104,25 +104,41 @@ int raw_open(struct archive **ap, struct fd_source *src);
  * two copies of every byte (about 200 MB for Debian minbase) and two system
  * calls per 64 KiB.  The extracting side reads a block in place, and gives it
  * back when it asks for the next one (libarchive's read-callback contract:
- * a buffer stays valid until the next read).  256 KiB rather than 1 MiB:
- * extraction starts sooner on a small image, and half the page faults
- * (busybox: 1,157 -> 657 per launch; Debian minbase: 1,486 -> 716). */
-#define HANDOFF_SLOTS 4
+ * a buffer stays valid until the next read).  256 KiB blocks rather than
+ * 1 MiB: extraction starts sooner on a small image.  Eight of them fill one
+ * 2 MiB huge page (rootfs/handoff.c). */
+#define HANDOFF_SLOTS 8
 #define HANDOFF_BLOCK (256 * 1024)
 struct handoff {
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	pthread_cond_t filled; /* the reader waits for a block or the end */
+	pthread_cond_t freed;  /* the writer waits for room or the reader's exit */
 	unsigned char *buf[HANDOFF_SLOTS];
 	size_t len[HANDOFF_SLOTS];
 	unsigned long long head, tail; /* filled: [tail, head); tail is held while holding */
 	int holding;                   /* the reader still uses block tail */
 	int writer_done, reader_gone;
+	int reader_waits, writer_waits; /* asleep on filled / freed */
+	void *map;                      /* the blocks' mapping */
+	size_t map_len;
 };
+/* The blocks and the locks: 0, or -1 with errno (mmap). */
+int handoff_init(struct handoff *h);
+/* After both sides are done; harmless on a handoff that failed to init. */
+void handoff_destroy(struct handoff *h);
 /* The reader's side: the next block (its length, *data set), 0 at the end
  * of the stream. */
 ssize_t handoff_take(struct handoff *h, const void **data);
 /* The reader stops early: the writer's next wait returns NULL. */
 void handoff_close_reader(struct handoff *h);
+/* The writer's side: a free block to fill, or NULL when the reader has gone
+ * (what EPIPE was: the extracting side stopped first and has its own
+ * reason, which is not ours to report). */
+unsigned char *handoff_slot(struct handoff *h);
+/* The block from handoff_slot() holds len bytes: the reader's now. */
+void handoff_publish(struct handoff *h, size_t len);
+/* No more blocks: the reader's next take past the last one returns 0. */
+void handoff_close_writer(struct handoff *h);
 
 /* The decompressor thread: reads in_fd through the compression filters and
  * hands the plain tar stream over, so that decompression and file creation

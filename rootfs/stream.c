@@ -264,66 +264,6 @@ int raw_open(struct archive **ap, struct fd_source *src)
 	return r == ARCHIVE_OK ? archive_read_next_header(*ap, &e) : r;
 }
 
-ssize_t handoff_take(struct handoff *h, const void **data)
-{
-	ssize_t n = 0;
-	pthread_mutex_lock(&h->lock);
-	if (h->holding) {
-		h->tail++;
-		h->holding = 0;
-		pthread_cond_broadcast(&h->cond);
-	}
-	while (h->head == h->tail && !h->writer_done)
-		pthread_cond_wait(&h->cond, &h->lock);
-	if (h->head != h->tail) {
-		*data = h->buf[h->tail % HANDOFF_SLOTS];
-		n = (ssize_t)h->len[h->tail % HANDOFF_SLOTS];
-		h->holding = 1;
-	}
-	pthread_mutex_unlock(&h->lock);
-	return n;
-}
-
-void handoff_close_reader(struct handoff *h)
-{
-	pthread_mutex_lock(&h->lock);
-	h->reader_gone = 1;
-	pthread_cond_broadcast(&h->cond);
-	pthread_mutex_unlock(&h->lock);
-}
-
-/* The writer's side: a free block to fill, or NULL when the reader has gone
- * (what EPIPE was: the extracting side stopped first and has its own
- * reason, which is not ours to report). */
-static unsigned char *handoff_slot(struct handoff *h)
-{
-	unsigned char *b = NULL;
-	pthread_mutex_lock(&h->lock);
-	while (h->head - h->tail >= HANDOFF_SLOTS && !h->reader_gone)
-		pthread_cond_wait(&h->cond, &h->lock);
-	if (!h->reader_gone)
-		b = h->buf[h->head % HANDOFF_SLOTS];
-	pthread_mutex_unlock(&h->lock);
-	return b;
-}
-
-static void handoff_publish(struct handoff *h, size_t len)
-{
-	pthread_mutex_lock(&h->lock);
-	h->len[h->head % HANDOFF_SLOTS] = len;
-	h->head++;
-	pthread_cond_broadcast(&h->cond);
-	pthread_mutex_unlock(&h->lock);
-}
-
-static void handoff_close_writer(struct handoff *h)
-{
-	pthread_mutex_lock(&h->lock);
-	h->writer_done = 1;
-	pthread_cond_broadcast(&h->cond);
-	pthread_mutex_unlock(&h->lock);
-}
-
 /* The block being filled, with room in it; NULL when the reader has gone. */
 static unsigned char *stream_room(struct stream *s)
 {
@@ -609,10 +549,8 @@ int stream_start(struct stream *s, const struct fd_source *in, struct digest_ctx
 	s->src.block = STREAM_READ_BLOCK;
 	s->out_hash = out_hash;
 	s->max_bytes = max_bytes;
-	pthread_mutex_init(&s->q.lock, NULL);
-	pthread_cond_init(&s->q.cond, NULL);
-	for (int i = 0; i < HANDOFF_SLOTS; i++)
-		s->q.buf[i] = xmalloc(HANDOFF_BLOCK);
+	if (handoff_init(&s->q) < 0)
+		return gerr_set(err, errno, "map the decompressor's blocks");
 
 	/* The thread starts with every signal blocked: signals for the
 	 * launcher go to its main thread. */
@@ -622,10 +560,7 @@ int stream_start(struct stream *s, const struct fd_source *in, struct digest_ctx
 	int r = pthread_create(&s->thread, NULL, stream_main, s);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r != 0) {
-		for (int i = 0; i < HANDOFF_SLOTS; i++)
-			free(s->q.buf[i]);
-		pthread_cond_destroy(&s->q.cond);
-		pthread_mutex_destroy(&s->q.lock);
+		handoff_destroy(&s->q);
 		return gerr_set(err, r, "start the decompressor thread");
 	}
 	*out = (struct fd_source){.fd = -1, .from = &s->q};
@@ -635,8 +570,5 @@ int stream_start(struct stream *s, const struct fd_source *in, struct digest_ctx
 void stream_join(struct stream *s)
 {
 	pthread_join(s->thread, NULL);
-	for (int i = 0; i < HANDOFF_SLOTS; i++)
-		free(s->q.buf[i]);
-	pthread_cond_destroy(&s->q.cond);
-	pthread_mutex_destroy(&s->q.lock);
+	handoff_destroy(&s->q);
 }
