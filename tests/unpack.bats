@@ -369,6 +369,39 @@ victim_untouched() {
 	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
 }
 
+@test "a refusal stops the decompressor that waits for room in its full blocks (gzip, zstd)" {
+	# 4,000 one-byte files (4 MB of tar for the extracting side to work
+	# through while the decompressor runs ahead and fills every block), then
+	# '../evil', then 64 MiB of zeros: at the refusal the decompressor
+	# waits for room, and only the reader's going away may end that wait.
+	local tar=$BATS_TEST_TMPDIR/refuse.tar
+	python3 - "$tar" <<-'EOF'
+		import io, sys, tarfile
+		class Zeros(io.RawIOBase):
+		    def __init__(self, n): self.left = n
+		    def readable(self): return True
+		    def readinto(self, b):
+		        n = min(len(b), self.left); b[:n] = bytes(n); self.left -= n; return n
+		with tarfile.open(sys.argv[1], 'w', format=tarfile.GNU_FORMAT) as tf:
+		    for i in range(4000):
+		        t = tarfile.TarInfo('f%d' % i); t.size = 1
+		        tf.addfile(t, io.BytesIO(b'x'))
+		    t = tarfile.TarInfo('../evil'); t.size = 1
+		    tf.addfile(t, io.BytesIO(b'x'))
+		    t = tarfile.TarInfo('zeros'); t.size = 64 << 20
+		    tf.addfile(t, Zeros(t.size))
+	EOF
+	gzip -1 -c "$tar" >"$tar.gz"
+	zstd -1 -q -c "$tar" >"$tar.zst"
+	rm "$tar"
+	for img in "$tar.gz" "$tar.zst"; do
+		run --separate-stderr timeout -s KILL 60 "$GPURUN" --no-cache "$img" /bin/true
+		assert_gpurun_error 125
+		assert_equal "${stderr_lines[0]}" "gpurun: unpack $img: entry '../evil': path contains '..'"
+	done
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
+}
+
 @test "a zip archive is refused with a message that says what to use" {
 	python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1], "w").writestr("bin/sh", "x")' \
 		"$BATS_TEST_TMPDIR/image.tar"
