@@ -22,14 +22,14 @@
 
 #define RING_BYTES ((size_t)HANDOFF_SLOTS * HANDOFF_BLOCK)
 #define HUGE_PAGE (2UL << 20)
+/* One huge page's worth of extra room, to start the ring on a 2 MiB
+ * boundary: a huge page is only used for an aligned 2 MiB range. */
+#define MAP_BYTES (RING_BYTES + HUGE_PAGE)
 
 int handoff_init(struct handoff *h)
 {
 	memset(h, 0, sizeof *h);
-	/* One huge page's worth of extra room, to start the ring on a 2 MiB
-	 * boundary: a huge page is only used for an aligned 2 MiB range. */
-	h->map_len = RING_BYTES + HUGE_PAGE;
-	void *p = mmap(NULL, h->map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p = mmap(NULL, MAP_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return -1;
 	h->map = p;
@@ -51,7 +51,7 @@ void handoff_destroy(struct handoff *h)
 	pthread_cond_destroy(&h->freed);
 	pthread_cond_destroy(&h->filled);
 	pthread_mutex_destroy(&h->lock);
-	munmap(h->map, h->map_len);
+	munmap(h->map, MAP_BYTES);
 	h->map = NULL;
 }
 
@@ -69,10 +69,6 @@ ssize_t handoff_take(struct handoff *h, const void **data)
 	}
 	while (h->head == h->tail && !h->writer_done) {
 		h->reader_waits = 1;
-		if (wake_writer) { /* not reached (see above), but never wait on it */
-			pthread_cond_signal(&h->freed);
-			wake_writer = 0;
-		}
 		pthread_cond_wait(&h->filled, &h->lock);
 	}
 	h->reader_waits = 0;

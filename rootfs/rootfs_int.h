@@ -120,7 +120,6 @@ struct handoff {
 	int writer_done, reader_gone;
 	int reader_waits, writer_waits; /* asleep on filled / freed */
 	void *map;                      /* the blocks' mapping */
-	size_t map_len;
 };
 /* The blocks and the locks: 0, or -1 with errno (mmap). */
 int handoff_init(struct handoff *h);
