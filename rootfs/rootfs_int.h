@@ -78,6 +78,14 @@ struct fd_source {
 	unsigned long long start, len;
 	struct digest_ctx *hash, *hash2; /* optional: every byte read is hashed */
 	void *buf;
+	/* Instead of read(): the input mapped (source_map), from where the
+	 * reading starts; map_base/map_size are the whole mapping. */
+	const unsigned char *map;
+	size_t map_len;
+	void *map_base;
+	size_t map_size;
+	unsigned long long map_start; /* the file offset map points at */
+	int shrank;                   /* the mapped file was cut short under us */
 	/* Optional: a file still being written (a blob a registry pull is
 	 * fetching).  Called at each end of input with the bytes read so far:
 	 * 1 more has come (read again), 0 the real end, -1 it will never
@@ -92,6 +100,16 @@ struct fd_source {
  * libarchive's status; src->buf is freed by source_free() in any case. */
 int source_open(struct archive *a, struct fd_source *src);
 void source_free(struct fd_source *src);
+/* Map what src would read (a regular file to its end, or its range), so
+ * that a decoder reads the page cache in place instead of a copy of it: 1,
+ * or 0 where it reads as before (not a regular file, a file still growing,
+ * mmap refused).  Reading a mapped file that shrinks faults with SIGBUS;
+ * source_guarded() turns that into a read error. */
+int source_map(struct fd_source *src);
+/* Runs fn(arg) in the calling thread with SIGBUS on src's mapping caught:
+ * 0, or -1 with src->read_errno = EIO when the file was cut short under it
+ * (what was decoded before is kept). */
+int source_guarded(struct fd_source *src, void (*fn)(void *), void *arg);
 
 /* A raw-format reader with the filters (see reader_new) on src, opened and
  * positioned at the start of the decompressed data.  Returns libarchive's
@@ -154,6 +172,8 @@ struct stream {
 	int truncated;                 /* ... because it ends too early */
 	int too_big;                   /* ... or because it exceeds max_bytes */
 	char msg[512];                 /* libarchive's reason, when failed */
+	void *dec;                     /* the gzip decoder's state */
+	struct ZSTD_DCtx_s *zdec;      /* the zstd decoder's */
 	pthread_t thread;
 };
 

@@ -368,6 +368,8 @@ static int stream_verdict(const struct stream *s, int rc, const struct unpacker 
 		return rc;
 	if (s->too_big)
 		return size_error(u->err, u->lim->max_bytes, "after decompression");
+	if (s->src.shrank)
+		return gerr_set(u->err, 0, "the file was cut short while it was read");
 	if (s->src.read_errno)
 		return gerr_set(u->err, s->src.read_errno, "read");
 	if (s->truncated)

@@ -1,16 +1,20 @@
 #!/usr/bin/env bats
 # C unit tests of the library code that needs no namespace: the baseline
-# layout of a container checked as plan ops (tests/unit/layout_test.c), built
-# under ASan/UBSan by `make unit`.  A missing binary is a failure.
+# layout of a container checked as plan ops (tests/unit/layout_test.c), what
+# differs between host architectures (arch_test.c) and the decoders' mapped
+# input (source_test.c), built under ASan/UBSan by `make unit`.  A missing
+# binary is a failure.
 
 load lib/common
 
 UNIT_LAYOUT="$TESTS_BUILD/unit_layout"
 UNIT_ARCH="$TESTS_BUILD/unit_arch"
+UNIT_SOURCE="$TESTS_BUILD/unit_source"
 
 setup() {
 	[[ -x "$UNIT_LAYOUT" ]] || fail "$UNIT_LAYOUT is missing: run 'make unit'"
 	[[ -x "$UNIT_ARCH" ]] || fail "$UNIT_ARCH is missing: run 'make unit'"
+	[[ -x "$UNIT_SOURCE" ]] || fail "$UNIT_SOURCE is missing: run 'make unit'"
 }
 
 unit_case() {
@@ -20,6 +24,11 @@ unit_case() {
 
 arch_case() {
 	run "$UNIT_ARCH" "$1"
+	assert_success
+}
+
+source_case() {
+	run "$UNIT_SOURCE" "$1"
 	assert_success
 }
 
@@ -37,6 +46,7 @@ cases_match() {
 @test "every unit case is run by this file" {
 	cases_match "$UNIT_LAYOUT" unit_case
 	cases_match "$UNIT_ARCH" arch_case
+	cases_match "$UNIT_SOURCE" source_case
 }
 
 @test "an archive root keeps owners as root, in a private tmpfs" { unit_case archive-root; }
@@ -53,3 +63,8 @@ cases_match() {
 @test "\$LIBDIR32 follows nvidia-container-cli's 32-bit rule and \$LIBDIR never swallows it" { unit_case libdir-compat; }
 @test "ld.so.cache entries count for the host's architecture only: x86-64 0x0303, AArch64 0x0a03, their 32-bit kin" { arch_case ldcache-flags; }
 @test "the Debian lib dir follows the architecture: /usr/lib/aarch64-linux-gnu on aarch64 hosts" { arch_case libdir; }
+@test "a regular file is mapped from its offset, which ends where read() would leave it" { source_case maps-from-offset; }
+@test "a range of a file is mapped; a range past its end is left to read()" { source_case range; }
+@test "a pipe, or a file with nothing left, is read and not mapped" { source_case not-mappable; }
+@test "a file cut short under the decoder stops it with an error, not a SIGBUS" { source_case shrinks-under-the-reader; }
+@test "a file cut short before the decoder reads on is seen without a signal" { source_case shrinks-before-the-read; }

@@ -1,0 +1,154 @@
+/* tests/unit/source_test.c — the decoders' mapped input (rootfs/stream.c):
+ * a regular file is read through a mapping from its current offset, the
+ * file offset ends where read() would have left it, what cannot be mapped
+ * is read as before, and a file cut short under the mapping is an error of
+ * the reading thread, not a SIGBUS that kills the launch.
+ *
+ *   source_test --list     the names of the cases
+ *   source_test CASE       run one case: exit 0, or 1 with what was wrong
+ *
+ * tests/unit.bats runs every case; `make unit` builds this under ASan and
+ * UBSan. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../rootfs/rootfs_int.h"
+#include "unit.h"
+
+#define FILE_BYTES (3 * 1024 * 1024 + 123)
+
+/* A temporary file of FILE_BYTES whose byte i is i * 7 mod 251, unlinked
+ * at once; its descriptor. */
+static int pattern_file(void)
+{
+	char path[] = "/tmp/gpurun-source-XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0) {
+		perror("mkstemp");
+		exit(2);
+	}
+	unlink(path);
+	unsigned char *buf = malloc(FILE_BYTES);
+	for (size_t i = 0; i < FILE_BYTES; i++)
+		buf[i] = (unsigned char)(i * 7 % 251);
+	if (write(fd, buf, FILE_BYTES) != FILE_BYTES) {
+		perror("write");
+		exit(2);
+	}
+	free(buf);
+	lseek(fd, 0, SEEK_SET);
+	return fd;
+}
+
+static void case_maps_from_offset(void)
+{
+	int fd = pattern_file();
+	const off_t at = 5000; /* not on a page boundary */
+	lseek(fd, at, SEEK_SET);
+	struct fd_source src = {.fd = fd, .block = 4096};
+	CHECK(source_map(&src) == 1, "a regular file is mapped");
+	CHECK(src.map_len == FILE_BYTES - at, "mapped %zu bytes", src.map_len);
+	int same = 1;
+	for (size_t i = 0; src.map && i < src.map_len; i++)
+		same &= src.map[i] == (unsigned char)((i + (size_t)at) * 7 % 251);
+	CHECK(same, "the mapping shows the file from its offset");
+	CHECK(source_drain(&src) == 0, "read to the end");
+	unsigned long long read = src.total;
+	CHECK(src.eof && read == src.map_len, "drained to the end: %llu of %zu", read, src.map_len);
+	source_free(&src);
+	CHECK(lseek(fd, 0, SEEK_CUR) == at + (off_t)read, "the offset is where read() would leave it");
+	CHECK(src.map == NULL && src.map_base == NULL, "unmapped");
+	close(fd);
+}
+
+static void case_range(void)
+{
+	int fd = pattern_file();
+	struct fd_source src = {.fd = fd, .ranged = 1, .start = 70000, .len = 100000};
+	CHECK(source_map(&src) == 1, "a range is mapped");
+	CHECK(src.map_len == 100000 && src.map && src.map[0] == (unsigned char)(70000 * 7 % 251),
+	      "the range starts at its first byte");
+	source_free(&src);
+	/* A range past the end is left to read(), which reports it short. */
+	struct fd_source past = {.fd = fd, .ranged = 1, .start = FILE_BYTES - 10, .len = 100};
+	CHECK(source_map(&past) == 0, "a range past the end is not mapped");
+	close(fd);
+}
+
+static void case_not_mappable(void)
+{
+	int p[2];
+	if (pipe(p) < 0)
+		exit(2);
+	struct fd_source pipe_src = {.fd = p[0]};
+	CHECK(source_map(&pipe_src) == 0, "a pipe is read, not mapped");
+	close(p[0]);
+	close(p[1]);
+	int fd = pattern_file();
+	lseek(fd, 0, SEEK_END);
+	struct fd_source at_end = {.fd = fd};
+	CHECK(source_map(&at_end) == 0, "nothing left to map");
+	close(fd);
+}
+
+struct shrink {
+	struct fd_source *src;
+	int touched;
+};
+
+/* What a decoder does when the file is truncated under it: read on. */
+static void read_after_truncate(void *arg)
+{
+	struct shrink *sh = arg;
+	if (ftruncate(sh->src->fd, 4096) < 0)
+		exit(2);
+	volatile const unsigned char *p = sh->src->map;
+	unsigned sum = 0;
+	for (size_t i = 0; i < sh->src->map_len; i += 4096)
+		sum += p[i]; /* SIGBUS past the first page */
+	sh->touched = (int)sum + 1;
+}
+
+static void case_shrinks(void)
+{
+	int fd = pattern_file();
+	struct fd_source src = {.fd = fd};
+	CHECK(source_map(&src) == 1, "mapped");
+	struct shrink sh = {.src = &src};
+	int r = source_guarded(&src, read_after_truncate, &sh);
+	CHECK(r == -1, "the reading is stopped");
+	CHECK(src.shrank && src.read_errno, "and said to be cut short");
+	CHECK(!sh.touched, "at the first page past the new end");
+	source_free(&src);
+	close(fd);
+}
+
+static void case_map_then_populate_fails(void)
+{
+	int fd = pattern_file();
+	struct fd_source src = {.fd = fd};
+	CHECK(source_map(&src) == 1, "mapped");
+	if (ftruncate(fd, 4096) < 0)
+		exit(2);
+	/* The next piece handed to a decoder is faulted in first: a file
+	 * that ends early is seen there, without a signal. */
+	int r = source_drain(&src);
+	CHECK(r < 0 && src.shrank, "drain fails, cut short (r=%d)", r);
+	source_free(&src);
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct unit_case cases[] = {
+		{"maps-from-offset", case_maps_from_offset},
+		{"range", case_range},
+		{"not-mappable", case_not_mappable},
+		{"shrinks-under-the-reader", case_shrinks},
+		{"shrinks-before-the-read", case_map_then_populate_fails},
+	};
+	return unit_main(argc, argv, cases, COUNT_OF(cases));
+}
