@@ -8,6 +8,7 @@
  *   str.c   sbuf, strv, shell quoting, decimal parsing
  *   file.c  reading small files, writing all of a buffer, openat2 in a root
  *   check.c the one-line verdicts of `gpurun doctor`
+ *   cpu.c   starting a child on another CPU than its parent's
  *
  * Layering (checked by `make layering`): base/ includes nothing of gpurun;
  * base/plan.c uses only this header; rootfs/ and gpu/ use base/; ns/ uses
@@ -21,6 +22,7 @@
 #ifndef GPURUN_BASE_H
 #define GPURUN_BASE_H
 
+#include <sched.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -166,5 +168,22 @@ void cleanup_freep(void *p);
  * directory, so no driver library is found (and none is misplaced). */
 #define HOST_MACHINE "unknown"
 #endif
+
+/* ---- cpu.c -------------------------------------------------------------- */
+
+/* The caller's CPU mask, and the same less the CPU it runs on now. */
+struct cpu_spread {
+	cpu_set_t all;
+	cpu_set_t others;
+	int spread; /* others is not empty */
+};
+void cpu_spread_init(struct cpu_spread *s);
+/* A just-forked child onto s->others.  The child calls cpu_spread_restore()
+ * before it execs, and only once the parent has certainly done this (after
+ * a message the parent sends later): in the other order it would keep the
+ * narrowed mask. */
+void cpu_spread_child(const struct cpu_spread *s, pid_t child);
+/* The calling thread back on s->all. */
+void cpu_spread_restore(const struct cpu_spread *s);
 
 #endif

@@ -195,7 +195,8 @@ static void shed_privileges(const struct run_config *cfg, uid_t uid, gid_t gid, 
  * --user's ids are switched after the go-ahead with the CAP_SETUID and
  * CAP_SETGID that docker's set keeps. */
 __attribute__((noreturn)) static void command_main(const struct run_config *cfg, int go_fd,
-						   const sigset_t *orig, int err_fd)
+						   const sigset_t *orig, int err_fd,
+						   const struct cpu_spread *cpus)
 {
 	const int early = !(cfg->unprivileged && cfg->user_spec);
 	for (int s = 1; s < NSIG; s++)
@@ -209,6 +210,7 @@ __attribute__((noreturn)) static void command_main(const struct run_config *cfg,
 	if (read(go_fd, &ga, sizeof ga) != (ssize_t)sizeof ga)
 		_exit(GPURUN_EXIT_FAIL);
 	close(go_fd);
+	cpu_spread_restore(cpus); /* the command gets gpurun's CPU mask */
 	ga.home[sizeof ga.home - 1] = '\0';
 	uid_t uid = ga.uid;
 	gid_t gid = ga.gid;
@@ -308,6 +310,8 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 	int gop[2];
 	if (pipe2(gop, O_CLOEXEC) < 0)
 		failf(err_fd, errno, "pipe");
+	struct cpu_spread cpus;
+	cpu_spread_init(&cpus);
 	pid_t child = fork();
 	if (child < 0)
 		failf(err_fd, errno, "fork the command");
@@ -317,9 +321,13 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 		close(status_fd);
 		if (image_fd >= 0)
 			close(image_fd);
-		command_main(cfg, gop[0], &orig, err_fd);
+		command_main(cfg, gop[0], &orig, err_fd, &cpus);
 	}
 	close(gop[0]);
+	/* P2 starts on the other CPU instead of waiting behind this one
+	 * (base/cpu.c): it sheds its privileges while P1 works.  The go-ahead
+	 * comes after this, and P2 restores the mask only then. */
+	cpu_spread_child(&cpus, child);
 
 	struct exec_state st = {.cfg = cfg, .rootfd = -1, .dirs = {.fd = -1}};
 	if (plan_execute(&st, &err) < 0)

@@ -213,5 +213,8 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 		return exit_status_of(cmd_status);
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status) ? WEXITSTATUS(status) : GPURUN_EXIT_FAIL;
-	return GPURUN_EXIT_FAIL; /* P1 was killed before the command ran */
+	/* Killed before the command's status was known, with no word of its
+	 * own: say so, rather than exit 125 in silence. */
+	return gerr_set(err, 0, "the container's init (pid 1) was killed by signal %d (%s)", WTERMSIG(status),
+			strsignal(WTERMSIG(status)));
 }

@@ -32,6 +32,25 @@ teardown() {
 	assert_output "1"
 }
 
+@test "the command runs on the CPUs gpurun may use, all of them or those taskset gave it" {
+	# P2 is started on another CPU than P1's and takes back the whole mask
+	# before its exec (base/cpu.c): without that, on two CPUs or more, the
+	# command would be held to the CPUs P1 was not on.
+	local mine
+	mine=$(grep '^Cpus_allowed_list:' /proc/self/status)
+	run --separate-stderr "$GPURUN" "$BUSYBOX_DIR" grep '^Cpus_allowed_list:' /proc/self/status
+	assert_success
+	assert_output "$mine"
+	run --separate-stderr "$GPURUN" --no-cache "$BUSYBOX_TGZ" grep '^Cpus_allowed_list:' /proc/self/status
+	assert_success
+	assert_output "$mine"
+	local cpu
+	cpu=$(awk '/^Cpus_allowed_list:/ { split($2, a, "[-,]"); print a[1] }' /proc/self/status)
+	run --separate-stderr taskset -c "$cpu" "$GPURUN" "$BUSYBOX_DIR" grep '^Cpus_allowed_list:' /proc/self/status
+	assert_success
+	assert_output "Cpus_allowed_list:	$cpu"
+}
+
 @test "orphaned grandchildren are reaped: no zombies are left" {
 	run --separate-stderr "$GPURUN" "$BUSYBOX_DIR" /bin/sh -c 'probe orphans 3 && probe zombies 5000'
 	assert_success
@@ -123,6 +142,21 @@ signal_reaches_command() {
 	run pgrep -f "$token"
 	assert_failure
 	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
+}
+
+@test "the container's init killed from outside: gpurun says so in one line and exits 125" {
+	local out=$BATS_TEST_TMPDIR/out p1
+	"$GPURUN" "$BUSYBOX_DIR" /bin/sh -c 'echo ready; sleep 60' >"$out" 2>"$out.err" </dev/null 3>&- &
+	BG_PID=$!
+	wait_for_line "$out" ready
+	p1=$(pgrep -P "$BG_PID" | head -n1)
+	[[ -n "$p1" ]] || fail "no child of gpurun"
+	kill -KILL "$p1"
+	local rc=0
+	wait "$BG_PID" || rc=$?
+	BG_PID=
+	assert_equal "$rc" 125
+	assert_equal "$(cat "$out.err")" "gpurun: the container's init (pid 1) was killed by signal 9 (Killed)"
 }
 
 # ---- standard streams and the terminal --------------------------------------------
