@@ -30,6 +30,7 @@
 #include <fcntl.h>
 #include <isa-l/igzip_lib.h>
 #include <locale.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -698,6 +699,13 @@ int stream_start(struct stream *s, const struct fd_source *in, struct digest_ctx
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	int r = pthread_create(&s->thread, NULL, stream_main, s);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* The new thread is queued behind us on this CPU and would wait until
+	 * we sleep (base/cpu.c says why); it is the launch's long pole, so it
+	 * goes first, and our own setup follows when the balancer moves us or
+	 * the thread waits.  Not the other CPU for it: its blocks would then
+	 * change CPU at every handoff (a busybox first launch 5% slower),
+	 * where this is 3% faster (400 alternating launches). */
+	sched_yield();
 	if (r != 0) {
 		handoff_destroy(&s->q);
 		return gerr_set(err, r, "start the decompressor thread");
