@@ -85,6 +85,7 @@ struct fd_source {
 	void *map_base;
 	size_t map_size;
 	unsigned long long map_start; /* the file offset map points at */
+	size_t map_dropped;           /* bytes of the mapping given back, from map_base */
 	int shrank;                   /* the mapped file was cut short under us */
 	/* Optional: a file still being written (a blob a registry pull is
 	 * fetching).  Called at each end of input with the bytes read so far:

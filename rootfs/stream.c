@@ -167,6 +167,16 @@ static ssize_t source_pull(struct fd_source *src)
 		n = (ssize_t)(left < MAP_CHUNK ? left : MAP_CHUNK);
 		src->data = src->map + src->total;
 		uintptr_t lo = (uintptr_t)src->data & ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1);
+		/* A decoder asks for more only once it has used all it had:
+		 * what lies before this piece leaves the mapping (its pages stay
+		 * in the page cache), so that the resident size is a piece's,
+		 * not the file's (a 1 GB image's first launch: 5 MB, not 1 GB). */
+		size_t upto = lo - (uintptr_t)src->map_base;
+		if (upto > src->map_dropped) {
+			(void)madvise((unsigned char *)src->map_base + src->map_dropped, upto - src->map_dropped,
+				      MADV_DONTNEED);
+			src->map_dropped = upto;
+		}
 		/* EFAULT: the file ends before its mapping does now. */
 		if (n && madvise((void *)lo, (uintptr_t)src->data + (size_t)n - lo, MADV_POPULATE_READ) < 0 &&
 		    errno == EFAULT) {

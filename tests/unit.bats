@@ -68,3 +68,4 @@ cases_match() {
 @test "a pipe, or a file with nothing left, is read and not mapped" { source_case not-mappable; }
 @test "a file cut short under the decoder stops it with an error, not a SIGBUS" { source_case shrinks-under-the-reader; }
 @test "a file cut short before the decoder reads on is seen without a signal" { source_case shrinks-before-the-read; }
+@test "reading a mapped 48 MiB file leaves the resident size under 8 MiB larger" { source_case resident-size-stays-small; }

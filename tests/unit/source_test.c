@@ -141,6 +141,42 @@ static void case_map_then_populate_fails(void)
 	close(fd);
 }
 
+/* Resident pages of this process (/proc/self/statm, second field). */
+static long resident_pages(void)
+{
+	long size = 0, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (!f || fscanf(f, "%ld %ld", &size, &rss) != 2)
+		exit(2);
+	fclose(f);
+	return rss;
+}
+
+static void case_resident(void)
+{
+	/* 48 MiB read through the mapping: the pieces already read leave it. */
+	char path[] = "/tmp/gpurun-source-XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0)
+		exit(2);
+	unlink(path);
+	static unsigned char chunk[1 << 20];
+	memset(chunk, 'x', sizeof chunk);
+	for (int i = 0; i < 48; i++)
+		if (write(fd, chunk, sizeof chunk) != (ssize_t)sizeof chunk)
+			exit(2);
+	lseek(fd, 0, SEEK_SET);
+	struct fd_source src = {.fd = fd};
+	CHECK(source_map(&src) == 1, "mapped");
+	long before = resident_pages();
+	CHECK(source_drain(&src) == 0, "read to the end");
+	long grown_kib = (resident_pages() - before) * (sysconf(_SC_PAGESIZE) / 1024);
+	CHECK(src.total == 48u << 20, "read all of it");
+	CHECK(grown_kib < 8 * 1024, "the resident size grew by %ld KiB reading 48 MiB", grown_kib);
+	source_free(&src);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct unit_case cases[] = {
@@ -149,6 +185,7 @@ int main(int argc, char **argv)
 		{"not-mappable", case_not_mappable},
 		{"shrinks-under-the-reader", case_shrinks},
 		{"shrinks-before-the-read", case_map_then_populate_fails},
+		{"resident-size-stays-small", case_resident},
 	};
 	return unit_main(argc, argv, cases, COUNT_OF(cases));
 }
