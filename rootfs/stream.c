@@ -335,7 +335,9 @@ static void bus_handler(int sig, siginfo_t *si, void *uc)
 {
 	(void)uc;
 	const unsigned char *a = si->si_addr;
-	if (bus_jump && a >= bus_lo && a < bus_hi)
+	/* BUS_ADRERR: a fault on a page past the file's end (a SIGBUS sent
+	 * by kill() has no address). */
+	if (bus_jump && si->si_code == BUS_ADRERR && a >= bus_lo && a < bus_hi)
 		siglongjmp(*bus_jump, 1);
 	/* Not ours: the faulting access runs again and takes the default. */
 	signal(sig, SIG_DFL);
