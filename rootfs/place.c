@@ -371,12 +371,12 @@ int place_entry(struct placer *p, struct archive_entry *e, const char *entry, co
 		/* A tmpfs mounted with huge=within_size (the launch's scratch)
 		 * backs a file with large pages (2 MiB; on newer kernels, as
 		 * the 6.18 this is developed on, any power of two from 8 KiB)
-		 * only where its size already covers them.  Sized first, a file is written and later freed
-		 * in a few large pages instead of one 4 KiB page at a time:
-		 * busybox's 1.9 MB binary in 1 MiB, 512, 256 and 128 KiB
-		 * pieces instead of 484 pages (Debian minbase has 64 MB in 6
-		 * files of 2 MiB and more).  Elsewhere it is an early
-		 * truncate. */
+		 * only where its size already covers them.  Sized first, a
+		 * file is written and later freed in a few large pages instead
+		 * of one 4 KiB page at a time: busybox's 1.9 MB binary in
+		 * 1 MiB, 512, 256 and 128 KiB pieces instead of 484 pages
+		 * (Debian minbase has 64 MB in 6 files of 2 MiB and more).
+		 * Elsewhere it is an early truncate. */
 		if (p->size >= PLACE_SIZE_FIRST && ftruncate(p->fd, (off_t)p->size) < 0)
 			return fail(p, err, "ftruncate");
 		return 0;

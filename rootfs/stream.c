@@ -149,56 +149,56 @@ void locale_restore(void *saved)
 		freelocale(cur);
 }
 
-/* One read of src's input into src->buf: the next block of the file, or of
- * its range; hashed when asked. */
+/* The next piece of a mapped input (source_map): its size, 0 at the end,
+ * -1 with errno when the file has been cut short under the mapping. */
+static ssize_t map_pull(struct fd_source *src)
+{
+	size_t left = src->map_len - (size_t)src->total;
+	size_t n = left < MAP_CHUNK ? left : MAP_CHUNK;
+	src->data = src->map + src->total;
+	uintptr_t lo = (uintptr_t)src->data & ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1);
+	/* A decoder asks for more only once it has used all it had: what lies
+	 * before this piece leaves the mapping (its pages stay in the page
+	 * cache), so that the resident size is a piece's, not the file's (a
+	 * 1 GB image's first launch: 5 MB, not 1 GB). */
+	size_t upto = lo - (uintptr_t)src->map_base;
+	if (upto > src->map_dropped) {
+		(void)madvise((unsigned char *)src->map_base + src->map_dropped, upto - src->map_dropped,
+			      MADV_DONTNEED);
+		src->map_dropped = upto;
+	}
+	/* EFAULT: the file ends before its mapping does now. */
+	if (n && madvise((void *)lo, (uintptr_t)src->data + n - lo, MADV_POPULATE_READ) < 0 && errno == EFAULT) {
+		src->shrank = 1;
+		errno = EIO;
+		return -1;
+	}
+	return (ssize_t)n;
+}
+
+/* One read of src's input: the next block of the file, or of its range,
+ * into src->buf; or the next piece of the blocks or of the mapping, in
+ * place.  Hashed when asked. */
 static ssize_t source_pull(struct fd_source *src)
 {
 	ssize_t n;
 	if (src->from) {
 		n = handoff_take(src->from, &src->data);
-		if (n > 0) {
-			digest_update(src->hash, src->data, (size_t)n);
-			digest_update(src->hash2, src->data, (size_t)n);
-		}
-		return n;
-	}
-	if (src->map) {
-		size_t left = src->map_len - (size_t)src->total;
-		n = (ssize_t)(left < MAP_CHUNK ? left : MAP_CHUNK);
-		src->data = src->map + src->total;
-		uintptr_t lo = (uintptr_t)src->data & ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1);
-		/* A decoder asks for more only once it has used all it had:
-		 * what lies before this piece leaves the mapping (its pages stay
-		 * in the page cache), so that the resident size is a piece's,
-		 * not the file's (a 1 GB image's first launch: 5 MB, not 1 GB). */
-		size_t upto = lo - (uintptr_t)src->map_base;
-		if (upto > src->map_dropped) {
-			(void)madvise((unsigned char *)src->map_base + src->map_dropped, upto - src->map_dropped,
-				      MADV_DONTNEED);
-			src->map_dropped = upto;
-		}
-		/* EFAULT: the file ends before its mapping does now. */
-		if (n && madvise((void *)lo, (uintptr_t)src->data + (size_t)n - lo, MADV_POPULATE_READ) < 0 &&
-		    errno == EFAULT) {
-			src->shrank = 1;
-			errno = EIO;
-			return -1;
-		}
-		digest_update(src->hash, src->data, (size_t)n);
-		digest_update(src->hash2, src->data, (size_t)n);
-		return n;
-	}
-	src->data = src->buf;
-	if (src->ranged) {
-		unsigned long long left = src->len - src->total;
-		size_t want = left < src->block ? (size_t)left : src->block;
-		n = want ? pread(src->fd, src->buf, want, (off_t)(src->start + src->total)) : 0;
+	} else if (src->map) {
+		n = map_pull(src);
 	} else {
-		n = read(src->fd, src->buf, src->block);
+		src->data = src->buf;
+		if (src->ranged) {
+			unsigned long long left = src->len - src->total;
+			size_t want = left < src->block ? (size_t)left : src->block;
+			n = want ? pread(src->fd, src->buf, want, (off_t)(src->start + src->total)) : 0;
+		} else {
+			n = read(src->fd, src->buf, src->block);
+		}
 	}
 	if (n > 0) {
-		digest_update(src->hash, src->buf, (size_t)n);
-		digest_update(src->hash2, src->buf, (size_t)n);
+		digest_update(src->hash, src->data, (size_t)n);
+		digest_update(src->hash2, src->data, (size_t)n);
 	}
 	return n;
 }
@@ -506,8 +506,6 @@ static void igzip_stream(void *arg)
 	struct inflate_state *st = s->dec = xmalloc(sizeof *st);
 	int members = 0;	 /* complete ones */
 	size_t member_out = 0; /* bytes out of the current one */
-	if (!s->src.map)
-		s->src.buf = xmalloc(s->src.block);
 	isal.init(st);
 	st->crc_flag = ISAL_GZIP;
 	st->avail_in = 0;
@@ -584,8 +582,6 @@ static void zstd_stream(void *arg)
 		snprintf(s->msg, sizeof s->msg, "zstd: out of memory");
 		return;
 	}
-	if (!s->src.map)
-		s->src.buf = xmalloc(s->src.block);
 	ZSTD_inBuffer in = {0};
 	size_t pending = 1; /* ZSTD_decompressStream's last hint: 0 at a frame's end */
 	int full = 0;       /* the last call filled its output: it may hold more */
@@ -619,11 +615,12 @@ static void zstd_stream(void *arg)
 	}
 }
 
-/* A decoder that reads its input through stream_input(), on the file
- * mapped where it can be. */
+/* A decoder that reads its input through stream_input(): on the file
+ * mapped where it can be, else through a buffer of read(). */
 static void decode_mapped(struct stream *s, void (*decode)(void *))
 {
-	source_map(&s->src);
+	if (!source_map(&s->src))
+		s->src.buf = xmalloc(s->src.block);
 	if (source_guarded(&s->src, decode, s) < 0)
 		s->failed = 1;
 	free(s->dec);
