@@ -243,6 +243,7 @@ cold() {
 # measured too, without a target.
 BUSYBOX_ONLY_TGZ=$OUT/busybox-only.tar.gz
 build_busybox_only() {
+	# shellcheck disable=SC2153 # BUSYBOX_BIN comes from tests/lib/images.bash
 	[[ -s "$BUSYBOX_ONLY_TGZ" && "$BUSYBOX_ONLY_TGZ" -nt "$BUSYBOX_BIN" ]] && return 0
 	local dir tmp=$OUT/.busybox-only.tmp.tar.gz rc=0
 	dir=$(mktemp -d "$OUT/busybox-only.XXXXXX") || return 1
