@@ -252,7 +252,10 @@ mktar() {
 }
 
 # assert_cache_consistent: every layer directory of $GPURUN_CACHE has its
-# .ok marker, so nothing partial would be trusted by a later launch.
+# .ok marker.  What holds after launches that ran to their end: a launch
+# killed between a layer's rename into layers/ and its .ok leaves the
+# directory without it (never trusted: a layer needs both), until the next
+# launch that finds the cache idle sweeps it.
 assert_cache_consistent() {
 	local d
 	for d in "$GPURUN_CACHE"/layers/*/; do
