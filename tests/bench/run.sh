@@ -238,7 +238,7 @@ cold() {
 }
 
 # The issue's busybox image, "busybox .tar.gz (1 MB)": busybox, a link for
-# each applet and the tests' skeleton (/etc/passwd, ...), 1.0 MB.  The test
+# each applet and the tests' skeleton (build_busybox_base), 1.0 MB.  The test
 # fixture busybox.tar.gz is the same plus the tests' static probe, 1.4 MB:
 # measured too, without a target.
 BUSYBOX_ONLY_TGZ=$OUT/busybox-only.tar.gz
@@ -247,8 +247,7 @@ build_busybox_only() {
 	[[ -s "$BUSYBOX_ONLY_TGZ" && "$BUSYBOX_ONLY_TGZ" -nt "$BUSYBOX_BIN" ]] && return 0
 	local dir tmp=$OUT/.busybox-only.tmp.tar.gz rc=0
 	dir=$(mktemp -d "$OUT/busybox-only.XXXXXX") || return 1
-	{ image_skeleton "$dir" && install_busybox "$dir" /bin && ln -s bin "$dir/sbin" &&
-		tar_from_dir "$dir" "$tmp" && mv "$tmp" "$BUSYBOX_ONLY_TGZ"; } || rc=1
+	{ build_busybox_base "$dir" && tar_from_dir "$dir" "$tmp" && mv "$tmp" "$BUSYBOX_ONLY_TGZ"; } || rc=1
 	rm -rf "$dir" "$tmp"
 	return $rc
 }

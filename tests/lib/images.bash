@@ -163,19 +163,27 @@ install_busybox() {
 	done
 }
 
-# build_busybox_rootfs DIR: a static-only image — busybox with its applets
-# and the probe in /bin, nothing else.  No /etc/hosts or /etc/resolv.conf:
-# the launcher creates them when it binds the host's.
-build_busybox_rootfs() {
-	local dir=$1 probe
-	probe=$(fixture probe) || return 1
+# build_busybox_base DIR: busybox with its applets in /bin and the
+# skeleton, nothing else (also the 1 MB image of tests/bench/run.sh).  No
+# /etc/hosts or /etc/resolv.conf: the launcher creates them when it binds
+# the host's.
+build_busybox_base() {
+	local dir=$1
 	image_skeleton "$dir" || return 1
 	install_busybox "$dir" /bin || return 1
 	ln -s bin "$dir/sbin"
 	mkdir -p "$dir/usr"
 	ln -s ../bin "$dir/usr/bin"
 	ln -s ../bin "$dir/usr/sbin"
-	cp "$probe" "$dir/bin/probe" && [[ -x "$dir/bin/sh" && -x "$dir/sbin/ip" ]]
+	[[ -x "$dir/bin/sh" && -x "$dir/sbin/ip" ]]
+}
+
+# build_busybox_rootfs DIR: a static-only image — the base and the probe in
+# /bin.
+build_busybox_rootfs() {
+	local dir=$1 probe
+	probe=$(fixture probe) || return 1
+	build_busybox_base "$dir" && cp "$probe" "$dir/bin/probe"
 }
 
 # build_glibc_rootfs DIR: a Debian-like, usrmerged image with the host's
