@@ -27,6 +27,21 @@ REPO="$BATS_TEST_DIRNAME/.."
 	assert_output 2
 }
 
+@test "the binary is hardened: PIE, full RELRO, no executable stack, libc its only shared library" {
+	command -v readelf >/dev/null || skip "readelf (binutils) is not installed"
+	local bin=$GPURUN
+	run readelf -dW "$bin"
+	assert_success
+	assert_line --regexp '\(FLAGS_1\) +Flags: .*NOW.*PIE'
+	assert_line --regexp '\(FLAGS\) +BIND_NOW'
+	# The loader itself is named as NEEDED where the toolchain links it.
+	run sh -c "readelf -dW '$bin' | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -v '^ld-linux'"
+	assert_output 'libc.so.6'
+	run readelf -lW "$bin"
+	assert_line --regexp '^ +GNU_RELRO '
+	assert_line --regexp '^ +GNU_STACK +.* RW  '
+}
+
 @test "make install honours PREFIX and DESTDIR" {
 	skip_unless_root "writes into the checkout's build outputs"
 	local dest="$BATS_TEST_TMPDIR/dest"
