@@ -29,7 +29,7 @@
 # other scripts splice their own tables (bench:cpu, bench:images,
 # bench:scale, bench:registry, bench:gpu) the same way.
 #
-# Knobs: BENCH_RUNS (warm, default 100), BENCH_COLD_RUNS (default 10),
+# Knobs: BENCH_RUNS (warm, default 400), BENCH_COLD_RUNS (default 10),
 # BENCH_SKIP_DEBIAN=1, GPURUN (binary, default ./gpurun), BENCH_README=0
 # (leave README.md alone), BENCH_QUICK=1 (sections 1 and 2 only).
 # Results: tests/build/bench/*.json (hyperfine --export-json), table.md.
@@ -40,7 +40,10 @@ REPO=$(pwd)
 GPURUN=${GPURUN:-$REPO/gpurun}
 TESTS_BUILD=$REPO/tests/build
 OUT=$TESTS_BUILD/bench
-RUNS=${BENCH_RUNS:-100}
+# 400 warm launches of each command, not 100: three runs of the
+# unprivileged comparison in a row gave 1.056x, 1.00x and 0.854x with 100
+# launches each (4 x 25), and 0.94x, 0.944x and 0.991x with 300 (4 x 75).
+RUNS=${BENCH_RUNS:-400}
 COLD_RUNS=${BENCH_COLD_RUNS:-10}
 WALK=$REPO/tests/bench/walkthrough.sh
 TARBWRAP=$REPO/tests/bench/tarbwrap.sh
@@ -223,7 +226,7 @@ cold() {
 		command -v bsdtar >/dev/null && add bsdtar+bwrap "$TARBWRAP bsdtar $tarball /bin/true"
 		add tar+bwrap "$TARBWRAP tar $tarball /bin/true"
 	fi
-	# Launches of a few ms (busybox: 40 runs) in alternating rounds, as in
+	# Launches of a few ms (busybox: 100 runs) in alternating rounds, as in
 	# section 1: in one run of 40 each in a row, the 1.0 MB image once
 	# measured 16.5 ms and the 1.4 MB one, run a minute later, 14.8 ms.
 	local runs=${4:-$COLD_RUNS} how=""
@@ -253,13 +256,13 @@ build_busybox_only() {
 }
 
 # A busybox launch takes milliseconds, and this VM's speed swings by a third
-# from one minute to the next: 40 runs, not BENCH_COLD_RUNS, for its median.
+# from one minute to the next: 100 runs, not BENCH_COLD_RUNS, for its median.
 if build_busybox_only; then
-	cold busybox-only.tar.gz "$BUSYBOX_ONLY_TGZ" 12 40
+	cold busybox-only.tar.gz "$BUSYBOX_ONLY_TGZ" 12 100
 else
 	say "bench: could not build $BUSYBOX_ONLY_TGZ"
 fi
-cold busybox.tar.gz "$(fixture busybox.tar.gz)" "" 40
+cold busybox.tar.gz "$(fixture busybox.tar.gz)" "" 100
 
 # The Debian mirror apt is configured with (deb822 or one-line format).
 debian_mirror() {
