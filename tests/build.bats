@@ -29,15 +29,15 @@ REPO="$BATS_TEST_DIRNAME/.."
 
 @test "the binary is hardened: PIE, full RELRO, no executable stack, libc its only shared library" {
 	command -v readelf >/dev/null || skip "readelf (binutils) is not installed"
-	local bin=$GPURUN
-	run readelf -dW "$bin"
+	run readelf -dW "$GPURUN"
 	assert_success
 	assert_line --regexp '\(FLAGS_1\) +Flags: .*NOW.*PIE'
 	assert_line --regexp '\(FLAGS\) +BIND_NOW'
 	# The loader itself is named as NEEDED where the toolchain links it.
-	run sh -c "readelf -dW '$bin' | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -v '^ld-linux'"
-	assert_output 'libc.so.6'
-	run readelf -lW "$bin"
+	local needed
+	needed=$(sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' <<<"$output" | grep -v '^ld-linux')
+	assert_equal "$needed" 'libc.so.6'
+	run readelf -lW "$GPURUN"
 	assert_line --regexp '^ +GNU_RELRO '
 	assert_line --regexp '^ +GNU_STACK +.* RW  '
 }
