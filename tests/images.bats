@@ -9,6 +9,7 @@
 # and the cache as they were.
 
 load lib/common
+load lib/gpu
 
 setup_file() {
 	require_gpurun
