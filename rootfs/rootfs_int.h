@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -111,6 +112,14 @@ int source_map(struct fd_source *src);
  * 0, or -1 with src->read_errno = EIO when the file was cut short under it
  * (what was decoded before is kept). */
 int source_guarded(struct fd_source *src, void (*fn)(void *), void *arg);
+/* For a reader that a jump must not leave (the tar reader and the placer
+ * hold files open): between the two calls, in the calling thread, a fault
+ * on src's mapping maps zeros over the rest of it, so the reader goes on
+ * to its own end.  source_unwatch() returns 1 (and sets src->shrank) when
+ * the file was cut short meanwhile: what was read is then worthless.
+ * Both do nothing for a source that is not mapped. */
+void source_watch(struct fd_source *src, sigset_t *old);
+int source_unwatch(struct fd_source *src, const sigset_t *old);
 
 /* A raw-format reader with the filters (see reader_new) on src, opened and
  * positioned at the start of the decompressed data.  Returns libarchive's

@@ -9,11 +9,12 @@
  * (rootfs/place.c).  A launch starts the thread before its other setup
  * (rootfs_unpack_start), so inflating overlaps the first mounts too.
  *
- * The decoders of gzip and zstd read a regular file through a mapping of
- * it rather than read(): a read copies every compressed byte once more
- * (0.7 ms of a busybox first launch's 7 ms of inflating).  A file cut short
- * while mapped would kill the thread with SIGBUS; source_guarded() turns
- * that into an error that names it.
+ * The decoders of gzip and zstd, and the tar reader of a plain tar, read a
+ * regular file through a mapping of it rather than read(): a read copies
+ * every byte once more (0.7 ms of a busybox first launch's 7 ms of
+ * inflating; a third of a plain Debian tar's first launch).  A file cut
+ * short while mapped would kill the thread with SIGBUS; source_guarded()
+ * and source_watch() turn that into an error that names it.
  *
  * gzip, the common case, is inflated with ISA-L's igzip when libisal.so.2 is
  * installed: about twice zlib's speed here.  Since files are made with a few
@@ -257,6 +258,13 @@ static la_int64_t source_skip(struct archive *a, void *arg, la_int64_t request)
 {
 	struct fd_source *src = arg;
 	(void)a;
+	if (src->map) {
+		/* The next map_pull() starts past what is skipped. */
+		size_t left = src->map_len - (size_t)src->total;
+		la_int64_t n = request < (la_int64_t)left ? request : (la_int64_t)left;
+		src->total += (unsigned long long)n;
+		return n;
+	}
 	off_t here = lseek(src->fd, 0, SEEK_CUR), end = lseek(src->fd, 0, SEEK_END);
 	if (here < 0 || end < 0)
 		return 0;
@@ -269,7 +277,7 @@ static la_int64_t source_skip(struct archive *a, void *arg, la_int64_t request)
 
 int source_open(struct archive *a, struct fd_source *src)
 {
-	src->buf = src->from ? NULL : xmalloc(src->block);
+	src->buf = src->from || src->map ? NULL : xmalloc(src->block);
 	src->eof = src->read_errno = 0;
 	src->total = 0;
 	struct stat st;
@@ -328,7 +336,9 @@ int source_map(struct fd_source *src)
  * it): the thread reading it jumps back to source_guarded().  Anything
  * else gets the default action, as if no handler were there. */
 static __thread sigjmp_buf *bus_jump;
+static __thread struct fd_source *bus_watched; /* source_watch(): no jump */
 static __thread const unsigned char *bus_lo, *bus_hi;
+static __thread uintptr_t bus_page; /* the page size, for the handler */
 static pthread_once_t bus_once = PTHREAD_ONCE_INIT;
 
 static void bus_handler(int sig, siginfo_t *si, void *uc)
@@ -337,8 +347,20 @@ static void bus_handler(int sig, siginfo_t *si, void *uc)
 	const unsigned char *a = si->si_addr;
 	/* BUS_ADRERR: a fault on a page past the file's end (a SIGBUS sent
 	 * by kill() has no address). */
-	if (bus_jump && si->si_code == BUS_ADRERR && a >= bus_lo && a < bus_hi)
+	int ours = si->si_code == BUS_ADRERR && a >= bus_lo && a < bus_hi;
+	if (bus_jump && ours)
 		siglongjmp(*bus_jump, 1);
+	if (bus_watched && ours) {
+		/* Zeros from here to the mapping's end: the access runs again
+		 * and reads them, and source_unwatch() reports the cut.  (mmap
+		 * is a plain system call, safe in a handler.) */
+		uintptr_t pg = (uintptr_t)a & ~(bus_page - 1);
+		if (mmap((void *)pg, (uintptr_t)bus_hi - pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+			 0) != MAP_FAILED) {
+			bus_watched->shrank = 1;
+			return;
+		}
+	}
 	/* Not ours: the faulting access runs again and takes the default. */
 	signal(sig, SIG_DFL);
 }
@@ -350,23 +372,54 @@ static void bus_install(void)
 	sigaction(SIGBUS, &sa, NULL);
 }
 
+/* SIGBUS on src's mapping to bus_handler, in this thread; *old is the
+ * signal mask to restore. */
+static void bus_catch(const struct fd_source *src, sigset_t *old)
+{
+	pthread_once(&bus_once, bus_install);
+	/* A fault's signal that is blocked kills the process whatever the
+	 * handler (the decompressor thread blocks every signal). */
+	sigset_t bus;
+	sigemptyset(&bus);
+	sigaddset(&bus, SIGBUS);
+	pthread_sigmask(SIG_UNBLOCK, &bus, old);
+	bus_lo = src->map_base;
+	bus_hi = bus_lo + src->map_size;
+	bus_page = (uintptr_t)sysconf(_SC_PAGESIZE);
+}
+
+void source_watch(struct fd_source *src, sigset_t *old)
+{
+	if (!src->map)
+		return;
+	bus_catch(src, old);
+	bus_watched = src;
+}
+
+int source_unwatch(struct fd_source *src, const sigset_t *old)
+{
+	if (!src->map)
+		return 0;
+	bus_watched = NULL;
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+	/* A cut the reader never touched a page of, or one the kernel met
+	 * copying from the mapping (pwrite gets EFAULT, no signal). */
+	struct stat st;
+	if (fstat(src->fd, &st) == 0 && (unsigned long long)st.st_size < src->map_start + src->map_len)
+		src->shrank = 1;
+	return src->shrank;
+}
+
 int source_guarded(struct fd_source *src, void (*fn)(void *), void *arg)
 {
 	if (!src->map) {
 		fn(arg);
 		return 0;
 	}
-	pthread_once(&bus_once, bus_install);
-	/* A fault's signal that is blocked kills the process whatever the
-	 * handler (the decompressor thread blocks every signal). */
-	sigset_t bus, old;
-	sigemptyset(&bus);
-	sigaddset(&bus, SIGBUS);
-	pthread_sigmask(SIG_UNBLOCK, &bus, &old);
+	sigset_t old;
+	bus_catch(src, &old);
 	sigjmp_buf jb;
 	int r = 0;
-	bus_lo = src->map_base;
-	bus_hi = bus_lo + src->map_size;
 	if (sigsetjmp(jb, 1) == 0) {
 		bus_jump = &jb;
 		fn(arg);

@@ -425,6 +425,12 @@ static int job_finish(struct unpack_job *j, const char *name, int dirfd, unsigne
 	}
 	place_init(&u.out, dirfd, flags);
 
+	/* A plain tar is read in place from the page cache: a read() copied
+	 * all of it once more (a first launch of Debian minbase's .tar took
+	 * 0.27-0.28 s that way, 0.18-0.20 s mapped). */
+	sigset_t mask;
+	if (!j->threaded && source_map(&u.src))
+		source_watch(&u.src, &mask);
 	int rc;
 	if (source_open(u.in, &u.src) != ARCHIVE_OK)
 		rc = read_error(&u, ARCHIVE_FATAL, NULL);
@@ -438,6 +444,9 @@ static int job_finish(struct unpack_job *j, const char *name, int dirfd, unsigne
 	/* A digest covers the whole input, also what follows the tar's end. */
 	if (!j->threaded && rc == 0 && (u.src.hash || u.src.hash2) && source_drain(&u.src) < 0)
 		rc = gerr_set(err, u.src.read_errno, "read");
+	/* Whatever the tar side made of it (zeros may read as a quiet end). */
+	if (source_unwatch(&u.src, &mask))
+		rc = gerr_set(err, 0, "the file was cut short while it was read");
 
 	archive_read_free(u.in);
 	place_free(&u.out);

@@ -9,6 +9,8 @@
  *
  * tests/unit.bats runs every case; `make unit` builds this under ASan and
  * UBSan. */
+#include <archive.h>
+#include <archive_entry.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,6 +143,122 @@ static void case_map_then_populate_fails(void)
 	close(fd);
 }
 
+/* The tar reader's way (source_watch): it cannot be jumped out of, so a
+ * fault past the new end reads zeros, and the cut is reported after. */
+static void case_watched_shrinks(void)
+{
+	int fd = pattern_file();
+	struct fd_source src = {.fd = fd};
+	CHECK(source_map(&src) == 1, "mapped");
+	sigset_t mask;
+	source_watch(&src, &mask);
+	if (ftruncate(fd, 4096) < 0)
+		exit(2);
+	volatile const unsigned char *p = src.map;
+	unsigned first = p[1], nonzero = 0;
+	for (size_t i = 4096; i < src.map_len; i += 4096)
+		nonzero += p[i] != 0; /* SIGBUS, then zeros */
+	CHECK(first == 7, "the page before the cut reads as before (%u)", first);
+	CHECK(nonzero == 0, "the pages past the cut read as zeros (%u not)", nonzero);
+	CHECK(source_unwatch(&src, &mask) == 1 && src.shrank, "and the cut is reported");
+	source_free(&src);
+	close(fd);
+}
+
+static void case_watched_whole(void)
+{
+	int fd = pattern_file();
+	struct fd_source src = {.fd = fd};
+	CHECK(source_map(&src) == 1, "mapped");
+	sigset_t mask;
+	source_watch(&src, &mask);
+	CHECK(source_drain(&src) == 0, "read to the end");
+	CHECK(source_unwatch(&src, &mask) == 0 && !src.shrank, "a file left whole is not reported");
+	/* The file shrinks after it was read, before the check: what was read
+	 * no longer is the file, so it is reported too. */
+	struct fd_source again = {.fd = fd};
+	lseek(fd, 0, SEEK_SET);
+	CHECK(source_map(&again) == 1, "mapped again");
+	source_watch(&again, &mask);
+	if (ftruncate(fd, 4096) < 0)
+		exit(2);
+	CHECK(source_unwatch(&again, &mask) == 1, "a cut no page was read past is reported");
+	source_free(&src);
+	source_free(&again);
+	close(fd);
+}
+
+/* A ustar header of a regular file into h[512]. */
+static void ustar_header(unsigned char *h, const char *name, size_t size)
+{
+	memset(h, 0, 512);
+	snprintf((char *)h, 100, "%s", name);
+	snprintf((char *)h + 100, 8, "%07o", 0644);
+	snprintf((char *)h + 108, 8, "%07o", 0);
+	snprintf((char *)h + 116, 8, "%07o", 0);
+	snprintf((char *)h + 124, 12, "%011zo", size);
+	snprintf((char *)h + 136, 12, "%011o", 0);
+	h[156] = '0';
+	memcpy(h + 257, "ustar\0" "00", 8);
+	memset(h + 148, ' ', 8);
+	unsigned sum = 0;
+	for (int i = 0; i < 512; i++)
+		sum += h[i];
+	snprintf((char *)h + 148, 8, "%06o", sum);
+}
+
+/* libarchive skips a member it does not read: through a mapping, the
+ * next read starts past it.  A tar of a 3 MiB member and a small one. */
+static void case_mapped_skip(void)
+{
+	char path[] = "/tmp/gpurun-source-XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0)
+		exit(2);
+	unlink(path);
+	enum { BIG = 3 << 20 };
+	static unsigned char tar[512 + BIG + 512 + 512 + 1024];
+	memset(tar, 0, sizeof tar);
+	ustar_header(tar, "big", BIG);
+	memset(tar + 512, 'b', BIG);
+	ustar_header(tar + 512 + BIG, "after", 2);
+	memcpy(tar + 1024 + BIG, "ok", 2);
+	if (write(fd, tar, sizeof tar) != (ssize_t)sizeof tar)
+		exit(2);
+	lseek(fd, 0, SEEK_SET);
+
+	struct fd_source src = {.fd = fd, .block = 4096};
+	struct archive *a = reader_new(1, 0);
+	struct archive_entry *e;
+	CHECK(a != NULL, "a reader");
+	CHECK(source_map(&src) == 1, "mapped");
+	CHECK(source_open(a, &src) == ARCHIVE_OK, "opened");
+	CHECK(archive_read_next_header(a, &e) == ARCHIVE_OK && !strcmp(archive_entry_pathname(e), "big"), "big");
+	CHECK(archive_read_data_skip(a) == ARCHIVE_OK, "its data is skipped");
+	CHECK(archive_read_next_header(a, &e) == ARCHIVE_OK && !strcmp(archive_entry_pathname(e), "after"), "after");
+	char buf[8] = "";
+	CHECK(archive_read_data(a, buf, sizeof buf) == 2 && !memcmp(buf, "ok", 2), "the next member reads right");
+	CHECK(archive_read_next_header(a, &e) == ARCHIVE_EOF, "then the end");
+	archive_read_free(a);
+	source_free(&src);
+
+	/* Cut inside the big member: the skip stops at the end of the file,
+	 * and the reader says the archive is truncated. */
+	const size_t cut = 512 + BIG / 2;
+	if (ftruncate(fd, (off_t)cut) < 0)
+		exit(2);
+	lseek(fd, 0, SEEK_SET);
+	struct fd_source part = {.fd = fd, .block = 4096};
+	a = reader_new(1, 0);
+	CHECK(a != NULL && source_map(&part) == 1 && source_open(a, &part) == ARCHIVE_OK, "the cut file opened");
+	CHECK(archive_read_next_header(a, &e) == ARCHIVE_OK, "big again");
+	CHECK(archive_read_data_skip(a) == ARCHIVE_FATAL, "skipping past the end fails");
+	CHECK(part.total <= cut, "never past the end: %llu of %zu", part.total, cut);
+	archive_read_free(a);
+	source_free(&part);
+	close(fd);
+}
+
 /* Resident pages of this process (/proc/self/statm, second field). */
 static long resident_pages(void)
 {
@@ -186,6 +304,9 @@ int main(int argc, char **argv)
 		{"shrinks-under-the-reader", case_shrinks},
 		{"shrinks-before-the-read", case_map_then_populate_fails},
 		{"resident-size-stays-small", case_resident},
+		{"watched-shrinks-under-the-reader", case_watched_shrinks},
+		{"watched-whole-and-shrunk-after", case_watched_whole},
+		{"mapped-skip-stops-at-the-end", case_mapped_skip},
 	};
 	return unit_main(argc, argv, cases, COUNT_OF(cases));
 }
