@@ -69,3 +69,6 @@ cases_match() {
 @test "a file cut short under the decoder stops it with an error, not a SIGBUS" { source_case shrinks-under-the-reader; }
 @test "a file cut short before the decoder reads on is seen without a signal" { source_case shrinks-before-the-read; }
 @test "reading a mapped 48 MiB file leaves the resident size under 8 MiB larger" { source_case resident-size-stays-small; }
+@test "a file cut short under the tar reader reads as zeros past the cut, and the cut is reported" { source_case watched-shrinks-under-the-reader; }
+@test "a watched file left whole is not reported; one cut after it was read is" { source_case watched-whole-and-shrunk-after; }
+@test "a skip through a mapping lands on the next member, and stops at the end of a cut file" { source_case mapped-skip-stops-at-the-end; }
