@@ -45,6 +45,15 @@ static int pattern_file(void)
 	return fd;
 }
 
+/* pattern_file() mapped into *src from its start; its descriptor. */
+static int mapped_pattern_file(struct fd_source *src)
+{
+	int fd = pattern_file();
+	*src = (struct fd_source){.fd = fd};
+	CHECK(source_map(src) == 1, "mapped");
+	return fd;
+}
+
 static void case_maps_from_offset(void)
 {
 	int fd = pattern_file();
@@ -116,9 +125,8 @@ static void read_after_truncate(void *arg)
 
 static void case_shrinks(void)
 {
-	int fd = pattern_file();
-	struct fd_source src = {.fd = fd};
-	CHECK(source_map(&src) == 1, "mapped");
+	struct fd_source src;
+	int fd = mapped_pattern_file(&src);
 	struct shrink sh = {.src = &src};
 	int r = source_guarded(&src, read_after_truncate, &sh);
 	CHECK(r == -1, "the reading is stopped");
@@ -130,9 +138,8 @@ static void case_shrinks(void)
 
 static void case_map_then_populate_fails(void)
 {
-	int fd = pattern_file();
-	struct fd_source src = {.fd = fd};
-	CHECK(source_map(&src) == 1, "mapped");
+	struct fd_source src;
+	int fd = mapped_pattern_file(&src);
 	if (ftruncate(fd, 4096) < 0)
 		exit(2);
 	/* The next piece handed to a decoder is faulted in first: a file
@@ -147,9 +154,8 @@ static void case_map_then_populate_fails(void)
  * fault past the new end reads zeros, and the cut is reported after. */
 static void case_watched_shrinks(void)
 {
-	int fd = pattern_file();
-	struct fd_source src = {.fd = fd};
-	CHECK(source_map(&src) == 1, "mapped");
+	struct fd_source src;
+	int fd = mapped_pattern_file(&src);
 	sigset_t mask;
 	source_watch(&src, &mask);
 	if (ftruncate(fd, 4096) < 0)
@@ -167,9 +173,8 @@ static void case_watched_shrinks(void)
 
 static void case_watched_whole(void)
 {
-	int fd = pattern_file();
-	struct fd_source src = {.fd = fd};
-	CHECK(source_map(&src) == 1, "mapped");
+	struct fd_source src;
+	int fd = mapped_pattern_file(&src);
 	sigset_t mask;
 	source_watch(&src, &mask);
 	CHECK(source_drain(&src) == 0, "read to the end");
