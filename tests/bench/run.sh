@@ -308,7 +308,8 @@ else
 		# target in the issue, measured against the same peers.
 		DEBIAN_TAR=${DEBIAN_TGZ%.gz}
 		if [[ ! -s "$DEBIAN_TAR" ]]; then
-			gzip -dc "$DEBIAN_TGZ" >"$DEBIAN_TAR.tmp" && mv "$DEBIAN_TAR.tmp" "$DEBIAN_TAR"
+			gzip -dc "$DEBIAN_TGZ" >"$DEBIAN_TAR.tmp" && mv "$DEBIAN_TAR.tmp" "$DEBIAN_TAR" ||
+				rm -f "$DEBIAN_TAR.tmp"
 		fi
 		[[ -s "$DEBIAN_TAR" ]] && cold debian-minbase.tar "$DEBIAN_TAR" ""
 	fi
