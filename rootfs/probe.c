@@ -1,9 +1,10 @@
 /* rootfs/probe.c — the check gpurun makes on an image file before any
  * namespace work: is it a tar archive (plain, gzip, xz, zstd or bzip2,
- * judged by content, never by name)?  It runs on every launch, so the
- * accepting path reads one small block and one tar header.  Only a refusal costs
- * more: a second look at the (decompressed) first bytes, to tell the user
- * what the file is instead of a bare "not a tar archive". */
+ * judged by content, never by name)?  It runs before every launch of a file
+ * that is not in the cache, so the accepting path decompresses a few KiB and
+ * reads one tar header.  Only a refusal costs more: a second look at the
+ * (decompressed) first bytes, to tell the user what the file is instead of a
+ * bare "not a tar archive". */
 #include "rootfs_int.h"
 
 #include <archive.h>
@@ -13,11 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 /* Enough compressed input for the first tar header, and not much more to
  * inflate: a launch pays for each byte decompressed here twice. */
 #define PROBE_BLOCK (8 * 1024)
 #define SNIFF_BYTES (32 * 1024 + 8) /* up to the ISO 9660 volume descriptor */
+/* The quick look's decompressed head: a tar header and the pax or GNU
+ * long-name records that may come before it.  Read HEAD_STEP at a time. */
+#define HEAD_BYTES (8 * 1024)
+#define HEAD_STEP (4 * 1024)
 
 #define USE_TAR "use tar, optionally compressed with gzip, xz, zstd or bzip2"
 
@@ -121,20 +127,79 @@ static int is_layout_entry(const char *path)
 	return n == 64 && (path[n] == '/' || !strcmp(path + n, ".json") || !strcmp(path + n, ".tar"));
 }
 
+/* Up to cap bytes of the gzip stream at the start of fd, inflated with zlib
+ * (ISA-L is loaded later, by the unpack, and only there): how many, or 0
+ * where zlib stops on an error before that. */
+static size_t head_gzip(int fd, unsigned char *out, size_t cap)
+{
+	unsigned char in[HEAD_STEP];
+	z_stream z = {0};
+	off_t at = 0;
+	int r = inflateInit2(&z, 16 + MAX_WBITS); /* 16: a gzip wrapper */
+	if (r != Z_OK)
+		return 0;
+	z.next_out = out;
+	z.avail_out = (uInt)cap;
+	while (r == Z_OK && z.avail_out) {
+		if (!z.avail_in) {
+			ssize_t n = pread(fd, in, sizeof in, at);
+			if (n <= 0)
+				break;
+			at += n;
+			z.next_in = in;
+			z.avail_in = (uInt)n;
+		}
+		r = inflate(&z, Z_NO_FLUSH);
+	}
+	size_t got = r == Z_OK || r == Z_STREAM_END ? cap - z.avail_out : 0;
+	inflateEnd(&z);
+	return got;
+}
+
+/* The quick look, for gzip: inflate the head here and let libarchive's tar
+ * reader read the first header from it.  libarchive's gzip filter fills a
+ * 64 KiB block before the tar reader gets its first 512 bytes, and that
+ * inflating was most of the probe: 0.3 ms of a fresh process, on the path
+ * of every launch of a .tar.gz with --no-cache (0.09 ms now).  zstd decodes
+ * whole blocks of up to 128 KiB, so a smaller head saves it nothing.
+ * Returns 1 with *kind set where the head has a first entry, and 0 where it
+ * does not settle it (another compression, a damaged or short stream, a
+ * long pax header): the full look then decides, and says why a file is
+ * refused. */
+static int quick_probe(int fd, int *kind)
+{
+	const char *comp = compression_of(fd);
+	unsigned char buf[HEAD_BYTES];
+	size_t n = comp && !strcmp(comp, "gzip") ? head_gzip(fd, buf, sizeof buf) : 0;
+	struct archive *a = n >= 512 ? reader_new(1, 0) : NULL;
+	struct archive_entry *e;
+	int done = 0;
+	if (a && archive_read_open_memory(a, buf, n) == ARCHIVE_OK) {
+		int r = archive_read_next_header(a, &e);
+		if (r == ARCHIVE_OK || r == ARCHIVE_WARN) {
+			const char *path = archive_entry_pathname(e);
+			*kind = path && is_layout_entry(path) ? PROBE_IMAGE : PROBE_FLAT;
+			done = 1;
+		}
+	}
+	if (a)
+		archive_read_free(a);
+	return done;
+}
+
 int rootfs_probe(int fd, const char *name, struct gerr *err)
 {
-	struct archive *a = reader_new(1, 1);
 	struct fd_source src = {.fd = fd, .block = PROBE_BLOCK};
 	struct archive_entry *e;
 	int rc = 0;
 
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return gerr_set(err, errno, "image %s: cannot rewind", name);
+	if (quick_probe(fd, &rc))
+		return rc;
+	struct archive *a = reader_new(1, 1);
 	if (!a)
 		return gerr_set(err, 0, "image %s: %s", name, READER_SETUP_FAILED);
-
-	if (lseek(fd, 0, SEEK_SET) < 0) {
-		archive_read_free(a);
-		return gerr_set(err, errno, "image %s: cannot rewind", name);
-	}
 	/* In the C locale: a pax UTF-8 name that does not convert is a
 	 * warning, and the names this looks for are ASCII. */
 	int r = source_open(a, &src);

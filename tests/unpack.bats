@@ -400,6 +400,45 @@ victim_untouched() {
 	assert_output ok
 }
 
+# The probe inflates only the first 8 KiB of a .tar.gz to find the first
+# entry (rootfs/probe.c); where that is not enough, the full look decides.
+@test "a .tar.gz whose first gzip member holds less than one tar header still unpacks" {
+	local tgz=$BATS_TEST_TMPDIR/short-first.tar.gz
+	{
+		head -c 100 "$BUSYBOX_TAR" | gzip -c
+		tail -c +101 "$BUSYBOX_TAR" | gzip -c
+	} >"$tgz"
+	run "$GPURUN" --no-cache "$tgz" /bin/echo ok
+	assert_success
+	assert_output ok
+}
+
+@test "a .tar.gz whose first entry has a pax header longer than the probe's look is still read" {
+	# A root file system, and an OCI layout whose first entry is found
+	# only past the first 8 KiB of the stream.
+	python3 - "$BUSYBOX_TAR" "$BATS_TEST_TMPDIR/rootfs.tar" "$BATS_TEST_TMPDIR/layout.tar" <<-'EOF'
+		import io, sys, tarfile
+		long = {'comment': 'x' * 20000}
+		with tarfile.open(sys.argv[1]) as src, tarfile.open(sys.argv[2], 'w', format=tarfile.PAX_FORMAT) as out:
+		    t = tarfile.TarInfo('./')
+		    t.type, t.mode, t.pax_headers = tarfile.DIRTYPE, 0o755, long
+		    out.addfile(t)
+		    for m in src.getmembers():
+		        out.addfile(m, src.extractfile(m) if m.isfile() else None)
+		with tarfile.open(sys.argv[3], 'w', format=tarfile.PAX_FORMAT) as out:
+		    data = b'{"imageLayoutVersion": "1.0.0"}'
+		    t = tarfile.TarInfo('oci-layout')
+		    t.size, t.pax_headers = len(data), long
+		    out.addfile(t, io.BytesIO(data))
+	EOF
+	gzip "$BATS_TEST_TMPDIR/rootfs.tar" "$BATS_TEST_TMPDIR/layout.tar"
+	run "$GPURUN" --no-cache "$BATS_TEST_TMPDIR/rootfs.tar.gz" /bin/echo ok
+	assert_success
+	assert_output ok
+	run --separate-stderr "$GPURUN" --no-cache "$BATS_TEST_TMPDIR/layout.tar.gz" /bin/true
+	assert_gpurun_error 125 "image $BATS_TEST_TMPDIR/layout.tar.gz: no member 'index.json'"
+}
+
 # Stricter than libarchive's zlib filter, which does not check the trailer.
 @test "with ISA-L installed, a .tar.gz whose CRC does not match its data is refused" {
 	local tgz=$BATS_TEST_TMPDIR/badcrc.tar.gz size
