@@ -1,18 +1,21 @@
-/* rootfs/handoff.c — the ring of blocks between the decompressor thread
+/* rootfs/handoff.c — the blocks passed between the decompressor thread
  * (the writer) and the thread that makes the files (the reader).
  *
- * Two things make it cheap on a small virtual machine, where waking a
+ * Three things make it cheap on a small virtual machine, where waking a
  * thread on the other vCPU is an interprocessor interrupt and a page fault
  * costs microseconds:
  *   - a thread is woken only when it sleeps, outside the lock (a wake-up
  *     under the lock made the woken thread sleep again on the mutex: a
  *     second futex round trip per block), and a writer waiting for room is
- *     woken only once half the ring is free, so it refills several blocks
+ *     woken only once half the blocks are free, so it refills many blocks
  *     per wake-up instead of one (Debian minbase: about 2,400 futex calls
  *     per launch before);
- *   - the ring is one 2 MiB mapping that asks for a transparent huge page,
- *     so it costs one page fault instead of 512.  Without THP it is plain
- *     memory: only its first touch of each page costs more. */
+ *   - the blocks are one mapping that asks for transparent huge pages, so
+ *     each 2 MiB of it costs one page fault instead of 512.  Without THP
+ *     it is plain memory: only its first touch of each page costs more;
+ *   - free blocks are a stack: the writer refills the block the reader
+ *     gave back last, still in the cache, and goes deeper into the mapping
+ *     (touching new pages) only while the reader has a backlog. */
 #include "rootfs_int.h"
 
 #include <errno.h>
@@ -20,11 +23,11 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define RING_BYTES ((size_t)HANDOFF_SLOTS * HANDOFF_BLOCK)
+#define POOL_BYTES ((size_t)HANDOFF_SLOTS * HANDOFF_BLOCK)
 #define HUGE_PAGE (2UL << 20)
-/* One huge page's worth of extra room, to start the ring on a 2 MiB
+/* One huge page's worth of extra room, to start the blocks on a 2 MiB
  * boundary: a huge page is only used for an aligned 2 MiB range. */
-#define MAP_BYTES (RING_BYTES + HUGE_PAGE)
+#define MAP_BYTES (POOL_BYTES + HUGE_PAGE)
 
 int handoff_init(struct handoff *h)
 {
@@ -33,11 +36,14 @@ int handoff_init(struct handoff *h)
 	if (p == MAP_FAILED)
 		return -1;
 	h->map = p;
-	unsigned char *ring = (unsigned char *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+	h->blocks = (unsigned char *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
 	/* Advice only: EINVAL on a kernel without THP changes nothing. */
-	(void)madvise(ring, RING_BYTES, MADV_HUGEPAGE);
-	for (int i = 0; i < HANDOFF_SLOTS; i++)
-		h->buf[i] = ring + (size_t)i * HANDOFF_BLOCK;
+	(void)madvise(h->blocks, POOL_BYTES, MADV_HUGEPAGE);
+	/* Block 0 on top: the first blocks used are the first in memory. */
+	for (unsigned i = 0; i < HANDOFF_SLOTS; i++)
+		h->spare[i] = (unsigned short)(HANDOFF_SLOTS - 1 - i);
+	h->nspare = HANDOFF_SLOTS;
+	h->held = h->filling = -1;
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->filled, NULL);
 	pthread_cond_init(&h->freed, NULL);
@@ -60,22 +66,22 @@ ssize_t handoff_take(struct handoff *h, const void **data)
 	ssize_t n = 0;
 	int wake_writer = 0;
 	pthread_mutex_lock(&h->lock);
-	if (h->holding) {
-		h->tail++;
-		h->holding = 0;
-		/* A writer waits on a full ring, so the reader passes half
-		 * full, and wakes it, before the ring can run empty. */
-		wake_writer = h->writer_waits && h->head - h->tail <= HANDOFF_SLOTS / 2;
+	if (h->held >= 0) {
+		h->spare[h->nspare++] = (unsigned short)h->held;
+		h->held = -1;
+		/* A writer waits with no block free, so the reader passes half
+		 * free, and wakes it, long before its own queue runs dry. */
+		wake_writer = h->writer_waits && h->nspare >= HANDOFF_SLOTS / 2;
 	}
-	while (h->head == h->tail && !h->writer_done) {
+	while (h->qhead == h->qtail && !h->writer_done) {
 		h->reader_waits = 1;
 		pthread_cond_wait(&h->filled, &h->lock);
 	}
 	h->reader_waits = 0;
-	if (h->head != h->tail) {
-		*data = h->buf[h->tail % HANDOFF_SLOTS];
-		n = (ssize_t)h->len[h->tail % HANDOFF_SLOTS];
-		h->holding = 1;
+	if (h->qhead != h->qtail) {
+		h->held = h->queue[h->qtail++ % HANDOFF_SLOTS];
+		*data = h->blocks + (size_t)h->held * HANDOFF_BLOCK;
+		n = (ssize_t)h->len[h->held];
 	}
 	pthread_mutex_unlock(&h->lock);
 	if (wake_writer)
@@ -95,13 +101,15 @@ unsigned char *handoff_slot(struct handoff *h)
 {
 	unsigned char *b = NULL;
 	pthread_mutex_lock(&h->lock);
-	while (h->head - h->tail >= HANDOFF_SLOTS && !h->reader_gone) {
+	while (!h->nspare && !h->reader_gone) {
 		h->writer_waits = 1;
 		pthread_cond_wait(&h->freed, &h->lock);
 	}
 	h->writer_waits = 0;
-	if (!h->reader_gone)
-		b = h->buf[h->head % HANDOFF_SLOTS];
+	if (!h->reader_gone) {
+		h->filling = h->spare[--h->nspare];
+		b = h->blocks + (size_t)h->filling * HANDOFF_BLOCK;
+	}
 	pthread_mutex_unlock(&h->lock);
 	return b;
 }
@@ -109,8 +117,9 @@ unsigned char *handoff_slot(struct handoff *h)
 void handoff_publish(struct handoff *h, size_t len)
 {
 	pthread_mutex_lock(&h->lock);
-	h->len[h->head % HANDOFF_SLOTS] = len;
-	h->head++;
+	h->len[h->filling] = len;
+	h->queue[h->qhead++ % HANDOFF_SLOTS] = (unsigned short)h->filling;
+	h->filling = -1;
 	int wake = h->reader_waits;
 	pthread_mutex_unlock(&h->lock);
 	/* The reader set reader_waits under the lock before its wait began,

@@ -128,23 +128,35 @@ int source_unwatch(struct fd_source *src, const sigset_t *old);
 int raw_open(struct archive **ap, struct fd_source *src);
 
 /* The decompressor thread hands the plain tar stream to the extracting
- * thread in a few large blocks of memory, not through a pipe: a pipe costs
- * two copies of every byte (about 200 MB for Debian minbase) and two system
+ * thread in large blocks of memory, not through a pipe: a pipe costs two
+ * copies of every byte (about 200 MB for Debian minbase) and two system
  * calls per 64 KiB.  The extracting side reads a block in place, and gives it
  * back when it asks for the next one (libarchive's read-callback contract:
  * a buffer stays valid until the next read).  256 KiB blocks rather than
- * 1 MiB: extraction starts sooner on a small image.  Eight of them fill one
- * 2 MiB huge page (rootfs/handoff.c). */
-#define HANDOFF_SLOTS 8
+ * 1 MiB: extraction starts sooner on a small image.
+ *
+ * 128 blocks (32 MiB), so that either side can run ahead of the other
+ * through a stretch of the archive it is faster on: a run of small files
+ * holds the extractor back while the decoder goes on, big files the other
+ * way round.  With 8 (2 MiB), each side of a Debian minbase .tar.zst first
+ * launch waited 50 to 180 ms for the other.  A block handed back is the
+ * next one filled (a stack, not a ring), so memory is touched only as deep
+ * as the backlog goes: a busybox image, which the extractor keeps up with,
+ * uses the first 2 MiB (rootfs/handoff.c). */
+#define HANDOFF_SLOTS 128
 #define HANDOFF_BLOCK (256 * 1024)
 struct handoff {
 	pthread_mutex_t lock;
 	pthread_cond_t filled; /* the reader waits for a block or the end */
 	pthread_cond_t freed;  /* the writer waits for room or the reader's exit */
-	unsigned char *buf[HANDOFF_SLOTS];
+	unsigned char *blocks; /* HANDOFF_SLOTS of them, in the mapping map */
 	size_t len[HANDOFF_SLOTS];
-	unsigned long long head, tail; /* filled: [tail, head); tail is held while holding */
-	int holding;                   /* the reader still uses block tail */
+	unsigned short queue[HANDOFF_SLOTS]; /* filled blocks, oldest at qtail */
+	unsigned long long qhead, qtail;
+	unsigned short spare[HANDOFF_SLOTS]; /* free blocks, the last freed on top */
+	unsigned nspare;
+	int held;    /* the block the reader still reads, or -1 */
+	int filling; /* the block the writer got from handoff_slot() */
 	int writer_done, reader_gone;
 	int reader_waits, writer_waits; /* asleep on filled / freed */
 	void *map;                      /* the blocks' mapping */

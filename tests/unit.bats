@@ -1,20 +1,23 @@
 #!/usr/bin/env bats
 # C unit tests of the library code that needs no namespace: the baseline
 # layout of a container checked as plan ops (tests/unit/layout_test.c), what
-# differs between host architectures (arch_test.c) and the decoders' mapped
-# input (source_test.c), built under ASan/UBSan by `make unit`.  A missing
-# binary is a failure.
+# differs between host architectures (arch_test.c), the decoders' mapped
+# input (source_test.c) and the blocks between the decompressor and the
+# extracting thread (handoff_test.c), built under ASan/UBSan by `make unit`.
+# A missing binary is a failure.
 
 load lib/common
 
 UNIT_LAYOUT="$TESTS_BUILD/unit_layout"
 UNIT_ARCH="$TESTS_BUILD/unit_arch"
 UNIT_SOURCE="$TESTS_BUILD/unit_source"
+UNIT_HANDOFF="$TESTS_BUILD/unit_handoff"
 
 setup() {
 	[[ -x "$UNIT_LAYOUT" ]] || fail "$UNIT_LAYOUT is missing: run 'make unit'"
 	[[ -x "$UNIT_ARCH" ]] || fail "$UNIT_ARCH is missing: run 'make unit'"
 	[[ -x "$UNIT_SOURCE" ]] || fail "$UNIT_SOURCE is missing: run 'make unit'"
+	[[ -x "$UNIT_HANDOFF" ]] || fail "$UNIT_HANDOFF is missing: run 'make unit'"
 }
 
 unit_case() {
@@ -29,6 +32,11 @@ arch_case() {
 
 source_case() {
 	run "$UNIT_SOURCE" "$1"
+	assert_success
+}
+
+handoff_case() {
+	run "$UNIT_HANDOFF" "$1"
 	assert_success
 }
 
@@ -47,6 +55,7 @@ cases_match() {
 	cases_match "$UNIT_LAYOUT" unit_case
 	cases_match "$UNIT_ARCH" arch_case
 	cases_match "$UNIT_SOURCE" source_case
+	cases_match "$UNIT_HANDOFF" handoff_case
 }
 
 @test "an archive root keeps owners as root, in a private tmpfs" { unit_case archive-root; }
@@ -72,3 +81,7 @@ cases_match() {
 @test "a file cut short under the tar reader reads as zeros past the cut, and the cut is reported" { source_case watched-shrinks-under-the-reader; }
 @test "a watched file left whole is not reported; one cut after it was read is" { source_case watched-whole-and-shrunk-after; }
 @test "a skip through a mapping lands on the next member, and stops at the end of a cut file" { source_case mapped-skip-stops-at-the-end; }
+@test "decompressed blocks reach the extracting thread whole and in order" { handoff_case in-order; }
+@test "a block given back is the next filled: a reader that keeps up uses the first two blocks" { handoff_case reuses-the-block-given-back; }
+@test "the decompressor fills the whole pool ahead of the reader, then waits for a block back" { handoff_case backlog-then-wait; }
+@test "a reader that stops early frees the decompressor waiting for room" { handoff_case reader-gone-frees-the-writer; }
