@@ -18,12 +18,12 @@ ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) -D_GNU_SOURCE -DGPURUN_VERSION='"$(VERSIO
 # maps and relocates nine of them on every launch (libarchive alone drags in
 # libxml2, ICU and nettle for formats gpurun refuses anyway): that was a
 # third of a warm launch's user CPU.  From the static archives only the tar
-# reader, the four filters, the disk writer, SHA-256, libcap-ng, jansson
-# and libyaml end up in the binary.  libcurl stays a dlopen() on the first
-# pull only.
+# reader, the four filters, the disk writer, SHA-256, libcap-ng, jansson,
+# libyaml and xxHash's XXH64 end up in the binary.  libcurl stays a
+# dlopen() on the first pull only.
 # libseccomp is not linked at all: ns/gen/seccomp_gen.c uses it at build time.
 ARCHIVE_DEPS = -lacl -llzma -lzstd -llz4 -lbz2 -lz
-LIBS = -Wl,--as-needed -Wl,-Bstatic -larchive -lcrypto $(ARCHIVE_DEPS) -lcap-ng -ljansson -lyaml \
+LIBS = -Wl,--as-needed -Wl,-Bstatic -larchive -lcrypto $(ARCHIVE_DEPS) -lcap-ng -ljansson -lyaml -lxxhash \
 	-Wl,-Bdynamic -ldl -lpthread
 
 # Full RELRO: the loader binds every libc symbol at start and then makes the
@@ -41,7 +41,7 @@ HDRS := $(sort $(wildcard base/*.h ns/*.h gpu/*.h rootfs/*.h) ns/seccomp_bpf.h)
 # Debian packages each target needs; `make deps` installs the missing ones.
 DEPS_BUILD := gcc make pkg-config libarchive-dev libcap-ng-dev libseccomp-dev libjansson-dev libssl-dev \
 	libacl1-dev libzstd-dev liblz4-dev libbz2-dev liblzma-dev zlib1g-dev nettle-dev libxml2-dev \
-	libcurl4-openssl-dev libyaml-dev libisal-dev
+	libcurl4-openssl-dev libyaml-dev libisal-dev libxxhash-dev
 DEPS_DEMO := busybox-static libc-bin python3 zstd xz-utils bzip2 gzip tar
 DEPS_TEST := bats bats-assert bats-support bats-file clang libclang-rt-14-dev llvm \
 	busybox-static util-linux passwd procps zstd xz-utils bzip2 gzip tar iproute2 libc-bin file python3 \

@@ -61,7 +61,7 @@ void handoff_destroy(struct handoff *h)
 	h->map = NULL;
 }
 
-ssize_t handoff_take(struct handoff *h, const void **data)
+ssize_t handoff_take(struct handoff *h, const void **data, unsigned long long *mark)
 {
 	ssize_t n = 0;
 	int wake_writer = 0;
@@ -78,14 +78,18 @@ ssize_t handoff_take(struct handoff *h, const void **data)
 		pthread_cond_wait(&h->filled, &h->lock);
 	}
 	h->reader_waits = 0;
+	unsigned long long m = 0;
 	if (h->qhead != h->qtail) {
 		h->held = h->queue[h->qtail++ % HANDOFF_SLOTS];
 		*data = h->blocks + (size_t)h->held * HANDOFF_BLOCK;
 		n = (ssize_t)h->len[h->held];
+		m = h->mark[h->held];
 	}
 	pthread_mutex_unlock(&h->lock);
 	if (wake_writer)
 		pthread_cond_signal(&h->freed);
+	if (mark)
+		*mark = m;
 	return n;
 }
 
@@ -114,10 +118,11 @@ unsigned char *handoff_slot(struct handoff *h)
 	return b;
 }
 
-void handoff_publish(struct handoff *h, size_t len)
+void handoff_publish(struct handoff *h, size_t len, unsigned long long mark)
 {
 	pthread_mutex_lock(&h->lock);
 	h->len[h->filling] = len;
+	h->mark[h->filling] = mark;
 	h->queue[h->qhead++ % HANDOFF_SLOTS] = (unsigned short)h->filling;
 	h->filling = -1;
 	int wake = h->reader_waits;

@@ -40,7 +40,12 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
+/* ZSTD_d_forceIgnoreChecksum: stable since zstd 1.4.7, declared among the
+ * experimental parameters; libzstd is linked statically. */
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #define STREAM_READ_BLOCK (256 * 1024)
 /* A mapped input is handed to the decoder this much at a time, each piece
@@ -177,6 +182,33 @@ static ssize_t map_pull(struct fd_source *src)
 	return (ssize_t)n;
 }
 
+/* The next block from the decompressor thread, with each frame's checksum
+ * verified where the decoder left that to us (struct frame_check): its
+ * size, 0 at the end, or -1 with errno EBADMSG and check->bad set. */
+static ssize_t take_block(struct fd_source *src)
+{
+	struct frame_check *c = src->check;
+	for (;;) {
+		unsigned long long mark;
+		ssize_t n = handoff_take(src->from, &src->data, &mark);
+		/* on was set before the first block was published. */
+		if (!c || !c->on)
+			return n;
+		if (n > 0)
+			XXH64_update(c->xxh, src->data, (size_t)n);
+		if (mark & FRAME_END) {
+			if ((mark & FRAME_SUM) && (uint32_t)XXH64_digest(c->xxh) != (uint32_t)mark) {
+				c->bad = 1;
+				errno = EBADMSG;
+				return -1;
+			}
+			XXH64_reset(c->xxh, 0);
+		}
+		if (n > 0 || !mark)
+			return n; /* an empty block only carries its mark */
+	}
+}
+
 /* One read of src's input: the next block of the file, or of its range,
  * into src->buf; or the next piece of the blocks or of the mapping, in
  * place.  Hashed when asked. */
@@ -184,7 +216,7 @@ static ssize_t source_pull(struct fd_source *src)
 {
 	ssize_t n;
 	if (src->from) {
-		n = handoff_take(src->from, &src->data);
+		n = take_block(src);
 	} else if (src->map) {
 		n = map_pull(src);
 	} else {
@@ -476,9 +508,20 @@ static int stream_added(struct stream *s, size_t size, int flush)
 	s->fill_len += size;
 	s->out_bytes += size;
 	if (s->fill_len == HANDOFF_BLOCK || (flush && s->fill_len)) {
-		handoff_publish(&s->q, s->fill_len);
+		handoff_publish(&s->q, s->fill_len, 0);
 		s->fill = NULL;
 	}
+	return 0;
+}
+
+/* The block being filled goes to the reader now, even empty, with mark: 0,
+ * or -1 when the reader has gone. */
+static int stream_mark(struct stream *s, unsigned long long mark)
+{
+	if (!stream_room(s))
+		return -1;
+	handoff_publish(&s->q, s->fill_len, mark);
+	s->fill = NULL;
 	return 0;
 }
 
@@ -619,12 +662,65 @@ static void igzip_stream(void *arg)
 	}
 }
 
+/* zstd's frame checksums to the reader (struct frame_check): 1 when the
+ * decoder now skips them, 0 when it checks them itself as before. */
+static int zstd_hand_checks(struct stream *s, ZSTD_DCtx *dctx)
+{
+	struct frame_check *c = &s->check;
+	c->xxh = XXH64_createState();
+	if (c->xxh && XXH64_reset(c->xxh, 0) == XXH_OK &&
+	    !ZSTD_isError(ZSTD_DCtx_setParameter(dctx, ZSTD_d_forceIgnoreChecksum, ZSTD_d_ignoreChecksum))) {
+		/* As the decoder would have said it. */
+		snprintf(c->msg, sizeof c->msg, "zstd: %s", ZSTD_getErrorString(ZSTD_error_checksum_wrong));
+		return c->on = 1;
+	}
+	XXH64_freeState(c->xxh);
+	c->xxh = NULL;
+	return 0;
+}
+
+/* What the decoder saw of the current frame's input: its first bytes (the
+ * header, which says whether the frame has a checksum) and the last four
+ * (the checksum, at the frame's end). */
+struct frame_bytes {
+	unsigned char head[ZSTD_FRAMEHEADERSIZE_MAX];
+	size_t nhead;
+	unsigned char tail[4];
+};
+
+static void frame_bytes_add(struct frame_bytes *f, const unsigned char *p, size_t k)
+{
+	size_t h = sizeof f->head - f->nhead < k ? sizeof f->head - f->nhead : k;
+	memcpy(f->head + f->nhead, p, h);
+	f->nhead += h;
+	if (k >= sizeof f->tail) {
+		memcpy(f->tail, p + k - sizeof f->tail, sizeof f->tail);
+	} else {
+		memmove(f->tail, f->tail + k, sizeof f->tail - k);
+		memcpy(f->tail + sizeof f->tail - k, p, k);
+	}
+}
+
+/* The mark of a frame that just ended (FRAME_END, and FRAME_SUM with the
+ * checksum it carries); the next frame starts afresh. */
+static unsigned long long frame_end_mark(struct frame_bytes *f)
+{
+	unsigned long long mark = FRAME_END;
+	ZSTD_frameHeader fh;
+	if (ZSTD_getFrameHeader(&fh, f->head, f->nhead) == 0 && fh.frameType == ZSTD_frame && fh.checksumFlag)
+		mark |= FRAME_SUM | (unsigned long long)f->tail[0] | (unsigned long long)f->tail[1] << 8 |
+			(unsigned long long)f->tail[2] << 16 | (unsigned long long)f->tail[3] << 24;
+	f->nhead = 0;
+	return mark;
+}
+
 /* zstd straight into the handoff blocks with libzstd's streaming API (the
  * library libarchive's own zstd filter uses): without that filter's
  * output buffer, a copy of every byte is saved, and zstd was the slower
  * of the two threads.  Concatenated and skippable frames are read as
  * zstd reads them; bytes that are no frame, a damaged frame, a frame whose
- * checksum does not match, or input that ends inside a frame fail. */
+ * checksum does not match (checked by the reader: zstd_hand_checks), or
+ * input that ends inside a frame fail. */
 static void zstd_stream(void *arg)
 {
 	struct stream *s = arg;
@@ -635,6 +731,8 @@ static void zstd_stream(void *arg)
 		snprintf(s->msg, sizeof s->msg, "zstd: out of memory");
 		return;
 	}
+	const int marks = zstd_hand_checks(s, dctx);
+	struct frame_bytes fb = {.nhead = 0};
 	ZSTD_inBuffer in = {0};
 	size_t pending = 1; /* ZSTD_decompressStream's last hint: 0 at a frame's end */
 	int full = 0;       /* the last call filled its output: it may hold more */
@@ -655,15 +753,20 @@ static void zstd_stream(void *arg)
 		if (!stream_room(s))
 			break;
 		ZSTD_outBuffer out = {s->fill + s->fill_len, HANDOFF_BLOCK - s->fill_len, 0};
+		size_t before = in.pos;
 		size_t r = ZSTD_decompressStream(dctx, &out, &in);
 		if (ZSTD_isError(r)) {
 			s->failed = 1;
 			snprintf(s->msg, sizeof s->msg, "zstd: %s", ZSTD_getErrorName(r));
 			break;
 		}
+		if (marks)
+			frame_bytes_add(&fb, (const unsigned char *)in.src + before, in.pos - before);
 		pending = r;
 		full = out.pos == out.size;
 		if (stream_added(s, out.pos, 0) < 0)
+			break;
+		if (marks && r == 0 && stream_mark(s, frame_end_mark(&fb)) < 0)
 			break;
 	}
 }
@@ -734,7 +837,7 @@ out:
 	/* What was decompressed before a failure is handed over too: the tar
 	 * side reports its own view of where the stream ended. */
 	if (s->fill && s->fill_len)
-		handoff_publish(&s->q, s->fill_len);
+		handoff_publish(&s->q, s->fill_len, 0);
 	s->fill = NULL;
 	handoff_close_writer(&s->q);
 	archive_read_free(a);
@@ -772,7 +875,7 @@ int stream_start(struct stream *s, const struct fd_source *in, struct digest_ctx
 		handoff_destroy(&s->q);
 		return gerr_set(err, r, "start the decompressor thread");
 	}
-	*out = (struct fd_source){.fd = -1, .from = &s->q};
+	*out = (struct fd_source){.fd = -1, .from = &s->q, .check = &s->check};
 	return 0;
 }
 
@@ -780,4 +883,6 @@ void stream_join(struct stream *s)
 {
 	pthread_join(s->thread, NULL);
 	handoff_destroy(&s->q);
+	XXH64_freeState(s->check.xxh);
+	s->check.xxh = NULL;
 }

@@ -353,17 +353,13 @@ static int unpack_all(struct unpacker *u)
 	return place_close(&u->out, u->err);
 }
 
-static void drain(struct fd_source *src)
-{
-	const void *data;
-	while (handoff_take(src->from, &data) > 0)
-		;
-}
 
 /* After the thread has stopped: when the tar side saw its input end early
  * (or saw no failure at all), the decompressor's reason is the real one. */
 static int stream_verdict(const struct stream *s, int rc, const struct unpacker *u)
 {
+	if (s->check.bad)
+		return gerr_set(u->err, 0, "decompression failed: %s", s->check.msg);
 	if (!s->failed || (rc < 0 && !u->read_failed))
 		return rc;
 	if (s->too_big)
@@ -440,7 +436,7 @@ static int job_finish(struct unpack_job *j, const char *name, int dirfd, unsigne
 	 * stream the tar reader gave up on) so that its verdict, below, does
 	 * not depend on which thread was faster.  Bounded by its byte cap. */
 	if (j->threaded && (rc == 0 || u.read_failed))
-		drain(&u.src);
+		(void)source_drain(&u.src); /* checked, too: struct frame_check */
 	/* A digest covers the whole input, also what follows the tar's end. */
 	if (!j->threaded && rc == 0 && (u.src.hash || u.src.hash2) && source_drain(&u.src) < 0)
 		rc = gerr_set(err, u.src.read_errno, "read");

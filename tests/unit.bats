@@ -85,3 +85,4 @@ cases_match() {
 @test "a block given back is the next filled: a reader that keeps up uses the first two blocks" { handoff_case reuses-the-block-given-back; }
 @test "the decompressor fills the whole pool ahead of the reader, then waits for a block back" { handoff_case backlog-then-wait; }
 @test "a reader that stops early frees the decompressor waiting for room" { handoff_case reader-gone-frees-the-writer; }
+@test "a block's mark reaches the reader with it, an empty marked block is no end" { handoff_case marks; }

@@ -588,6 +588,29 @@ with tarfile.open(sys.argv[1]) as tf:
 	assert_gpurun_error 125 "unpack $tzst: decompression failed: zstd: "
 }
 
+# The extracting thread checks each zstd frame's checksum (XXH64, low 32
+# bits, the frame's last four bytes) while the decompressor goes on.
+@test "a .tar.zst whose checksum does not match its data is refused with zstd's words" {
+	local tzst=$BATS_TEST_TMPDIR/img.tar.zst
+	zstd -q --check -c "$BUSYBOX_TAR" >"$tzst"
+	printf '\x00\x00\x00\x00' | dd of="$tzst" bs=1 seek=$(($(stat -c %s "$tzst") - 4)) conv=notrunc status=none
+	refused "$tzst" "unpack $tzst: decompression failed: zstd: Restored data doesn't match checksum"
+}
+
+@test "a wrong checksum on the first of two zstd frames is refused; frames without one are read" {
+	local tzst=$BATS_TEST_TMPDIR/img.tar.zst half=$BATS_TEST_TMPDIR/half first=$BATS_TEST_TMPDIR/first.zst
+	head -c 1048576 "$BUSYBOX_TAR" >"$half"
+	zstd -q --check -c "$half" >"$first"
+	printf '\xff' | dd of="$first" bs=1 seek=$(($(stat -c %s "$first") - 4)) conv=notrunc status=none
+	{ cat "$first"; tail -c +1048577 "$BUSYBOX_TAR" | zstd -q --check -c; } >"$tzst"
+	refused "$tzst" "unpack $tzst: decompression failed: zstd: Restored data doesn't match checksum"
+
+	{ zstd -q --no-check -c "$half"; tail -c +1048577 "$BUSYBOX_TAR" | zstd -q --check -c; } >"$tzst"
+	run "$GPURUN" "$tzst" /bin/sh -c 'ls /bin/busybox /bin/probe'
+	assert_success
+	assert_output "$(printf '/bin/busybox\n/bin/probe')"
+}
+
 @test "a .tar.zst of two concatenated frames unpacks as one tar" {
 	local tzst=$BATS_TEST_TMPDIR/img.tar.zst half=$BATS_TEST_TMPDIR/half
 	head -c 1048576 "$BUSYBOX_TAR" >"$half"

@@ -2,8 +2,9 @@
  * the extracting thread (rootfs/handoff.c): blocks arrive whole and in the
  * order they were filled, a writer can run a whole pool ahead of the reader
  * and then waits, a block given back is the next one filled (so a reader
- * that keeps up touches only the first blocks of the mapping), and either
- * side's end releases the other.
+ * that keeps up touches only the first blocks of the mapping), a block's
+ * mark reaches the reader with it, also on an empty block, and either side's
+ * end releases the other.
  *
  *   handoff_test --list     the names of the cases
  *   handoff_test CASE       run one case: exit 0, or 1 with what was wrong
@@ -75,7 +76,7 @@ static void *write_blocks(void *arg)
 			break;
 		}
 		fill(b, n);
-		handoff_publish(w->h, block_len(n));
+		handoff_publish(w->h, block_len(n), 0);
 		__atomic_store_n(&w->done, n + 1, __ATOMIC_RELEASE);
 	}
 	handoff_close_writer(w->h);
@@ -94,7 +95,7 @@ static void case_in_order(void)
 	const void *data;
 	ssize_t len;
 	unsigned n = 0;
-	while ((len = handoff_take(&h, &data)) > 0) {
+	while ((len = handoff_take(&h, &data, NULL)) > 0) {
 		CHECK(intact(data, (size_t)len, n), "block %u arrived whole (%zd bytes)", n, len);
 		if (n % 50 == 0)
 			nap(); /* let the writer run ahead, the pool fill up */
@@ -102,7 +103,7 @@ static void case_in_order(void)
 	}
 	CHECK(len == 0, "the end is 0, not %zd", len);
 	CHECK(n == 3 * HANDOFF_SLOTS, "%u blocks of %u", n, 3 * HANDOFF_SLOTS);
-	CHECK(handoff_take(&h, &data) == 0, "still the end after the end");
+	CHECK(handoff_take(&h, &data, NULL) == 0, "still the end after the end");
 	pthread_join(t, NULL);
 	handoff_destroy(&h);
 }
@@ -128,8 +129,8 @@ static void case_reuses_the_block_given_back(void)
 		else
 			CHECK(b == (n % 2 ? second : first), "block %u reuses the one given back", n);
 		fill(b, n);
-		handoff_publish(&h, block_len(n));
-		ssize_t len = handoff_take(&h, &data);
+		handoff_publish(&h, block_len(n), 0);
+		ssize_t len = handoff_take(&h, &data, NULL);
 		CHECK(data == b && intact(data, (size_t)len, n), "block %u read back", n);
 	}
 	CHECK(second == first + HANDOFF_BLOCK, "the first two blocks are the mapping's first two");
@@ -156,7 +157,7 @@ static void case_backlog_then_wait(void)
 	const void *data, *seen[HANDOFF_SLOTS];
 	unsigned n = 0;
 	ssize_t len;
-	while ((len = handoff_take(&h, &data)) > 0) {
+	while ((len = handoff_take(&h, &data, NULL)) > 0) {
 		CHECK(intact(data, (size_t)len, n), "block %u arrived whole", n);
 		if (n < HANDOFF_SLOTS) {
 			seen[n] = data;
@@ -180,13 +181,42 @@ static void case_reader_gone_frees_the_writer(void)
 	pthread_t t;
 	pthread_create(&t, NULL, write_blocks, &w);
 	const void *data;
-	CHECK(handoff_take(&h, &data) > 0, "one block read");
+	CHECK(handoff_take(&h, &data, NULL) > 0, "one block read");
 	for (int i = 0; i < 500 && __atomic_load_n(&w.done, __ATOMIC_ACQUIRE) < HANDOFF_SLOTS; i++)
 		nap();
 	handoff_close_reader(&h);
 	pthread_join(t, NULL);
 	CHECK(w.stopped, "the writer was told the reader has gone");
 	CHECK(w.done < 2 * HANDOFF_SLOTS, "and stopped there (%u blocks)", w.done);
+	handoff_destroy(&h);
+}
+
+/* Each block's mark comes with it; an empty marked block is not the end,
+ * and the end itself carries no mark. */
+static void case_marks(void)
+{
+	struct handoff h;
+	init_or_die(&h);
+	static const struct {
+		size_t len;
+		unsigned long long mark;
+	} sent[] = {{1000, 0}, {0, FRAME_END | FRAME_SUM | 0xdeadbeef}, {HANDOFF_BLOCK, FRAME_END}, {7, 0}};
+	for (size_t i = 0; i < sizeof sent / sizeof sent[0]; i++) {
+		unsigned char *b = handoff_slot(&h);
+		CHECK(b != NULL, "a block for %zu", i);
+		if (b)
+			handoff_publish(&h, sent[i].len, sent[i].mark);
+	}
+	handoff_close_writer(&h);
+	const void *data;
+	for (size_t i = 0; i < sizeof sent / sizeof sent[0]; i++) {
+		unsigned long long mark = 42;
+		ssize_t len = handoff_take(&h, &data, &mark);
+		CHECK(len == (ssize_t)sent[i].len && mark == sent[i].mark, "block %zu: %zd bytes, mark %llx", i, len,
+		      mark);
+	}
+	unsigned long long mark = 42;
+	CHECK(handoff_take(&h, &data, &mark) == 0 && mark == 0, "the end, unmarked (mark %llx)", mark);
 	handoff_destroy(&h);
 }
 
@@ -197,6 +227,7 @@ int main(int argc, char **argv)
 		{"reuses-the-block-given-back", case_reuses_the_block_given_back},
 		{"backlog-then-wait", case_backlog_then_wait},
 		{"reader-gone-frees-the-writer", case_reader_gone_frees_the_writer},
+		{"marks", case_marks},
 	};
 	return unit_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
 }
