@@ -21,7 +21,9 @@
  * system calls each, inflating is again the slower of the two threads.  It is loaded with dlopen() on the first
  * gzip only (a warm launch never maps it), and without it libarchive's zlib
  * filter does the same job.  zstd is read with libzstd's streaming API, also
- * straight into the blocks.  Either way libarchive parses the tar. */
+ * straight into the blocks, and its frame checksums are verified by the
+ * extracting thread (struct frame_check).  Either way libarchive parses the
+ * tar. */
 #include "rootfs_int.h"
 
 #include <archive.h>

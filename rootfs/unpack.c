@@ -353,7 +353,6 @@ static int unpack_all(struct unpacker *u)
 	return place_close(&u->out, u->err);
 }
 
-
 /* After the thread has stopped: when the tar side saw its input end early
  * (or saw no failure at all), the decompressor's reason is the real one. */
 static int stream_verdict(const struct stream *s, int rc, const struct unpacker *u)

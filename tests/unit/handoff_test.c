@@ -83,15 +83,30 @@ static void *write_blocks(void *arg)
 	return NULL;
 }
 
+/* h, initialised, and a thread publishing blocks blocks into it. */
+static void start_writer(struct handoff *h, struct writer *w, unsigned blocks, pthread_t *t)
+{
+	init_or_die(h);
+	*w = (struct writer){.h = h, .blocks = blocks};
+	pthread_create(t, NULL, write_blocks, w);
+}
+
+/* Up to 10 s for the writer to have published n blocks. */
+static unsigned wait_published(struct writer *w, unsigned n)
+{
+	for (int i = 0; i < 500 && __atomic_load_n(&w->done, __ATOMIC_ACQUIRE) < n; i++)
+		nap();
+	return __atomic_load_n(&w->done, __ATOMIC_ACQUIRE);
+}
+
 /* Three pools' worth through a reader slower than the writer: every block
  * once, whole, in order, and then the end. */
 static void case_in_order(void)
 {
 	struct handoff h;
-	init_or_die(&h);
-	struct writer w = {.h = &h, .blocks = 3 * HANDOFF_SLOTS};
+	struct writer w;
 	pthread_t t;
-	pthread_create(&t, NULL, write_blocks, &w);
+	start_writer(&h, &w, 3 * HANDOFF_SLOTS, &t);
 	const void *data;
 	ssize_t len;
 	unsigned n = 0;
@@ -143,13 +158,10 @@ static void case_reuses_the_block_given_back(void)
 static void case_backlog_then_wait(void)
 {
 	struct handoff h;
-	init_or_die(&h);
-	struct writer w = {.h = &h, .blocks = HANDOFF_SLOTS + 1};
+	struct writer w;
 	pthread_t t;
-	pthread_create(&t, NULL, write_blocks, &w);
-	for (int i = 0; i < 500 && __atomic_load_n(&w.done, __ATOMIC_ACQUIRE) < HANDOFF_SLOTS; i++)
-		nap();
-	CHECK(__atomic_load_n(&w.done, __ATOMIC_ACQUIRE) == HANDOFF_SLOTS, "the whole pool filled ahead");
+	start_writer(&h, &w, HANDOFF_SLOTS + 1, &t);
+	CHECK(wait_published(&w, HANDOFF_SLOTS) == HANDOFF_SLOTS, "the whole pool filled ahead");
 	nap();
 	CHECK(__atomic_load_n(&w.done, __ATOMIC_ACQUIRE) == HANDOFF_SLOTS, "no block %u with none free",
 	      HANDOFF_SLOTS + 1);
@@ -176,14 +188,12 @@ static void case_backlog_then_wait(void)
 static void case_reader_gone_frees_the_writer(void)
 {
 	struct handoff h;
-	init_or_die(&h);
-	struct writer w = {.h = &h, .blocks = 2 * HANDOFF_SLOTS};
+	struct writer w;
 	pthread_t t;
-	pthread_create(&t, NULL, write_blocks, &w);
+	start_writer(&h, &w, 2 * HANDOFF_SLOTS, &t);
 	const void *data;
 	CHECK(handoff_take(&h, &data, NULL) > 0, "one block read");
-	for (int i = 0; i < 500 && __atomic_load_n(&w.done, __ATOMIC_ACQUIRE) < HANDOFF_SLOTS; i++)
-		nap();
+	wait_published(&w, HANDOFF_SLOTS);
 	handoff_close_reader(&h);
 	pthread_join(t, NULL);
 	CHECK(w.stopped, "the writer was told the reader has gone");
