@@ -97,6 +97,10 @@ static const char *compression_pread(int fd, off_t at, unsigned long long max)
 	for (size_t i = 0; i < COUNT_OF(comp); i++)
 		if ((size_t)n >= comp[i].len && !memcmp(buf, comp[i].magic, comp[i].len))
 			return comp[i].name;
+	/* A zstd skippable frame (magic 0x184D2A50 to 0x184D2A5F): pzstd puts
+	 * one before every frame, so its archives start with it. */
+	if (n >= 4 && (buf[0] & 0xf0) == 0x50 && !memcmp(buf + 1, "\x2a\x4d\x18", 3))
+		return "zstd";
 	return NULL;
 }
 

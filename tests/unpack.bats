@@ -611,6 +611,19 @@ with tarfile.open(sys.argv[1]) as tf:
 	assert_output "$(printf '/bin/busybox\n/bin/probe')"
 }
 
+@test "a .tar.zst made by pzstd (a skippable frame before each frame) unpacks, with and without the cache" {
+	local tzst=$BATS_TEST_TMPDIR/img.tar.zst
+	pzstd -q -p 2 -c "$BUSYBOX_TAR" >"$tzst"
+	# It starts with a skippable frame, not a zstd frame.
+	assert_equal "$(head -c 4 "$tzst" | od -An -tx1 | tr -d ' ')" 502a4d18
+	run "$GPURUN" --no-cache "$tzst" /bin/sh -c 'ls /bin/busybox /bin/probe'
+	assert_success
+	assert_output "$(printf '/bin/busybox\n/bin/probe')"
+	run "$GPURUN" "$tzst" /bin/sh -c 'ls /bin/busybox /bin/probe'
+	assert_success
+	assert_output "$(printf '/bin/busybox\n/bin/probe')"
+}
+
 @test "a .tar.zst of two concatenated frames unpacks as one tar" {
 	local tzst=$BATS_TEST_TMPDIR/img.tar.zst half=$BATS_TEST_TMPDIR/half
 	head -c 1048576 "$BUSYBOX_TAR" >"$half"
