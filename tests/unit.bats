@@ -2,8 +2,9 @@
 # C unit tests of the library code that needs no namespace: the baseline
 # layout of a container checked as plan ops (tests/unit/layout_test.c), what
 # differs between host architectures (arch_test.c), the decoders' mapped
-# input (source_test.c) and the blocks between the decompressor and the
-# extracting thread (handoff_test.c), built under ASan/UBSan by `make unit`.
+# input (source_test.c), the blocks between the decompressor and the
+# extracting thread (handoff_test.c) and gzip through that thread with ISA-L
+# (gzip_test.c), built under ASan/UBSan by `make unit`.
 # A missing binary is a failure.
 
 load lib/common
@@ -12,12 +13,14 @@ UNIT_LAYOUT="$TESTS_BUILD/unit_layout"
 UNIT_ARCH="$TESTS_BUILD/unit_arch"
 UNIT_SOURCE="$TESTS_BUILD/unit_source"
 UNIT_HANDOFF="$TESTS_BUILD/unit_handoff"
+UNIT_GZIP="$TESTS_BUILD/unit_gzip"
 
 setup() {
 	[[ -x "$UNIT_LAYOUT" ]] || fail "$UNIT_LAYOUT is missing: run 'make unit'"
 	[[ -x "$UNIT_ARCH" ]] || fail "$UNIT_ARCH is missing: run 'make unit'"
 	[[ -x "$UNIT_SOURCE" ]] || fail "$UNIT_SOURCE is missing: run 'make unit'"
 	[[ -x "$UNIT_HANDOFF" ]] || fail "$UNIT_HANDOFF is missing: run 'make unit'"
+	[[ -x "$UNIT_GZIP" ]] || fail "$UNIT_GZIP is missing: run 'make unit'"
 }
 
 unit_case() {
@@ -40,6 +43,11 @@ handoff_case() {
 	assert_success
 }
 
+gzip_case() {
+	run "$UNIT_GZIP" "$1"
+	assert_success
+}
+
 # cases_match BINARY FUNCTION: the binary's cases are exactly those this
 # file runs through FUNCTION.
 cases_match() {
@@ -56,6 +64,7 @@ cases_match() {
 	cases_match "$UNIT_ARCH" arch_case
 	cases_match "$UNIT_SOURCE" source_case
 	cases_match "$UNIT_HANDOFF" handoff_case
+	cases_match "$UNIT_GZIP" gzip_case
 }
 
 @test "an archive root keeps owners as root, in a private tmpfs" { unit_case archive-root; }
@@ -86,3 +95,8 @@ cases_match() {
 @test "the decompressor fills the whole pool ahead of the reader, then waits for a block back" { handoff_case backlog-then-wait; }
 @test "a reader that stops early frees the decompressor waiting for room" { handoff_case reader-gone-frees-the-writer; }
 @test "a block's mark reaches the reader with it, an empty marked block is no end" { handoff_case marks; }
+@test "three gzip members arriving 1 byte to 1 MiB at a time inflate whole: every header and trailer cut" { gzip_case members-in-pieces; }
+@test "bytes after the last gzip member that start no member end the stream quietly" { gzip_case bytes-after-the-last-member; }
+@test "a gzip member whose CRC-32 does not match is refused by the extracting side, first or last member" { gzip_case wrong-crc; }
+@test "a gzip member whose length field does not match is refused" { gzip_case wrong-length; }
+@test "gzip input cut inside a trailer or inside deflate data is truncated" { gzip_case truncated; }
