@@ -76,22 +76,7 @@ if [[ ! -s $DEBIAN_DOCKER ]]; then
 	rm -rf "$tmp"
 fi
 BIG_TGZ=$OUT/generated-1g.tar.gz
-if [[ ! -s $BIG_TGZ ]]; then
-	say "generating an image of about 1 GB (once)"
-	python3 - "$BIG_TGZ" "$(fixture busybox.tar.gz)" <<-'PY'
-		import io, os, sys, tarfile
-		out, base = sys.argv[1], sys.argv[2]
-		with tarfile.open(base) as src, tarfile.open(out + ".tmp", "w:gz", compresslevel=1) as dst:
-		    for m in src.getmembers():
-		        dst.addfile(m, src.extractfile(m) if m.isfile() else None)
-		    blob = os.urandom(64 * 1024) * 4          # 256 KiB, compressible 4:1
-		    for i in range(4000):
-		        t = tarfile.TarInfo("data/f%05d" % i)
-		        t.size = len(blob)
-		        dst.addfile(t, io.BytesIO(blob))
-		os.rename(out + ".tmp", out)
-	PY
-fi
+bash tests/bench/bigimage.sh "$BIG_TGZ" || exit 1
 # Its tree as a directory, for bwrap (the peer of a cache hit).
 BIG_DIR=$OUT/generated-1g-dir
 if [[ ! -d $BIG_DIR/data ]]; then
