@@ -85,6 +85,10 @@ if [[ ! -d $BIG_DIR/data ]]; then
 fi
 echo "$HEAD" >"$OUT/images.md"
 
+# Every first launch below fills the cache, which fsyncs: the images made
+# above go to the disk first, not during those launches.
+sync
+
 # ---- 1. a cache hit against a directory -----------------------------------------------
 # Two launches 0.3 ms apart on a machine whose timings drift by more than
 # that within a minute: four rounds in alternating order, pooled, so that
