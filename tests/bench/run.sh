@@ -315,10 +315,9 @@ else
 	fi
 fi
 
-# The largest image, of about 1 GB (made once by bigimage.sh, which
-# images.sh uses too; not with BENCH_QUICK=1, which it would slow by a
-# minute).  It used to be measured here only when images.sh had already
-# made it, so the first run on a new machine had no row for it.
+# The largest image, of about 1 GB, made here if images.sh (which runs
+# later) has not made it yet, so that a new machine's first run has its
+# row too; not with BENCH_QUICK=1, which it would slow by a minute.
 BIG_TGZ=$OUT/generated-1g.tar.gz
 if [[ "${BENCH_QUICK:-0}" != 1 ]] && bash tests/bench/bigimage.sh "$BIG_TGZ"; then
 	cold generated-1g.tar.gz "$BIG_TGZ" "" 3 1
