@@ -100,8 +100,19 @@ struct sbuf {
 void sbuf_add(struct sbuf *b, const char *s, size_t n);
 void sbuf_puts(struct sbuf *b, const char *s);
 void sbuf_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Append s quoted for a POSIX shell (bare when it is safe). */
+/* Append s quoted for a POSIX shell (bare when it is safe): the one quoting
+ * function for every string from outside that gpurun prints.  dash, bash and
+ * busybox sh read back exactly s; no quote can be ended from inside, and no
+ * byte a terminal acts on is written raw ("$(printf '\033')" instead), but
+ * for newlines that end s, which stay inside single quotes. */
 void sbuf_shquote(struct sbuf *b, const char *s);
+/* The same for a comment or a one-line message: never a newline either. */
+void sbuf_showquote(struct sbuf *b, const char *s);
+/* Append s with every byte a terminal would act on written as \ooo: the last
+ * guard of what gpurun writes to a terminal (messages, listings). */
+void sbuf_add_visible(struct sbuf *b, const char *s);
+/* The same, as a new string (for a printf argument). */
+char *xvisible(const char *s);
 /* Empty it, keeping the memory. */
 void sbuf_reset(struct sbuf *b);
 void sbuf_free(struct sbuf *b);

@@ -35,22 +35,133 @@ void sbuf_printf(struct sbuf *b, const char *fmt, ...)
 	free(s);
 }
 
-void sbuf_shquote(struct sbuf *b, const char *s)
+/* The length of the character at s when a terminal shows it as itself: a
+ * printable ASCII byte or a well-formed UTF-8 sequence that is not a C1
+ * control; 0 for anything a terminal could act on (C0 and C1 controls, DEL,
+ * and bytes that are not valid UTF-8, which an 8-bit terminal reads as C1). */
+static size_t visible_len(const unsigned char *s)
+{
+	if (s[0] >= 0x20 && s[0] < 0x7f)
+		return 1;
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	size_t n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : 2;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80) /* also stops at the NUL */
+			return 0;
+	if ((n == 2 && s[0] == 0xc2 && s[1] < 0xa0) || (n == 3 && s[0] == 0xe0 && s[1] < 0xa0) ||
+	    (n == 3 && s[0] == 0xed && s[1] >= 0xa0) || (n == 4 && s[0] == 0xf0 && s[1] < 0x90) ||
+	    (n == 4 && s[0] == 0xf4 && s[1] >= 0x90))
+		return 0; /* C1 controls, overlong forms, surrogates, past U+10FFFF */
+	return n;
+}
+
+static void octal(struct sbuf *b, const unsigned char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sbuf_printf(b, "\\%03o", s[i]);
+}
+
+/* Single quotes keep every byte but the quote itself, so they can never be
+ * ended from inside; what a terminal would act on is written as
+ * "$(printf '\ooo')" instead, which dash, bash and busybox sh all turn back
+ * into the same bytes.  Command substitution drops trailing newlines, so a
+ * newline inside such a run takes the next character into the same printf;
+ * only newlines that end the whole string stay raw, inside the quotes (or,
+ * for a comment or message line, are shown as printf too). */
+static void shquote(struct sbuf *b, const char *str, int one_line)
 {
 	static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 				   "0123456789@%+=:,./-_";
-	if (*s && strspn(s, safe) == strlen(s)) {
-		sbuf_puts(b, s);
+	const unsigned char *s = (const unsigned char *)str;
+	if (*s && strspn(str, safe) == strlen(str)) {
+		sbuf_puts(b, str);
 		return;
 	}
-	sbuf_add(b, "'", 1);
-	for (; *s; s++) {
-		if (*s == '\'')
-			sbuf_puts(b, "'\\''");
-		else
-			sbuf_add(b, s, 1);
+	if (!*s) {
+		sbuf_puts(b, "''");
+		return;
 	}
-	sbuf_add(b, "'", 1);
+	int in_quote = 0;
+	while (*s) {
+		size_t n = visible_len(s);
+		if (n && *s == '\'') {
+			sbuf_puts(b, in_quote ? "'\\'" : "\\'");
+			in_quote = 0;
+			s++;
+			continue;
+		}
+		if (n) {
+			if (!in_quote)
+				sbuf_add(b, "'", 1);
+			in_quote = 1;
+			sbuf_add(b, (const char *)s, n);
+			s += n;
+			continue;
+		}
+		const unsigned char *end = s;
+		while (*end && !visible_len(end))
+			end++;
+		size_t tail = 0; /* newlines that end the string */
+		if (!*end)
+			while (end - tail > s && end[-1 - (ptrdiff_t)tail] == '\n')
+				tail++;
+		if (one_line)
+			tail = 0;
+		if (in_quote)
+			sbuf_add(b, "'", 1);
+		in_quote = 0;
+		if (end - tail > s) {
+			sbuf_puts(b, "\"$(printf '");
+			octal(b, s, (size_t)(end - tail - s));
+			if (end[-1] == '\n' && *end) {
+				size_t m = visible_len(end);
+				octal(b, end, m);
+				end += m;
+			}
+			sbuf_puts(b, "')\"");
+		}
+		if (tail) {
+			sbuf_add(b, "'", 1);
+			for (size_t i = 0; i < tail; i++)
+				sbuf_add(b, "\n", 1);
+			sbuf_add(b, "'", 1);
+		}
+		s = end;
+	}
+	if (in_quote)
+		sbuf_add(b, "'", 1);
+}
+
+void sbuf_shquote(struct sbuf *b, const char *s)
+{
+	shquote(b, s, 0);
+}
+
+void sbuf_showquote(struct sbuf *b, const char *s)
+{
+	shquote(b, s, 1);
+}
+
+void sbuf_add_visible(struct sbuf *b, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	while (*s) {
+		size_t n = visible_len(s);
+		if (n) {
+			sbuf_add(b, (const char *)s, n);
+			s += n;
+		} else {
+			sbuf_printf(b, "\\%03o", *s++);
+		}
+	}
+}
+
+char *xvisible(const char *s)
+{
+	struct sbuf b = {0};
+	sbuf_add_visible(&b, s);
+	return b.s ? b.s : xstrdup("");
 }
 
 void sbuf_reset(struct sbuf *b)
