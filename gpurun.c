@@ -458,6 +458,20 @@ static int run_main(int argc, char **argv, const char *driver_root)
 }
 
 /* The options of `info` and `list`: "--opt VALUE" or "--opt=VALUE". */
+/* A verb's bad argument: the line (arguments shown, never sent raw to the
+ * terminal), then its usage; the status to exit with. */
+__attribute__((format(printf, 2, 3))) static int usage_fail(const char *use, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n;
+	va_start(ap, fmt);
+	_cleanup_free_ char *msg = xvasprintf(&n, fmt, ap);
+	va_end(ap);
+	_cleanup_free_ char *shown = xvisible(msg);
+	fprintf(stderr, "gpurun: %s\n%s", shown, use);
+	return GPURUN_EXIT_FAIL;
+}
+
 static int opt_value(int argc, char **argv, int *i, const char *name, const char **out)
 {
 	size_t n = strlen(name);
@@ -507,8 +521,7 @@ static int cache_verb(int argc, char **argv)
 			die(GPURUN_EXIT_FAIL, "cache prune: --max-size '%s': expected a size such as 500M or 10G", argv[3]);
 	} else if (!((!strcmp(sub, "ls") && argc == 2) || (!strcmp(sub, "rm") && argc == 3) ||
 		     (!strcmp(sub, "prune") && argc == 2))) {
-		fprintf(stderr, "gpurun: cache: unknown or incomplete command '%s'\n%s", sub, use);
-		return GPURUN_EXIT_FAIL;
+		return usage_fail(use, "cache: unknown or incomplete command '%s'", sub);
 	}
 	if (cache_open(&c, 0, &err) < 0) {
 		if (err.errnum == ENOENT && !strcmp(sub, "ls"))
@@ -555,9 +568,8 @@ static int pull_verb(int argc, char **argv)
 			continue;
 		}
 		if (argv[i][0] == '-' || ref) {
-			fprintf(stderr, "gpurun: pull: %s %s\n%s", argv[i][0] == '-' ? "unknown option" : "unexpected argument",
-				argv[i], use);
-			return GPURUN_EXIT_FAIL;
+			return usage_fail(use, "pull: %s %s", argv[i][0] == '-' ? "unknown option" : "unexpected argument",
+					  argv[i]);
 		}
 		ref = argv[i];
 	}
@@ -570,9 +582,11 @@ static int pull_verb(int argc, char **argv)
 					    ? xasprintf(REGISTRY_PREFIX "%s", ref) : xstrdup(ref);
 	if (cache_open(&cache, 1, &err) < 0 || registry_prepare(full, &po, &cache, flags, &img, &err) < 0)
 		gerr_die(&err);
-	if (po.verbose)
-		fprintf(stderr, "gpurun: %s: %zu layer%s in the cache\n", img.source, img.layers.n,
+	if (po.verbose) {
+		_cleanup_free_ char *shown = xvisible(img.source);
+		fprintf(stderr, "gpurun: %s: %zu layer%s in the cache\n", shown, img.layers.n,
 			img.layers.n == 1 ? "" : "s");
+	}
 	image_free(&img);
 	cache_close(&cache);
 	return 0;
@@ -598,9 +612,7 @@ static int gpu_verb(int argc, char **argv, int list)
 		if (list && (opt_value(argc, argv, &i, "--gpus", &q.gpus) ||
 			     opt_value(argc, argv, &i, "--caps", &q.caps)))
 			continue;
-		fprintf(stderr, "gpurun: %s: unknown option %s\n", argv[0], argv[i]);
-		fputs(usages[list], stderr);
-		return GPURUN_EXIT_FAIL;
+		return usage_fail(usages[list], "%s: unknown option %s", argv[0], argv[i]);
 	}
 	if ((list ? gpu_list(&q, &err) : gpu_info(&q, &err)) < 0)
 		gerr_die(&err);
@@ -662,8 +674,7 @@ static int doctor_verb(int argc, char **argv)
 		}
 		if (opt_value(argc, argv, &i, "--driver-root", &driver_root))
 			continue;
-		fprintf(stderr, "gpurun: doctor: unknown option %s\n%s", argv[i], use);
-		return GPURUN_EXIT_FAIL;
+		return usage_fail(use, "doctor: unknown option %s", argv[i]);
 	}
 	struct checks ck = {0};
 	struct gerr err = {0};

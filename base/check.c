@@ -14,10 +14,15 @@ void check_say(struct checks *ck, enum check_level level, const char *name, cons
 	else if (level == CHECK_WARN)
 		ck->warned++;
 	va_list ap;
+	size_t n;
 	va_start(ap, fmt);
-	printf("%s  %s: ", tags[level], name);
-	vprintf(fmt, ap);
-	putchar('\n');
+	_cleanup_free_ char *text = xvasprintf(&n, fmt, ap);
 	va_end(ap);
+	/* The text names driver files, CDI specs and cached images. */
+	struct sbuf line = {0};
+	sbuf_printf(&line, "%s  %s: ", tags[level], name);
+	sbuf_add_visible(&line, text);
+	puts(line.s);
+	sbuf_free(&line);
 	fflush(stdout);
 }

@@ -71,11 +71,32 @@ void gerr_clear(struct gerr *err)
 	memset(err, 0, sizeof *err);
 }
 
+/* Messages carry names from images, registries and driver roots: what a
+ * terminal would act on is written as \ooo, whatever the caller quoted. */
 void gerr_format(const struct gerr *err, struct sbuf *b)
 {
-	sbuf_printf(b, "gpurun: %s\n", err->msg);
-	if (err->hint[0])
-		sbuf_printf(b, "hint: %s\n", err->hint);
+	sbuf_puts(b, "gpurun: ");
+	sbuf_add_visible(b, err->msg);
+	sbuf_puts(b, "\n");
+	if (err->hint[0]) {
+		sbuf_puts(b, "hint: ");
+		sbuf_add_visible(b, err->hint);
+		sbuf_puts(b, "\n");
+	}
+}
+
+/* "PREFIX<message>\n" on stderr, the message shown as gerr_format shows it. */
+static void print_line(const char *prefix, const char *fmt, va_list ap)
+{
+	struct sbuf b = {0};
+	size_t n;
+	char *msg = xvasprintf(&n, fmt, ap);
+	sbuf_puts(&b, prefix);
+	sbuf_add_visible(&b, msg);
+	sbuf_puts(&b, "\n");
+	fputs(b.s, stderr);
+	free(msg);
+	sbuf_free(&b);
 }
 
 void gerr_die(const struct gerr *err)
@@ -89,20 +110,16 @@ void gerr_die(const struct gerr *err)
 void die(int code, const char *fmt, ...)
 {
 	va_list ap;
-	fputs("gpurun: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	print_line("gpurun: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(code);
 }
 
 void warnx_(const char *fmt, ...)
 {
 	va_list ap;
-	fputs("gpurun: warning: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	print_line("gpurun: warning: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }

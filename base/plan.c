@@ -293,7 +293,7 @@ static void describe_rootfs(const struct op *op, struct sbuf *b)
 	if (op->flags & OPF_IMPORT) {
 		sbuf_printf(b, "mkdir " PLAN_RUN_CACHE "   # --no-cache: the %zu layer%s of ", op->layers.n,
 			    op->layers.n == 1 ? "" : "s");
-		sbuf_shquote(b, op->src);
+		sbuf_showquote(b, op->src);
 		sbuf_puts(b, " are unpacked and verified into this run's tmpfs, as a cache would hold them");
 		sbuf_puts(b, "\n");
 	}
@@ -386,7 +386,7 @@ static void describe_file(const struct op *op, struct sbuf *b)
 			sbuf_puts(b, "\\\\");
 		else if (c == '\'')
 			sbuf_puts(b, "'\\''");
-		else if ((unsigned char)c < 0x20)
+		else if ((unsigned char)c < 0x20 || (unsigned char)c >= 0x7f)
 			sbuf_printf(b, "\\%03o", (unsigned char)c);
 		else
 			sbuf_add(b, &c, 1);
@@ -454,16 +454,17 @@ void op_describe(const struct op *op, struct sbuf *b)
 			sbuf_puts(b, " " CUDA_COMPAT_VAR);
 		for (const char *s = op->src; s && *s;) {
 			size_t n = strcspn(s, ":");
+			_cleanup_free_ char *dir = xstrndup(s, n);
 			sbuf_puts(b, " ");
-			sbuf_add(b, s, n);
+			sbuf_shquote(b, dir);
 			s += n + (s[n] == ':');
 		}
 		break;
 	case OP_KIND_COUNT:
 		break;
 	}
-	if (op->why) {
+	if (op->why) { /* may name a CDI spec or a driver file: never end the comment */
 		sbuf_puts(b, "   # ");
-		sbuf_puts(b, op->why);
+		sbuf_add_visible(b, op->why);
 	}
 }

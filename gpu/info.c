@@ -40,23 +40,25 @@ int gpu_info(const struct gpu_query *q, struct gerr *err)
 	struct gerr nowhy = {0};
 	if (drv.nmigs && !q->csv && nvml_mig_uuids(&drv, &nowhy) < 0)
 		warnx_("MIG UUIDs unknown: %s", nowhy.msg);
+	_cleanup_free_ char *version = xvisible(drv.version);
 	if (q->csv)
 		printf("NVRM version,CUDA version\n%s,%s\n\n"
 		       "Device Index,Device Minor,Model,Brand,GPU UUID,Bus Location,Architecture\n",
-		       drv.version, cuda);
+		       version, cuda);
 	else
-		printf("%-15s %s\n%-15s %s\n", "NVRM version:", drv.version, "CUDA version:", cuda);
+		printf("%-15s %s\n%-15s %s\n", "NVRM version:", version, "CUDA version:", cuda);
 	for (size_t i = 0; i < drv.ngpus; i++) {
 		const struct gpu_dev *g = &drv.gpus[i];
-		const char *uuid = g->uuid[0] ? g->uuid : "n/a";
+		/* Read from the driver root's files: shown, never acted on. */
+		_cleanup_free_ char *uuid = xvisible(g->uuid[0] ? g->uuid : "n/a");
+		_cleanup_free_ char *model = xvisible(g->model), *brand = xvisible(g->brand);
+		_cleanup_free_ char *busid = xvisible(g->busid), *arch = xvisible(g->arch);
 		if (q->csv)
-			printf("%u,%u,%s,%s,%s,%s,%s\n", g->index, g->minor, g->model, g->brand, uuid,
-			       g->busid, g->arch);
+			printf("%u,%u,%s,%s,%s,%s,%s\n", g->index, g->minor, model, brand, uuid, busid, arch);
 		else
 			printf("\n%-15s %u\n%-15s %u\n%-15s %s\n%-15s %s\n%-15s %s\n%-15s %s\n%-15s %s\n",
-			       "Device Index:", g->index, "Device Minor:", g->minor, "Model:", g->model,
-			       "Brand:", g->brand, "GPU UUID:", uuid, "Bus Location:", g->busid,
-			       "Architecture:", g->arch);
+			       "Device Index:", g->index, "Device Minor:", g->minor, "Model:", model,
+			       "Brand:", brand, "GPU UUID:", uuid, "Bus Location:", busid, "Architecture:", arch);
 		/* MIG devices, by the names gpurun selects them with. */
 		for (size_t m = 0; m < drv.nmigs && !q->csv; m++)
 			if (drv.migs[m].gpu == g->index)
@@ -72,8 +74,10 @@ int gpu_info(const struct gpu_query *q, struct gerr *err)
 
 static void print_files(const struct inj_file *v, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		printf("%s\n", v[i].src);
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *src = xvisible(v[i].src);
+		printf("%s\n", src);
+	}
 }
 
 int gpu_list(const struct gpu_query *q, struct gerr *err)
@@ -97,8 +101,10 @@ int gpu_list(const struct gpu_query *q, struct gerr *err)
 	if (sel.kind != SEL_VOID) {
 		if (inj_collect_all(&drv, &sel, caps_inject_flags(caps), &set, err) < 0)
 			goto out;
-		for (size_t i = 0; i < set.ndevs; i++)
-			printf("%s\n", set.devs[i].dst);
+		for (size_t i = 0; i < set.ndevs; i++) {
+			_cleanup_free_ char *dst = xvisible(set.devs[i].dst);
+			printf("%s\n", dst);
+		}
 		print_files(set.caps, set.ncaps);
 		print_files(set.bins, set.nbins);
 		print_files(set.libs, set.nlibs);

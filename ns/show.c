@@ -39,8 +39,15 @@ static void describe_list(struct sbuf *b, const char *label, char **v)
 	sbuf_printf(b, "\n#   %s", label);
 	for (; v && *v; v++) {
 		sbuf_puts(b, " ");
-		sbuf_shquote(b, *v);
+		sbuf_showquote(b, *v);
 	}
+}
+
+/* "\n#   LABEL VALUE": a comment line, so the value must not end it. */
+static void describe_field(struct sbuf *b, const char *label, const char *v)
+{
+	sbuf_printf(b, "\n#   %s ", label);
+	sbuf_showquote(b, v);
 }
 
 void ns_describe_image(const struct run_config *cfg, struct sbuf *b)
@@ -48,14 +55,21 @@ void ns_describe_image(const struct run_config *cfg, struct sbuf *b)
 	const struct image *img = cfg->layered;
 	if (!img)
 		return;
-	sbuf_printf(b, "# image %s%s%s: %zu layer%s%s", img->source, img->ref ? "@" : "", img->ref ? img->ref : "",
-		    img->layers.n, img->layers.n == 1 ? "" : "s",
+	sbuf_puts(b, "# image ");
+	sbuf_showquote(b, img->source);
+	if (img->ref) {
+		sbuf_puts(b, "@");
+		sbuf_showquote(b, img->ref);
+	}
+	sbuf_printf(b, ": %zu layer%s%s", img->layers.n, img->layers.n == 1 ? "" : "s",
 		    cfg->import_run ? ", unpacked into this run's tmpfs (--no-cache)"
 		    : img->hit	    ? ", from the cache"
 		    : img->missing  ? ", not in the cache yet (a launch unpacks them)"
 				    : ", unpacked into the cache");
-	for (size_t i = 0; i < img->layers.n; i++)
-		sbuf_printf(b, "\n#   layer %zu: %s", i + 1, img->layer_ids.v[i]);
+	for (size_t i = 0; i < img->layers.n; i++) {
+		sbuf_printf(b, "\n#   layer %zu: ", i + 1);
+		sbuf_showquote(b, img->layer_ids.v[i]);
+	}
 	const struct image_config *c = &img->config;
 	if (c->env || c->entrypoint || c->cmd || c->workdir || c->user) {
 		sbuf_puts(b, "\n# the image's config (the command line overrides it):");
@@ -66,9 +80,9 @@ void ns_describe_image(const struct run_config *cfg, struct sbuf *b)
 		if (c->cmd)
 			describe_list(b, "Cmd:", c->cmd);
 		if (c->workdir)
-			sbuf_printf(b, "\n#   WorkingDir: %s", c->workdir);
+			describe_field(b, "WorkingDir:", c->workdir);
 		if (c->user)
-			sbuf_printf(b, "\n#   User: %s", c->user);
+			describe_field(b, "User:", c->user);
 	}
 }
 

@@ -569,8 +569,10 @@ int cache_list(struct cache *c, struct gerr *err)
 		struct tm tm;
 		human(size, sizeof size, v[i].img.bytes);
 		strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime_r(&v[i].used.tv_sec, &tm));
-		printf("%-14.12s %-9s %-16s %s%s%s\n", v[i].hex, size, when, v[i].img.source ? v[i].img.source : "?",
-		       v[i].img.ref ? "@" : "", v[i].img.ref ? v[i].img.ref : "");
+		/* Sources and ref names come from images: shown, never acted on. */
+		_cleanup_free_ char *source = xvisible(v[i].img.source ? v[i].img.source : "?");
+		_cleanup_free_ char *ref = xvisible(v[i].img.ref ? v[i].img.ref : "");
+		printf("%-14.12s %-9s %-16s %s%s%s\n", v[i].hex, size, when, source, *ref ? "@" : "", ref);
 	}
 	free_entries(v, n);
 	return fflush(stdout) == 0 ? 0 : gerr_set(err, errno, "write the list");

@@ -910,7 +910,7 @@ int image_prepare(const char *path, const char *name, const char *selector, stru
 	struct isrc s = {.name = shown, .fd = -1, .dirfd = -1, .c = c, .flags = flags};
 	struct stat st;
 	int rc = -1, probe = PROBE_IMAGE, lock = -1;
-	char hex[DIGEST_HEX_LEN + 1] = "", *key = NULL;
+	char hex[DIGEST_HEX_LEN + 1] = "", *key = NULL, *visible = NULL;
 	memset(img, 0, sizeof *img);
 	img->source = xstrdup(shown);
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -963,7 +963,8 @@ int image_prepare(const char *path, const char *name, const char *selector, stru
 		}
 		gerr_clear(err);
 	}
-	struct progress progress = {.image = shown};
+	visible = xvisible(shown); /* the progress line reaches a terminal */
+	struct progress progress = {.image = visible};
 	if (!(flags & (IMAGE_QUIET | IMAGE_DRY_RUN)) && isatty(2)) {
 		clock_gettime(CLOCK_MONOTONIC, &progress.start);
 		s.progress = &progress;
@@ -984,6 +985,7 @@ int image_prepare(const char *path, const char *name, const char *selector, stru
 		fputs("\r\033[K", stderr); /* the error line follows on a clean line */
 out:
 	free(key);
+	free(visible);
 	cache_unlock(lock);
 	if (s.fd >= 0)
 		close(s.fd);

@@ -49,7 +49,7 @@ say "building test images"
 # The hostile images of images.bats too, so the unprivileged run reads them.
 hostile=(manifest-traversal manifest-absolute manifest-config-traversal index-traversal member-symlink
 	member-hardlink bad-digest bad-digest-md5 digest-traversal blob-mismatch diffid-mismatch whiteout-dotdot
-	whiteout-dotdot-dir huge-json huge-json-manifest many-layers)
+	whiteout-dotdot-dir huge-json huge-json-manifest many-layers hostile-strings)
 if ! bash tests/lib/images.bash all >/dev/null </dev/null || ! bash tests/lib/oci.bash all >/dev/null </dev/null ||
 	! bash tests/lib/oci.bash $(printf "hostile-%s.tar " "${hostile[@]}") >/dev/null </dev/null; then
 	say "building the test images failed"

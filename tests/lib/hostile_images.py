@@ -734,7 +734,42 @@ def kind_huge_json_manifest(base, opt):
     return members
 
 
+# Strings that would run a command, end a quote or a comment, or act on a
+# terminal if gpurun printed them as they are.  "$GPURUN_CANARY" names the
+# file a test watches: whatever creates it ran something it should not have.
+HOSTILE_STRINGS = [
+    "a\ntouch \"$GPURUN_CANARY\"\n#",
+    "$(touch \"$GPURUN_CANARY\")",
+    "`touch \"$GPURUN_CANARY\"`",
+    "x'; touch \"$GPURUN_CANARY\"; '",
+    "\x1b]0;retitled\x07\x1b[2J\x1b[31mred",
+    "\xc2\x9b2J\x9b2J end\n",
+]
+
+
+def kind_hostile_strings(base, opt):
+    """An OCI archive whose config fields, a layer's file name and the
+    ref name each carry HOSTILE_STRINGS; runnable (Cmd is /bin/true)."""
+    names = [Member("hostile", "dir")] + [
+        Member("hostile/" + s.replace("/", "_"), data=b"x\n") for s in HOSTILE_STRINGS if "\n" not in s[:-1]]
+    base.add_layer(layer_tar(names), "hostile file names")
+
+    def edit(cfg):
+        c = cfg.setdefault("config", {})
+        c["Env"] = ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"] + [
+            "GPURUN_HOSTILE%d=%s" % (i, v) for i, v in enumerate(HOSTILE_STRINGS)]
+        c["Entrypoint"] = ["/bin/true"]
+        c["Cmd"] = list(HOSTILE_STRINGS)
+        c["WorkingDir"] = "/"
+        c["User"] = "0:0"
+        c["Labels"] = {"gpurun.hostile": HOSTILE_STRINGS[0]}
+    members, _, _ = oci_members([(base, "hostile\x1b]0;retitled\x07\x1b[2J" + opt["ref_tail"])],
+                                opt["gzip"], edit_config=edit)
+    return members
+
+
 KINDS = {
+    "hostile-strings": kind_hostile_strings,
     "manifest-traversal": kind_manifest_path("Layers", "../../etc/passwd"),
     "manifest-absolute": kind_manifest_path("Layers", "/etc/passwd"),
     "manifest-config-traversal": kind_manifest_path("Config", "../../etc/passwd"),
@@ -763,7 +798,7 @@ def usage():
 
 def main(argv):
     opt = {"format": None, "gzip": False, "count": 1000, "size": 64 << 20,
-           "link_target": "/etc", "victim": None}
+           "link_target": "/etc", "victim": None, "ref_tail": ""}
     args = []
     for a in argv:
         if a.startswith("--format="):
