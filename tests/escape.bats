@@ -21,17 +21,20 @@ for p in "${GUARDED[@]}"; do ESCAPE_NAMES+=("umount:$p"); done
 for p in "${GUARDED[@]}"; do ESCAPE_NAMES+=("remount-rw:$p"); done
 ESCAPE_NAMES+=(pivot_root userns-mount userns-clone keyctl add_key bpf perf_event_open userfaultfd io_uring
 	open_by_handle_at kexec_load ptrace-init proc-1-exe proc-self-exe kcore proc-sys sysrq-trigger
-	core_pattern tiocsti tioclinux fds fds-pid1 cwd setuid gpu-node setgroups chroot-escape)
+	core_pattern tiocsti tioclinux tiocsetd tioccons fds fds-pid1 cwd setuid gpu-node setgroups chroot-escape)
 
 # The dangerous system calls of the probes above, as `probe abi-syscall`
-# names them (ioctl with TIOCSTI/TIOCLINUX, clone with namespace flags).
+# names them (clone with namespace flags; ioctl with the terminal commands
+# that act on the line or the session, and with bits above the 32-bit
+# command set, which the kernel ignores and a filter must not).
 # mknod and ptrace are left out: the filter allows them; the dropped
 # CAP_MKNOD and the non-dumpable pid 1 refuse them (probes mknod, gpu-node,
 # ptrace-init).
 ABI_CALLS=(mount umount2 umount pivot_root unshare setns clone-newuser clone-newns keyctl add_key request_key
 	bpf perf_event_open userfaultfd io_uring_setup io_uring_enter io_uring_register open_by_handle_at
 	name_to_handle_at kexec_load kexec_file_load init_module finit_module delete_module fsopen fsconfig
-	fsmount fspick open_tree move_mount mount_setattr ioctl-tiocsti ioctl-tioclinux)
+	fsmount fspick open_tree move_mount mount_setattr ioctl-tiocsti ioctl-tioclinux ioctl-tiocsetd
+	ioctl-tiocsetd-high ioctl-tioccons ioctl-tioccons-high ioctl-tiocvhangup)
 
 setup_file() {
 	require_gpurun
@@ -125,18 +128,52 @@ SAFE umount:/proc/driver/nvidia: EPERM"
 	assert_line --index 1 "SAFE setuid: /bin/probe-suid ran with euid 1000 and no new capabilities"
 }
 
-@test "TIOCSTI and TIOCLINUX on the inherited terminal are refused (root)" {
-	tty_run "$GPURUN" "$ESC_DIR" probe escape tiocsti tioclinux
+@test "TIOCSTI, TIOCLINUX, TIOCSETD and TIOCCONS on the inherited terminal are refused (root)" {
+	tty_run "$GPURUN" "$ESC_DIR" probe escape tiocsti tioclinux tiocsetd tioccons
 	assert_success
 	assert_output "SAFE tiocsti: EPERM
-SAFE tioclinux: EPERM"
+SAFE tioclinux: EPERM
+SAFE tiocsetd: EPERM
+SAFE tioccons: EPERM"
 }
 
-@test "TIOCSTI and TIOCLINUX on the inherited terminal are refused (--user)" {
-	tty_run "$GPURUN" -u 1000:1000 "$ESC_DIR" probe escape tiocsti tioclinux
+@test "TIOCSTI, TIOCLINUX, TIOCSETD and TIOCCONS on the inherited terminal are refused (--user)" {
+	tty_run "$GPURUN" -u 1000:1000 "$ESC_DIR" probe escape tiocsti tioclinux tiocsetd tioccons
 	assert_success
 	assert_output "SAFE tiocsti: EPERM
-SAFE tioclinux: EPERM"
+SAFE tioclinux: EPERM
+SAFE tiocsetd: EPERM
+SAFE tioccons: EPERM"
+}
+
+# ldisc_run CMD [ARG...]: run CMD with stdin on a new pty (stdout and stderr
+# to a pipe), then print the pty's line discipline as the caller sees it
+# ("caller's ldisc: 0" is N_TTY) and put N_TTY back.
+ldisc_run() {
+	run python3 -c '
+import fcntl, os, struct, subprocess, sys
+TIOCGETD, TIOCSETD = 0x5424, 0x5423
+master, slave = os.openpty()
+p = subprocess.run(sys.argv[1:], stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+sys.stdout.write(p.stdout.decode())
+disc = struct.unpack("i", fcntl.ioctl(slave, TIOCGETD, struct.pack("i", 0)))[0]
+print("caller\x27s ldisc: %d" % disc)
+fcntl.ioctl(slave, TIOCSETD, struct.pack("i", 0))
+sys.exit(p.returncode)' "$@"
+}
+
+@test "a payload's TIOCSETD N_NULL leaves the caller's line discipline as it was (root)" {
+	ldisc_run "$GPURUN" "$ESC_DIR" probe ldisc 27
+	assert_failure 1
+	assert_output "ldisc 27: EPERM
+caller's ldisc: 0"
+}
+
+@test "a payload's TIOCSETD N_NULL leaves the caller's line discipline as it was (--user)" {
+	ldisc_run "$GPURUN" -u 1000:1000 "$ESC_DIR" probe ldisc 27
+	assert_failure 1
+	assert_output "ldisc 27: EPERM
+caller's ldisc: 0"
 }
 
 @test "host fds open in gpurun's caller reach neither pid 1 nor the command" {
@@ -296,6 +333,24 @@ RISK umount:/proc/sysrq-trigger: unmounted"
 	# terminal driver, which does not know it.
 	assert_output --regexp '^ ?RISK tiocsti: succeeded
 RISK tioclinux: not refused: [A-Z]+$'
+}
+
+@test "without gpurun, a payload's TIOCSETD N_NULL changes the caller's line discipline" {
+	# Needs no capability: any process holding the terminal can.
+	ldisc_run "$PROBE" ldisc 27
+	assert_success
+	assert_output "ldisc: 27
+caller's ldisc: 27"
+}
+
+@test "without gpurun, TIOCSETD and TIOCCONS reach the terminal" {
+	skip_unless_root "TIOCCONS needs CAP_SYS_ADMIN"
+	tty_run "$PROBE" escape tiocsetd tioccons
+	assert_success
+	# TIOCSETD is put back at once; TIOCCONS is asked on a read-only
+	# reopen of the terminal, which the kernel refuses once it is let through.
+	assert_output "RISK tiocsetd: set N_NULL (put back: ok)
+RISK tioccons: not refused: EBADF"
 }
 
 @test "without gpurun, an inherited fd and a working directory outside the root say RISK" {

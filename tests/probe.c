@@ -31,6 +31,9 @@
  *   abi-syscall ABI NAME... a dangerous call through x86-64, x32 or i386:
  *                           "NAME ABI: EPERM" (or the errno, or "ok")
  *   privs                   "EUID CAPEFF" (what a setuid copy reports)
+ *   ldisc [N]               set the line discipline of the terminal on fd 0
+ *                           to N and leave it (a payload), then print it:
+ *                           "ldisc: 0"; "ldisc N: EPERM" and exit 1 if refused
  *
  * Called as "ldconfig" (an image whose ldconfig is this probe), it writes
  * what it was run with, and every escape probe, to /tmp/ldconfig-report.
@@ -856,21 +859,91 @@ static void esc_open(const char *name, const char *path, int flags)
 	}
 }
 
+/* The first of fds 0-2 that is a terminal, or -1 (and a SAFE verdict). */
+static int tty_fd(const char *name)
+{
+	for (int i = 0; i <= 2; i++)
+		if (isatty(i))
+			return i;
+	verdict(0, name, "no terminal on fd 0-2");
+	return -1;
+}
+
 static void esc_tty_ioctl(const char *name, unsigned long req)
 {
-	int fd = -1;
-	for (int i = 0; i <= 2 && fd < 0; i++)
-		if (isatty(i))
-			fd = i;
-	if (fd < 0) {
-		verdict(0, name, "no terminal on fd 0-2");
+	int fd = tty_fd(name);
+	if (fd < 0)
 		return;
-	}
 	/* TIOCSTI pushes one space into the terminal's input; TIOCLINUX 6
 	 * (TIOCL_GETSHIFTSTATE) only reads. */
 	char arg = req == TIOCSTI ? ' ' : 6;
 	long rc = ioctl(fd, req, &arg);
 	call_verdict(name, rc, errno);
+}
+
+/* TIOCSETD to N_NULL makes a terminal swallow what is written to it: the
+ * caller's shell is left with "write error" once the container is gone.
+ * Put back at once when it got through. */
+static void esc_tiocsetd(const char *name)
+{
+	int fd = tty_fd(name), old = 0, null_disc = 27 /* N_NULL */;
+	if (fd < 0)
+		return;
+	if (ioctl(fd, TIOCGETD, &old) < 0) {
+		verdict(1, name, "TIOCGETD: %s", errname(errno));
+		return;
+	}
+	if (ioctl(fd, TIOCSETD, &null_disc) < 0) {
+		call_verdict(name, -1, errno);
+		return;
+	}
+	int e = ioctl(fd, TIOCSETD, &old) < 0 ? errno : 0;
+	verdict(1, name, "set N_NULL (put back: %s)", e ? errname(e) : "ok");
+}
+
+/* TIOCCONS sends the console's output to the terminal.  Asked on a
+ * read-only open of it (as /dev/tty, which anyone may open, else through
+ * its fd's link), so that once let through the kernel can only answer
+ * EBADF: nothing is ever redirected. */
+static void esc_tioccons(const char *name)
+{
+	char path[32];
+	int fd = tty_fd(name);
+	if (fd < 0)
+		return;
+	int ro = open("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC);
+	if (ro < 0) {
+		snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+		ro = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+	}
+	if (ro < 0) {
+		verdict(1, name, "open the terminal read-only: %s", errname(errno));
+		return;
+	}
+	long rc = ioctl(ro, TIOCCONS);
+	int e = errno;
+	close(ro);
+	call_verdict(name, rc, e);
+}
+
+/* `ldisc [N]`: a payload that changes the terminal and leaves it so; the
+ * test outside reads the line discipline back and restores it. */
+static int cmd_ldisc(const char *n)
+{
+	int disc;
+	if (n) {
+		disc = atoi(n);
+		if (ioctl(0, TIOCSETD, &disc) < 0) {
+			printf("ldisc %s: %s\n", n, errname(errno));
+			return 1;
+		}
+	}
+	if (ioctl(0, TIOCGETD, &disc) < 0) {
+		printf("ldisc: %s\n", errname(errno));
+		return 1;
+	}
+	printf("ldisc: %d\n", disc);
+	return 0;
 }
 
 /* fds other than 0-2 (and the directory being read): a leaked host fd is a
@@ -1046,7 +1119,7 @@ static const char *const escape_names[] = {
 	"mknod", "mount", "umount", "remount-rw", "pivot_root", "userns-mount", "userns-clone", "keyctl",
 	"add_key", "bpf", "perf_event_open", "userfaultfd", "io_uring", "open_by_handle_at", "kexec_load",
 	"ptrace-init", "proc-1-exe", "proc-self-exe", "kcore", "proc-sys", "sysrq-trigger", "core_pattern",
-	"tiocsti", "tioclinux", "fds", "fds-pid1", "cwd", "setuid", "gpu-node", "setgroups", "chroot-escape",
+	"tiocsti", "tioclinux", "tiocsetd", "tioccons", "fds", "fds-pid1", "cwd", "setuid", "gpu-node", "setgroups", "chroot-escape",
 };
 
 /* The harmless call behind each system-call probe (also used by abi-syscall
@@ -1115,6 +1188,10 @@ static int run_escape(const char *name)
 		esc_tty_ioctl(name, TIOCSTI);
 	} else if (!strcmp(name, "tioclinux")) {
 		esc_tty_ioctl(name, TIOCLINUX);
+	} else if (!strcmp(name, "tiocsetd")) {
+		esc_tiocsetd(name);
+	} else if (!strcmp(name, "tioccons")) {
+		esc_tioccons(name);
 	} else if (!strcmp(name, "fds")) {
 		esc_fds(name, "/proc/self/fd", 0);
 	} else if (!strcmp(name, "fds-pid1")) {
@@ -1159,8 +1236,10 @@ static int cmd_escape(int n, char **names)
  * asm/unistd_64.h, unistd_x32.h and unistd_32.h; 0 means the ABI has no such
  * call.  The arguments are small integers and NULL pointers (i386 takes 32-bit
  * pointers): permitted, each call fails with EFAULT, EINVAL or EBADF, or
- * (clone) makes a child that exits at once.  Prints "NAME ABI: EPERM" (or
- * the errno name, or "ok"). */
+ * (clone) makes a child that exits at once.  The terminal ioctls go to fd
+ * -1 (EBADF), also with bits above the 32-bit command set ("-high"): the
+ * kernel drops them, so a filter comparing all 64 bits would miss them.
+ * Prints "NAME ABI: EPERM" (or the errno name, or "ok"). */
 struct abi_call {
 	const char *name;
 	long nr64, nr32, nrx32; /* nrx32 without __X32_SYSCALL_BIT */
@@ -1204,6 +1283,11 @@ static const struct abi_call abi_calls[] = {
 	{"mount_setattr", 442, 442, 442, {-1, 0, 0xffffffffL, 0, 0}},
 	{"ioctl-tiocsti", 16, 54, 514, {-1, 0x5412 /* TIOCSTI */, 0, 0, 0}},
 	{"ioctl-tioclinux", 16, 54, 514, {-1, 0x541C /* TIOCLINUX */, 0, 0, 0}},
+	{"ioctl-tiocsetd", 16, 54, 514, {-1, 0x5423 /* TIOCSETD */, 0, 0, 0}},
+	{"ioctl-tiocsetd-high", 16, 54, 514, {-1, 0x100005423L, 0, 0, 0}},
+	{"ioctl-tioccons", 16, 54, 514, {-1, 0x541D /* TIOCCONS */, 0, 0, 0}},
+	{"ioctl-tioccons-high", 16, 54, 514, {-1, 0x10000541DL, 0, 0, 0}},
+	{"ioctl-tiocvhangup", 16, 54, 514, {-1, 0x5437 /* TIOCVHANGUP */, 0, 0, 0}},
 };
 
 /* i386's int $0x80 from 64-bit code: the kernel reads ebx, ecx, edx, esi,
@@ -1313,6 +1397,8 @@ int main(int argc, char **argv)
 		return ldconfig_report(argc, argv);
 	if (!strcmp(cmd, "escape"))
 		return cmd_escape(argc - 2, argv + 2);
+	if (!strcmp(cmd, "ldisc"))
+		return cmd_ldisc(arg);
 	if (!strcmp(cmd, "privs"))
 		return cmd_privs();
 	if (!strcmp(cmd, "abi-syscall") && argc > 3)
