@@ -4,7 +4,8 @@
  * read-only root).  gpurun.c calls these around gpu_configure(); the unit
  * tests (tests/unit/layout_test.c) call them directly and check the ops.
  * Building only: nothing here touches the system, except that a volume's
- * source is resolved (realpath, stat) so the plan says what it binds. */
+ * source is resolved (realpath, stat) so the plan says what it binds, and
+ * the host's /proc and /sys are looked at to mask only what is there. */
 #include "ns.h"
 
 #include <errno.h>
@@ -84,6 +85,37 @@ static void layout_host_net_files(struct plan *p)
 			 "the host's, as the network is shared");
 }
 
+/* docker's masked paths (moby's default spec): the fresh /proc and the
+ * host's /sys still show kernel-wide state no container should read - other
+ * users' keys (keys), every timer with its owner's pid and function
+ * (timer_list), kernel memory (kcore), interrupt counts and power readings
+ * (interrupts, powercap: side channels), firmware tables.  A file gets the
+ * host's /dev/null bound over it, read-only (opened before the image is
+ * touched and checked to be 1:3, so a planted /dev/null cannot redirect it:
+ * CVE-2025-31133), a directory an empty read-only tmpfs.  A path this
+ * kernel does not have gets no op, so the plan shows only what is done. */
+static void layout_masks(struct plan *p)
+{
+	static const char *const masked[] = {
+		"/proc/acpi",	     "/proc/asound", "/proc/interrupts", "/proc/kcore",
+		"/proc/keys",	     "/proc/latency_stats", "/proc/sched_debug", "/proc/scsi",
+		"/proc/timer_list", "/proc/timer_stats", "/sys/devices/virtual/powercap", "/sys/firmware",
+	};
+	for (size_t i = 0; i < COUNT_OF(masked); i++) {
+		struct stat st;
+		if (lstat(masked[i], &st) < 0)
+			continue;
+		struct op *op;
+		if (S_ISDIR(st.st_mode)) {
+			op = plan_tmpfs(p, masked[i], "mode=0555", OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC);
+		} else {
+			op = plan_bind(p, "/dev/null", masked[i], OPF_DEVICE | OPF_RO | OPF_NOSUID | OPF_NOEXEC);
+			op->rdev = makedev(1, 3);
+		}
+		plan_why(op, "masked, as docker does");
+	}
+}
+
 void layout_base(struct plan *p, const struct run_config *cfg)
 {
 	layout_root(p, cfg);
@@ -98,6 +130,7 @@ void layout_base(struct plan *p, const struct run_config *cfg)
 		plan_add(p, OP_SYSFS, OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC, NULL, "/sys");
 	else
 		plan_bind(p, "/sys", "/sys", OPF_DIR | OPF_REC | OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC);
+	layout_masks(p);
 	plan_tmpfs(p, "/tmp", "mode=1777", OPF_NOSUID | OPF_NODEV);
 	plan_tmpfs(p, "/run", "mode=0755", OPF_NOSUID | OPF_NODEV);
 	if (!cfg->new_net)

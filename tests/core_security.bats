@@ -149,13 +149,125 @@ assert_syscall_denied() {
 }
 
 @test "/proc/kcore cannot be read (SAFE)" {
-	run --separate-stderr "$GPURUN" "$BUSYBOX_DIR" probe open /proc/kcore
+	run --separate-stderr "$GPURUN" "$BUSYBOX_DIR" probe escape kcore
 	assert_success
-	refute_output --partial "read: ok"
+	assert_output --regexp '^SAFE kcore: (ENOENT|EPERM|EACCES|masked by /dev/null)$'
 }
 
 @test "a --user cannot chroot out of the container (SAFE)" {
 	run --separate-stderr "$GPURUN" -u 1000:1000 "$BUSYBOX_DIR" probe chroot-escape
 	assert_success
 	assert_output --partial "SAFE chroot-escape"
+}
+
+# ---- docker's masked /proc and /sys paths ------------------------------------------
+# Kernel-wide state a fresh procfs and the host's /sys still show (other
+# users' keys, every timer with its owner, interrupt counts, firmware
+# tables): gpurun masks each that this kernel has, as docker does, a file
+# with /dev/null, a directory with an empty read-only tmpfs.
+
+DOCKER_MASKS=(/proc/acpi /proc/asound /proc/interrupts /proc/kcore /proc/keys /proc/latency_stats
+	/proc/sched_debug /proc/scsi /proc/timer_list /proc/timer_stats /sys/devices/virtual/powercap /sys/firmware)
+
+# host_masks: the masked paths this host has, one a line.
+host_masks() {
+	local p
+	for p in "${DOCKER_MASKS[@]}"; do
+		if [[ -e $p || -L $p ]]; then echo "$p"; fi
+	done
+}
+
+# The script a container runs over each mask: the mount on top of it, and
+# what reading it gives.
+MASK_CHECK='for p; do
+	probe mountinfo-has "$p" | cut -d" " -f1-3
+	if [ -d "$p" ]; then echo "$p lists: $(ls -A "$p")"; else echo "$p reads: $(cat "$p")"; fi
+done'
+
+# expected_masks: what MASK_CHECK prints when every mask is in place.
+expected_masks() {
+	local p
+	for p in $(host_masks); do
+		if [[ -d $p ]]; then
+			echo "$p opts=ro,nosuid,nodev,noexec,relatime fstype=tmpfs"
+			echo "$p lists: "
+		else
+			echo "$p opts=ro,nosuid,noexec,relatime fstype=devtmpfs"
+			echo "$p reads: "
+		fi
+	done
+}
+
+assert_masked() {
+	[[ -n $(host_masks) ]] || skip "this kernel has none of docker's masked paths"
+	run --separate-stderr "$GPURUN" "$@" "$BUSYBOX_DIR" sh -c "$MASK_CHECK" sh $(host_masks)
+	assert_success
+	assert_output "$(expected_masks)"
+}
+
+@test "docker's masked /proc and /sys paths read empty for root in the container" {
+	assert_masked
+}
+
+@test "docker's masked /proc and /sys paths read empty for a --user in the container" {
+	assert_masked -u 1000:1000
+}
+
+@test "docker's masked paths read empty with a fresh sysfs (--net none)" {
+	assert_masked --net none
+}
+
+@test "the plan shows each mask, and none for a path this kernel lacks" {
+	run --separate-stderr "$GPURUN" --dry-run "$BUSYBOX_DIR" true
+	assert_success
+	local p
+	for p in "${DOCKER_MASKS[@]}"; do
+		if [[ -d $p ]]; then
+			assert_line "mount -t tmpfs -o ro,nosuid,nodev,noexec,mode=0555 tmpfs ${p#/}   # masked, as docker does"
+		elif [[ -e $p ]]; then
+			assert_line "touch ${p#/} && mount --bind -o ro,nosuid,noexec /dev/null ${p#/}   # masked, as docker does"
+		else
+			refute_output --partial " ${p#/}   # masked"
+		fi
+	done
+	assert_equal "$(grep -c '# masked, as docker does$' <<<"$output")" "$(host_masks | wc -l)"
+}
+
+@test "a mask cannot be unmounted or made writable (root)" {
+	[[ -n $(host_masks) ]] || skip "this kernel has none of docker's masked paths"
+	local names=() p
+	for p in $(host_masks); do names+=("umount:$p" "remount-rw:$p"); done
+	run --separate-stderr "$GPURUN" "$BUSYBOX_DIR" probe escape "${names[@]}"
+	assert_success
+	assert_equal "${#lines[@]}" "${#names[@]}"
+	refute_output --partial "RISK"
+}
+
+@test "a mask cannot be unmounted or made writable (--user)" {
+	[[ -n $(host_masks) ]] || skip "this kernel has none of docker's masked paths"
+	local names=() p
+	for p in $(host_masks); do names+=("umount:$p" "remount-rw:$p"); done
+	run --separate-stderr "$GPURUN" -u 1000:1000 "$BUSYBOX_DIR" probe escape "${names[@]}"
+	assert_success
+	assert_equal "${#lines[@]}" "${#names[@]}"
+	refute_output --partial "RISK"
+}
+
+@test "without gpurun, a mask can be unmounted and made writable (the probes say RISK)" {
+	skip_unless_root "the host side of these probes needs the host's root"
+	[[ -n $(host_masks) ]] || skip "this kernel has none of docker's masked paths"
+	# Masked as gpurun does, in a private mount namespace.
+	local setup=true names=() want=() p
+	for p in $(host_masks); do
+		if [[ -d $p ]]; then
+			setup+=" && mount -t tmpfs -o ro none $p"
+		else
+			setup+=" && mount --bind /dev/null $p && mount -o remount,bind,ro $p"
+		fi
+		names+=("remount-rw:$p" "umount:$p")
+		want+=("RISK remount-rw:$p: made writable" "RISK umount:$p: unmounted")
+	done
+	run unshare -m --propagation private sh -c "$setup"' && exec "$0" escape "$@"' "$(fixture probe)" "${names[@]}"
+	assert_success
+	assert_output "$(printf '%s\n' "${want[@]}")"
 }
