@@ -104,8 +104,9 @@ check: deps-test
 test: check
 
 # Fuzz targets (libFuzzer) and the parsers' unit tests, built with clang under
-# ASan/UBSan.  `make sanitize` runs each target over its seed corpus plus a
-# short bounded fuzzing run; `make fuzz FUZZ_SECONDS=600` fuzzes longer.
+# ASan/UBSan.  `make sanitize` (part of `make check`) replays each target's
+# seed corpus under the sanitizers; `make fuzz` fuzzes each target for
+# FUZZ_SECONDS besides (`make fuzz FUZZ_SECONDS=600` for longer).
 FUZZ_SECONDS ?= 20
 SAN_FLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
@@ -137,7 +138,7 @@ tests/build/unit_%: tests/unit/%_test.c tests/unit/unit.h $(SAN_OBJS)
 unit: $(UNIT_BINS)
 
 sanitize: $(FUZZ_BINS)
-	@sh tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
+	@sh tests/fuzz/run.sh 0 $(FUZZ_BINS)
 
 fuzz: $(FUZZ_BINS)
 	@sh tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
