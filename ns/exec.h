@@ -1,7 +1,11 @@
-/* ns/exec.h — private to ns/: state shared by the plan executor
- * (ns/exec.c) and the container init (ns/init.c). */
+/* ns/exec.h — private to ns/: what the plan executor (ns/exec.c), the
+ * container's pid 1 (ns/init.c), the command (ns/command.c) and their error
+ * report (ns/report.c) share. */
 #ifndef GPURUN_EXEC_H
 #define GPURUN_EXEC_H
+
+#include <limits.h>
+#include <signal.h>
 
 #include "ns.h"
 
@@ -16,6 +20,26 @@ struct exec_state {
 
 /* Run the whole plan (rootfs, mounts, pivot, ldconfig, final remounts). */
 int plan_execute(struct exec_state *st, struct gerr *err);
+
+/* What P1 tells P2 once the root is ready.  P2 is forked before the setup
+ * so that it is pid 2 however many helpers (an unpack thread, ldconfig)
+ * the setup used; pivot_root moves its root along with P1's. */
+struct go_ahead {
+	uid_t uid;
+	gid_t gid;
+	char home[PATH_MAX];
+};
+
+/* ns/report.c.  A setup error from P1 or P2: written to err_fd for P0 to print, then
+ * _exit() with the error's code (125 by default). */
+__attribute__((noreturn)) void setup_fail(int err_fd, const struct gerr *err);
+/* setup_fail() with a fresh message: "what: strerror(errnum)". */
+__attribute__((noreturn, format(printf, 3, 4))) void setup_failf(int err_fd, int errnum, const char *fmt, ...);
+
+/* P2 (ns/command.c): shed privileges, wait on go_fd for the go-ahead,
+ * exec the command.  Never returns. */
+__attribute__((noreturn)) void command_main(const struct run_config *cfg, int go_fd, const sigset_t *orig,
+					    int err_fd, const struct cpu_spread *cpus);
 
 /* P1: everything after clone() — wait for the id maps, run the plan, fork
  * the command, reap.  Never returns. */
