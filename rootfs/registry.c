@@ -17,6 +17,8 @@
  *
  * HTTP and TLS are libcurl's, loaded with dlopen() on the first pull only:
  * linked, its dozen shared dependencies would cost every launch loader time.
+ * Every request is bounded in bytes and in time (PULL_* below), so that a
+ * registry cannot hold a pull, or the cache lock that waits on it, for ever.
  * Authentication is what registries serve public images with (an anonymous
  * bearer token from the WWW-Authenticate challenge) and what users already
  * have in their auth files (podman's order; the "auth" field of auths.*),
@@ -44,7 +46,17 @@
 #define PULL_PARALLEL 3       /* layers fetched at once, as docker does */
 #define PULL_RETRIES 4        /* tries after the first, for transient failures */
 #define TOKEN_MAX (64 << 10)  /* a token service's answer */
-#define ERRBODY_MAX 4096      /* the part of an error answer kept for its message */
+#define ERRBODY_KEEP 4096     /* the part of an error answer kept for its message */
+
+/* What one registry can make a pull wait for (README, "Registries"): a
+ * server that trickles, stalls or never ends its answer must not hold a pull
+ * (or the cache lock other launches wait on) for ever. */
+#define PULL_STALL_S 30                 /* no byte at all for this long (GPURUN_PULL_STALL_TIMEOUT) */
+#define PULL_ERRBODY_MAX (64 << 10)     /* an error answer's body is read for its message only */
+#define PULL_HEADERS_MAX (64 << 10)     /* the headers of one request, redirects and 1xx answers included */
+#define PULL_ANSWER_S 120               /* a manifest, a config, a token, an error answer, retries included */
+#define PULL_BLOB_S 120                 /* a blob's data: this, plus a second per PULL_BLOB_RATE bytes */
+#define PULL_BLOB_RATE (32 << 10)
 
 #define MT_OCI_INDEX "application/vnd.oci.image.index.v1+json"
 #define MT_DOCKER_LIST "application/vnd.docker.distribution.manifest.list.v2+json"
@@ -108,6 +120,7 @@ struct reg {
 	char *host;         /* where the API is served */
 	const char *scheme; /* "https", or "http" for an insecure registry that speaks no TLS */
 	int insecure, scheme_known, verbose, retries;
+	int stall_s;        /* PULL_STALL_S, or GPURUN_PULL_STALL_TIMEOUT */
 	const char *cafile, *capath;
 	char *basic;        /* base64 "user:password" from an auth file, or NULL */
 	char *auth;         /* the Authorization header in use, or NULL */
@@ -121,9 +134,12 @@ struct resp {
 	char ctype[256];
 	char digest[128];   /* Docker-Content-Digest */
 	long long length;   /* Content-Length, or -1 */
-	char errbody[ERRBODY_MAX];
+	char errbody[ERRBODY_KEEP];
 	size_t errlen;
 };
+
+/* Which bound ended a request (struct sink's limit). */
+enum limit { LIMIT_NONE, LIMIT_STALL, LIMIT_ANSWER_TIME, LIMIT_BLOB_TIME, LIMIT_ERRBODY, LIMIT_HEADERS };
 
 /* Where a response's body goes: memory (JSON, capped) or a file (a blob,
  * hashed as it arrives, resumable). */
@@ -135,14 +151,32 @@ struct sink {
 	int too_big;
 	int fd;
 	struct digest_ctx *hash;
-	unsigned long long got, expect; /* bytes kept; the size the manifest promises (0: unknown) */
+	unsigned long long got, expect; /* bytes kept; the size the manifest promises */
 	unsigned long long range_from;  /* this request asked for bytes from here */
 	int checked;                    /* the first body bytes of this request were seen */
 	int restarted;                  /* ... and the range asked for was ignored */
 	int write_errno;
 	unsigned long long *progress;   /* for the display, updated atomically */
 	const int *cancel;              /* atomic: give up now */
+	int stall_s;                    /* seconds without a byte that end a request */
+	double deadline;                /* monotonic: the whole fetch, retries included */
+	double req_start, last_byte;    /* monotonic: this request's start, its last byte in */
+	long cur_status;                /* the status line of the answer being read */
+	size_t hdr_bytes, err_bytes;    /* this request's headers, and its error bodies */
+	enum limit limit;               /* the bound that ended this request */
 };
+
+static unsigned long long blob_allowance(unsigned long long size)
+{
+	return PULL_BLOB_S + size / PULL_BLOB_RATE;
+}
+
+static double mono_now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
 
 static void resp_reset(struct resp *r)
 {
@@ -166,10 +200,21 @@ static size_t on_header(char *buf, size_t size, size_t n, void *arg)
 {
 	struct sink *s = arg;
 	size_t len = size * n;
+	s->last_byte = mono_now();
+	s->hdr_bytes += len;
+	if (s->hdr_bytes > PULL_HEADERS_MAX) {
+		s->limit = LIMIT_HEADERS;
+		return 0;
+	}
 	/* A new response (after a redirect, or a 100): forget the last one's. */
 	if (len > 5 && !strncmp(buf, "HTTP/", 5)) {
 		s->resp->www_auth[0] = s->resp->ctype[0] = s->resp->digest[0] = '\0';
 		s->resp->length = -1;
+		const char *sp = memchr(buf, ' ', len);
+		char num[8] = "";
+		if (sp)
+			copy_value(num, sizeof num, sp + 1, (size_t)(buf + len - sp - 1));
+		s->cur_status = strtol(num, NULL, 10);
 		return len;
 	}
 	const char *colon = memchr(buf, ':', len);
@@ -203,8 +248,14 @@ static size_t on_body(char *buf, size_t size, size_t n, void *arg)
 	struct sink *s = arg;
 	size_t len = size * n;
 	long status = 0;
+	s->last_byte = mono_now();
 	cu.easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &status);
 	if (status < 200 || status >= 300) {
+		s->err_bytes += len;
+		if (s->err_bytes > PULL_ERRBODY_MAX) {
+			s->limit = LIMIT_ERRBODY;
+			return 0;
+		}
 		size_t room = sizeof s->resp->errbody - 1 - s->resp->errlen;
 		size_t k = len < room ? len : room;
 		memcpy(s->resp->errbody + s->resp->errlen, buf, k);
@@ -238,7 +289,7 @@ static size_t on_body(char *buf, size_t size, size_t n, void *arg)
 			s->restarted = 1;
 		}
 	}
-	if (s->expect && s->got + len > s->expect) {
+	if (s->got + len > s->expect) {
 		s->too_big = 1;
 		return 0;
 	}
@@ -251,6 +302,31 @@ static size_t on_body(char *buf, size_t size, size_t n, void *arg)
 	if (s->progress)
 		__atomic_store_n(s->progress, s->got, __ATOMIC_RELAXED);
 	return len;
+}
+
+/* Called by libcurl at least once a second, also while nothing arrives:
+ * where the time bounds are kept.  An answer's data may take the blob's
+ * allowance only when it is a blob's data; anything else (headers,
+ * redirects, an error answer) has PULL_ANSWER_S. */
+static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+	struct sink *s = arg;
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	double now = mono_now(), end = s->deadline;
+	if (s->cancel && __atomic_load_n(s->cancel, __ATOMIC_ACQUIRE))
+		return 1; /* even while nothing arrives */
+	if (now - s->last_byte >= s->stall_s) {
+		s->limit = LIMIT_STALL;
+		return 1;
+	}
+	int blob_data = !s->mem && s->cur_status >= 200 && s->cur_status < 300;
+	if (!blob_data && s->req_start + PULL_ANSWER_S < end)
+		end = s->req_start + PULL_ANSWER_S;
+	if (now >= end) {
+		s->limit = !s->mem && end == s->deadline ? LIMIT_BLOB_TIME : LIMIT_ANSWER_TIME;
+		return 1;
+	}
+	return 0;
 }
 
 static int transient(CURLcode code, long status)
@@ -296,6 +372,13 @@ static CURLcode perform(struct reg *r, struct sink *s, const char *url, const ch
 	s->checked = 0;
 	s->range_from = s->mem ? 0 : s->got;
 	resp_reset(s->resp);
+	s->req_start = s->last_byte = mono_now();
+	if (!s->deadline)
+		s->deadline = s->req_start + PULL_ANSWER_S;
+	s->stall_s = r->stall_s;
+	s->cur_status = 0;
+	s->hdr_bytes = s->err_bytes = 0;
+	s->limit = LIMIT_NONE;
 	cu.easy_setopt(h, CURLOPT_URL, url);
 	cu.easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
 	cu.easy_setopt(h, CURLOPT_USERAGENT, "gpurun/" GPURUN_VERSION);
@@ -306,9 +389,10 @@ static CURLcode perform(struct reg *r, struct sink *s, const char *url, const ch
 	cu.easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 	cu.easy_setopt(h, CURLOPT_NOSIGNAL, 1L); /* threads: no SIGALRM for timeouts */
 	cu.easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 30L);
-	/* A stalled transfer (under 1 kB/s for 60 s) counts as failed and is resumed. */
-	cu.easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1024L);
-	cu.easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 60L);
+	/* The time bounds (on_progress): a stall is resumed, the others end the pull. */
+	cu.easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	cu.easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+	cu.easy_setopt(h, CURLOPT_XFERINFODATA, s);
 	cu.easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
 	cu.easy_setopt(h, CURLOPT_HEADERDATA, s);
 	cu.easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
@@ -347,6 +431,32 @@ static void registry_error(const struct resp *rs, char *out, size_t cap)
 	json_decref(o);
 }
 
+/* The message for a request that a bound ended: who is the server asked
+ * ("registry HOST", "token service HOST"), what the object. */
+static int limit_error(const struct reg *r, const struct sink *s, const char *what, const char *who, int retried,
+		       struct gerr *err)
+{
+	const char *again = retried ? " (after retries)" : "";
+	switch (s->limit) {
+	case LIMIT_STALL:
+		return gerr_set(err, 0, "image %s: %s: no data from %s for %d s%s", r->name, what, who, s->stall_s, again);
+	case LIMIT_BLOB_TIME:
+		return gerr_set(err, 0, "image %s: %s: %s did not send it within %llu s (%d s plus 1 s per %d KiB of its size)",
+				r->name, what, who, blob_allowance(s->expect), PULL_BLOB_S, PULL_BLOB_RATE >> 10);
+	case LIMIT_ANSWER_TIME:
+		return gerr_set(err, 0, "image %s: %s: %s did not answer within %d s", r->name, what, who, PULL_ANSWER_S);
+	case LIMIT_ERRBODY:
+		return gerr_set(err, 0, "image %s: %s: %s sent an error answer (HTTP %ld) of more than %d KiB", r->name, what,
+				who, s->cur_status, PULL_ERRBODY_MAX >> 10);
+	case LIMIT_HEADERS:
+		return gerr_set(err, 0, "image %s: %s: %s sent more than %d KiB of headers", r->name, what, who,
+				PULL_HEADERS_MAX >> 10);
+	case LIMIT_NONE:
+		break;
+	}
+	return gerr_set(err, 0, "image %s: %s: failed", r->name, what);
+}
+
 static int creds_hint(const struct reg *r, struct gerr *err)
 {
 	return gerr_hint(err, r->basic ? "the credentials found for %s were refused; check them (podman login %s)"
@@ -375,17 +485,20 @@ static int fetch_token(struct reg *r, CURL *h, const struct auth_challenge *ch, 
 	_cleanup_free_ char *basic = r->basic ? xasprintf("Authorization: Basic %s", r->basic) : NULL;
 	struct sbuf body = {0};
 	struct resp rs = {0};
-	struct sink s = {.h = h, .resp = &rs, .mem = &body, .max = TOKEN_MAX, .fd = -1};
+	struct sink s = {.h = h, .resp = &rs, .mem = &body, .max = TOKEN_MAX, .fd = -1,
+			 .deadline = mono_now() + PULL_ANSWER_S};
 	CURLcode code;
 	int attempt = 0;
 	while ((code = perform(r, &s, url, "Accept: application/json", basic)) != CURLE_OK || rs.status != 200) {
-		if (!transient(code, rs.status) || attempt >= r->retries)
+		if (!(s.limit ? s.limit == LIMIT_STALL : transient(code, rs.status)) || attempt >= r->retries)
 			break;
 		sbuf_reset(&body);
 		backoff(attempt++);
 	}
 	int rc = -1;
-	if (code != CURLE_OK) {
+	if (s.limit) {
+		limit_error(r, &s, "token request", "the token service", attempt > 0, err);
+	} else if (code != CURLE_OK) {
 		gerr_set(err, 0, "image %s: token service: %s", r->name,
 			 s.too_big ? "answer too large" : cu.easy_strerror(code));
 	} else if (rs.status == 401 || rs.status == 403) {
@@ -463,6 +576,7 @@ static int reg_get(struct reg *r, struct sink *s, const char *path, const char *
 		unsigned gen = r->auth_gen;
 		pthread_mutex_unlock(&r->lock);
 		CURLcode code = perform(r, s, url, accept, auth);
+		int cancelled = s->cancel && __atomic_load_n(s->cancel, __ATOMIC_ACQUIRE);
 		if (s->restarted && r->verbose)
 			fprintf(stderr, "gpurun: %s: %s: the registry ignored the range; fetching it from the start\n",
 				r->name, what);
@@ -485,13 +599,25 @@ static int reg_get(struct reg *r, struct sink *s, const char *path, const char *
 		}
 		if (s->write_errno)
 			return gerr_set(err, s->write_errno, "image %s: %s: write", r->name, what);
+		/* A stall is resumed like a cut connection, within the fetch's time. */
+		if (s->limit == LIMIT_STALL && attempt < r->retries && !cancelled) {
+			if (r->verbose)
+				fprintf(stderr, "gpurun: %s: %s: no data for %d s; trying again%s\n", r->name, what,
+					s->stall_s, s->got ? " from where it stopped" : "");
+			backoff(attempt++);
+			continue;
+		}
+		if (s->limit) {
+			char who[QUOTED_NAME_MAX + 16];
+			snprintf(who, sizeof who, "registry %s", r->host);
+			return limit_error(r, s, what, who, attempt > 0, err);
+		}
 		if (s->too_big)
 			return gerr_set(err, 0, "image %s: %s is larger than %s", r->name, what,
 					s->mem ? "the cap on JSON documents (4 MiB)" : "its manifest says");
 		if (code == CURLE_OK && (s->resp->status == 200 || s->resp->status == 206))
 			return 0;
-		if (transient(code, s->resp->status) && attempt < r->retries &&
-		    !(s->cancel && __atomic_load_n(s->cancel, __ATOMIC_ACQUIRE))) {
+		if (transient(code, s->resp->status) && attempt < r->retries && !cancelled) {
 			if (r->verbose)
 				fprintf(stderr, "gpurun: %s: %s: %s; trying again%s\n", r->name, what,
 					code != CURLE_OK ? cu.easy_strerror(code) : "server error",
@@ -718,7 +844,8 @@ static int fetch_doc(struct reg *r, CURL *h, const char *path, const char *accep
 		     const char *want_hex, struct doc *d, struct gerr *err)
 {
 	struct resp rs = {0};
-	struct sink s = {.h = h, .resp = &rs, .mem = &d->body, .max = IMAGE_JSON_MAX, .fd = -1};
+	struct sink s = {.h = h, .resp = &rs, .mem = &d->body, .max = IMAGE_JSON_MAX, .fd = -1,
+			 .deadline = mono_now() + PULL_ANSWER_S};
 	if (reg_get(r, &s, path, accept, what, err) < 0)
 		return -1;
 	struct digest_ctx *dg = digest_new();
@@ -809,7 +936,7 @@ static int fetch_blob(struct pool *p, CURL *h, struct job *j, struct gerr *err)
 		return gerr_set(err, errno, "image %s: blob sha256:%s: open", r->name, j->hex);
 	struct resp rs = {0};
 	struct sink s = {.h = h, .resp = &rs, .fd = fd, .hash = digest_new(), .expect = j->size, .progress = &j->got,
-			 .cancel = &p->cancel};
+			 .cancel = &p->cancel, .deadline = mono_now() + (double)blob_allowance(j->size)};
 	char what[DIGEST_HEX_LEN + 16];
 	snprintf(what, sizeof what, "blob sha256:%s", j->hex);
 	_cleanup_free_ char *path = xasprintf("/v2/%s/blobs/sha256:%s", r->ref.repo, j->hex);
@@ -819,7 +946,7 @@ static int fetch_blob(struct pool *p, CURL *h, struct job *j, struct gerr *err)
 	digest_final(s.hash, got);
 	if (rc == 0 && strcmp(got, j->hex))
 		rc = gerr_set(err, 0, "image %s: blob sha256:%s: content does not match its digest", r->name, j->hex);
-	else if (rc == 0 && j->size && s.got != j->size)
+	else if (rc == 0 && s.got != j->size)
 		rc = gerr_set(err, 0, "image %s: blob sha256:%s: %llu bytes, the manifest says %llu", r->name, j->hex,
 			      s.got, j->size);
 	if (close(fd) < 0 && rc == 0)
@@ -1093,7 +1220,8 @@ static int pull(struct reg *r, const struct platform *pf, struct cache *c, unsig
 		const char *dig = json_string_value(json_object_get(l, "digest"));
 		const char *diff = digest_parse(json_string_value(json_array_get(ids, i)));
 		json_t *sz = json_object_get(l, "size");
-		if (!digest_parse(dig) || !diff || (sz && (!json_is_integer(sz) || json_integer_value(sz) < 0))) {
+		/* The size bounds the blob's bytes and the time they may take. */
+		if (!digest_parse(dig) || !diff || !json_is_integer(sz) || json_integer_value(sz) < 0) {
 			gerr_set(err, 0, "image %s: layer %zu: invalid digest or size in the manifest", r->name, i + 1);
 			goto out;
 		}
@@ -1111,7 +1239,7 @@ static int pull(struct reg *r, const struct platform *pf, struct cache *c, unsig
 		if (dup)
 			continue;
 		snprintf(jobs[njobs].hex, sizeof jobs[njobs].hex, "%s", digest_parse(dig));
-		jobs[njobs++].size = sz ? (unsigned long long)json_integer_value(sz) : 0;
+		jobs[njobs++].size = (unsigned long long)json_integer_value(sz);
 	}
 	/* The files exist before any thread starts: the unpacker opens them. */
 	for (i = 0; i < njobs; i++) {
@@ -1193,6 +1321,12 @@ int registry_prepare(const char *refstr, const struct pull_opts *o, struct cache
 		return 0;
 	}
 	gerr_clear(err);
+	const char *stall = getenv("GPURUN_PULL_STALL_TIMEOUT");
+	r.stall_s = PULL_STALL_S;
+	if (stall && *stall) {
+		int n = atoi(stall);
+		r.stall_s = n < 1 ? 1 : n > 3600 ? 3600 : n;
+	}
 	const char *retries = getenv("GPURUN_PULL_RETRIES");
 	if (retries && *retries) {
 		int n = atoi(retries);

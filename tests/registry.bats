@@ -7,7 +7,8 @@
 # skopeo from the OCI fixtures (tests/lib/registry.bash).  Faults: a blob cut
 # off mid-transfer, a server that goes away mid-blob, a blob corrupted on the
 # server, a missing tag, wrong credentials, a manifest far above the size
-# cap — each one line, nothing half-cached, and a pull after it succeeds.
+# cap, answers that never end (tests/lib/hostile_registry.py) — each one
+# line, nothing half-cached, and a pull after it succeeds.
 
 load lib/common
 load lib/registry
@@ -452,6 +453,31 @@ hint: log in first (podman login $T or docker login), or set REGISTRY_AUTH_FILE"
 	run --separate-stderr "$GPURUN" pull "docker://$HUGE_HOST/gpurun/huge"
 	assert_failure 125
 	assert_equal "$stderr" "gpurun: image docker://$HUGE_HOST/gpurun/huge:latest: manifest is larger than the cap on JSON documents (4 MiB)"
+	assert_nothing_cached
+}
+
+@test "an error answer that never ends is cut off at 64 KiB: one line naming the registry, nothing cached" {
+	hostile_registry_start errbody
+	run --separate-stderr timeout -s KILL 30 "$GPURUN" pull "docker://$HOSTILE_HOST/gpurun/test"
+	assert_failure 125
+	assert_equal "$stderr" "gpurun: image docker://$HOSTILE_HOST/gpurun/test:latest: manifest: registry $HOSTILE_HOST sent an error answer (HTTP 500) of more than 64 KiB"
+	assert_nothing_cached
+}
+
+@test "headers that never end are cut off at 64 KiB: one line naming the registry, nothing cached" {
+	hostile_registry_start headers
+	run --separate-stderr timeout -s KILL 30 "$GPURUN" pull "docker://$HOSTILE_HOST/gpurun/test"
+	assert_failure 125
+	assert_equal "$stderr" "gpurun: image docker://$HOSTILE_HOST/gpurun/test:latest: manifest: registry $HOSTILE_HOST sent more than 64 KiB of headers"
+	assert_nothing_cached
+}
+
+@test "a registry that stops sending ends the pull once no byte came for GPURUN_PULL_STALL_TIMEOUT seconds" {
+	hostile_registry_start stall
+	GPURUN_PULL_STALL_TIMEOUT=2 GPURUN_PULL_RETRIES=1 run --separate-stderr timeout -s KILL 30 \
+		"$GPURUN" pull "docker://$HOSTILE_HOST/gpurun/test"
+	assert_failure 125
+	assert_equal "$stderr" "gpurun: image docker://$HOSTILE_HOST/gpurun/test:latest: manifest: no data from registry $HOSTILE_HOST for 2 s (after retries)"
 	assert_nothing_cached
 }
 

@@ -20,6 +20,9 @@
 #   registry_put_blob NAME REPO FILE   a blob straight into the storage.
 #   huge_manifest_server_start SIZE
 #       huge_manifest_server.py (the one fault the registry cannot serve).
+#   hostile_registry_start MODE
+#       hostile_registry.py (answers that never end); sets HOSTILE_HOST,
+#       PROXY_PID.
 #   cut_proxy_start NAME MODE CUT [PORT]
 #       cut_proxy.py in front of NAME; sets PROXY_HOST, PROXY_PID (MODE hold:
 #       released when the file $PROXY_RELEASE exists).
@@ -173,6 +176,17 @@ huge_manifest_server_start() {
 	PROXY_PID=$!
 	wait_for test -s "$pf" || return 1
 	HUGE_HOST=127.0.0.1:$(cat "$pf")
+}
+
+hostile_registry_start() {
+	local mode=$1 pf
+	pf=$(mktemp -u "$BATS_TEST_TMPDIR/hostile.XXXXXX")
+	"$REG_PY" "$REGISTRY_LIB_DIR/hostile_registry.py" --port-file "$pf" --mode "$mode" \
+		--tls-cert "$REG_PKI/tls.crt" --tls-key "$REG_PKI/tls.key" \
+		</dev/null >/dev/null 2>&1 3>&- &
+	PROXY_PID=$!
+	wait_for test -s "$pf" || return 1
+	HOSTILE_HOST=127.0.0.1:$(cat "$pf")
 }
 
 cut_proxy_start() {
