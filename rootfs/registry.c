@@ -24,7 +24,8 @@
  * have in their auth files (podman's order; the "auth" field of auths.*),
  * for bearer token services and for basic auth.  A credential is only ever
  * put into an Authorization header: no message, no --verbose line and no
- * plan shows one. */
+ * plan shows one; and it goes to a token service only over verified TLS,
+ * unless that service's own host was named insecure. */
 #define CURL_DISABLE_TYPECHECK
 #include "rootfs_int.h"
 
@@ -164,6 +165,9 @@ struct sink {
 	long cur_status;                /* the status line of the answer being read */
 	size_t hdr_bytes, err_bytes;    /* this request's headers, and its error bodies */
 	enum limit limit;               /* the bound that ended this request */
+	int token;                      /* a request to a token service: TLS as insecure_tls says */
+	int insecure_tls;               /* ... certificate not verified */
+	int strict_redirects;           /* ... redirects to https only (credentials go along) */
 };
 
 static unsigned long long blob_allowance(unsigned long long size)
@@ -379,6 +383,7 @@ static CURLcode perform(struct reg *r, struct sink *s, const char *url, const ch
 	s->cur_status = 0;
 	s->hdr_bytes = s->err_bytes = 0;
 	s->limit = LIMIT_NONE;
+	int insecure = s->token ? s->insecure_tls : r->insecure;
 	cu.easy_setopt(h, CURLOPT_URL, url);
 	cu.easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
 	cu.easy_setopt(h, CURLOPT_USERAGENT, "gpurun/" GPURUN_VERSION);
@@ -386,7 +391,7 @@ static CURLcode perform(struct reg *r, struct sink *s, const char *url, const ch
 	cu.easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
 	/* Never file://, never a redirect to something other than HTTP(S). */
 	cu.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	cu.easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	cu.easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, s->strict_redirects ? "https" : "http,https");
 	cu.easy_setopt(h, CURLOPT_NOSIGNAL, 1L); /* threads: no SIGALRM for timeouts */
 	cu.easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 30L);
 	/* The time bounds (on_progress): a stall is resumed, the others end the pull. */
@@ -405,7 +410,7 @@ static CURLcode perform(struct reg *r, struct sink *s, const char *url, const ch
 		cu.easy_setopt(h, CURLOPT_CAINFO, r->cafile);
 	if (r->capath)
 		cu.easy_setopt(h, CURLOPT_CAPATH, r->capath);
-	if (r->insecure) {
+	if (insecure) {
 		cu.easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
 		cu.easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
@@ -414,6 +419,21 @@ static CURLcode perform(struct reg *r, struct sink *s, const char *url, const ch
 	cu.easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
 	cu.slist_free_all(hdrs);
 	return code;
+}
+
+/* HOST[:PORT] exactly as GPURUN_INSECURE_REGISTRIES lists it. */
+static int insecure_listed(const char *host)
+{
+	const char *l = getenv("GPURUN_INSECURE_REGISTRIES");
+	size_t hl = strlen(host);
+	while (l && *l) {
+		size_t n = strcspn(l, ", ");
+		if (n == hl && !strncmp(l, host, n))
+			return 1;
+		l += n;
+		l += strspn(l, ", ");
+	}
+	return 0;
 }
 
 /* The first error of a registry's error answer ({"errors":[{"code",
@@ -468,10 +488,26 @@ static int creds_hint(const struct reg *r, struct gerr *err)
  * there are any, as basic auth to the token service. */
 static int fetch_token(struct reg *r, CURL *h, const struct auth_challenge *ch, struct gerr *err)
 {
-	if (strncmp(ch->realm, "https://", 8) && strncmp(ch->realm, "http://", 7))
+	int tls = !strncmp(ch->realm, "https://", 8);
+	if (!tls && strncmp(ch->realm, "http://", 7))
 		return gerr_set(err, 0, "image %s: the registry's token service is not an http(s) URL", r->name);
-	/* Credentials never go in clear to a registry not named insecure. */
-	if (!strncmp(ch->realm, "http://", 7) && !r->insecure)
+	/* The realm's host[:port], as written: it is named insecure itself, or
+	 * it gets no credentials but over verified TLS.  The registry that
+	 * names it (and was named insecure) cannot vouch for another host. */
+	const char *at = ch->realm + (tls ? 8 : 7);
+	char authority[CHALLENGE_VALUE_MAX], qauth[QUOTED_NAME_MAX], who[QUOTED_NAME_MAX + 16];
+	snprintf(authority, sizeof authority, "%.*s", (int)strcspn(at, "/?#"), at);
+	quote_name(qauth, sizeof qauth, authority);
+	snprintf(who, sizeof who, "token service %s", qauth);
+	int named = insecure_listed(authority) ||
+		    (r->insecure && (!strcmp(authority, r->host) || !strcmp(authority, r->ref.registry)));
+	if (!tls && r->basic && !named) {
+		char qrealm[QUOTED_NAME_MAX];
+		quote_name(qrealm, sizeof qrealm, ch->realm);
+		return gerr_set(err, 0, "image %s: the token service %s is plain HTTP and %s was not named insecure: the "
+				"credentials are not sent to it", r->name, qrealm, qauth);
+	}
+	if (!tls && !r->insecure && !named)
 		return gerr_set(err, 0, "image %s: the registry's token service is plain HTTP (use --tls-verify=false "
 				"if that is meant)", r->name);
 	char *svc = cu.easy_escape(h, ch->service, 0);
@@ -485,8 +521,10 @@ static int fetch_token(struct reg *r, CURL *h, const struct auth_challenge *ch, 
 	_cleanup_free_ char *basic = r->basic ? xasprintf("Authorization: Basic %s", r->basic) : NULL;
 	struct sbuf body = {0};
 	struct resp rs = {0};
-	struct sink s = {.h = h, .resp = &rs, .mem = &body, .max = TOKEN_MAX, .fd = -1,
-			 .deadline = mono_now() + PULL_ANSWER_S};
+	struct sink s = {.h = h, .resp = &rs, .mem = &body, .max = TOKEN_MAX, .fd = -1, .token = 1,
+			 .deadline = mono_now() + PULL_ANSWER_S,
+			 /* Credentials: a certificate not verified is as good as plain HTTP. */
+			 .insecure_tls = named || (!r->basic && r->insecure), .strict_redirects = tls && r->basic && !named};
 	CURLcode code;
 	int attempt = 0;
 	while ((code = perform(r, &s, url, "Accept: application/json", basic)) != CURLE_OK || rs.status != 200) {
@@ -497,10 +535,9 @@ static int fetch_token(struct reg *r, CURL *h, const struct auth_challenge *ch, 
 	}
 	int rc = -1;
 	if (s.limit) {
-		limit_error(r, &s, "token request", "the token service", attempt > 0, err);
+		limit_error(r, &s, "token request", who, attempt > 0, err);
 	} else if (code != CURLE_OK) {
-		gerr_set(err, 0, "image %s: token service: %s", r->name,
-			 s.too_big ? "answer too large" : cu.easy_strerror(code));
+		gerr_set(err, 0, "image %s: %s: %s", r->name, who, s.too_big ? "answer too large" : cu.easy_strerror(code));
 	} else if (rs.status == 401 || rs.status == 403) {
 		gerr_set(err, 0, "image %s: the token service refused %s", r->name,
 			 r->basic ? "the credentials" : "anonymous access");
@@ -1133,20 +1170,6 @@ static char *ref_key(const char *refstr, const struct platform *pf)
 	digest_update(d, pfs, strlen(pfs));
 	digest_final(d, hex);
 	return xasprintf("ref-%.40s", hex);
-}
-
-static int insecure_listed(const char *host)
-{
-	const char *l = getenv("GPURUN_INSECURE_REGISTRIES");
-	size_t hl = strlen(host);
-	while (l && *l) {
-		size_t n = strcspn(l, ", ");
-		if (n == hl && !strncmp(l, host, n))
-			return 1;
-		l += n;
-		l += strspn(l, ", ");
-	}
-	return 0;
 }
 
 static int pull(struct reg *r, const struct platform *pf, struct cache *c, unsigned flags, const char *key,

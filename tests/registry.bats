@@ -7,8 +7,9 @@
 # skopeo from the OCI fixtures (tests/lib/registry.bash).  Faults: a blob cut
 # off mid-transfer, a server that goes away mid-blob, a blob corrupted on the
 # server, a missing tag, wrong credentials, a manifest far above the size
-# cap, answers that never end (tests/lib/hostile_registry.py) — each one
-# line, nothing half-cached, and a pull after it succeeds.
+# cap, answers that never end (tests/lib/hostile_registry.py), a token
+# service in clear — each one line, nothing half-cached, and a pull after it
+# succeeds.
 
 load lib/common
 load lib/registry
@@ -479,6 +480,42 @@ hint: log in first (podman login $T or docker login), or set REGISTRY_AUTH_FILE"
 	assert_failure 125
 	assert_equal "$stderr" "gpurun: image docker://$HOSTILE_HOST/gpurun/test:latest: manifest: no data from registry $HOSTILE_HOST for 2 s (after retries)"
 	assert_nothing_cached
+}
+
+@test "credentials go to a plain-HTTP token service only when its own host is named insecure" {
+	local canary=$BATS_TEST_TMPDIR/token-service-got-credentials line
+	hostile_registry_start realm "$canary"
+	auth_file "$BATS_TEST_TMPDIR/auth.json" "$HOSTILE_HOST" "$REG_USER" "$REG_PASS"
+	export REGISTRY_AUTH_FILE=$BATS_TEST_TMPDIR/auth.json GPURUN_PULL_RETRIES=0
+	line="gpurun: image docker://$HOSTILE_HOST/gpurun/test:latest: the token service http://$HOSTILE_TOKEN_HOST/token is plain HTTP and $HOSTILE_TOKEN_HOST was not named insecure: the credentials are not sent to it"
+	GPURUN_INSECURE_REGISTRIES=$HOSTILE_HOST run --separate-stderr "$GPURUN" pull "docker://$HOSTILE_HOST/gpurun/test"
+	assert_failure 125
+	assert_equal "$stderr" "$line"
+	assert_file_not_exists "$canary"
+	# --tls-verify=false names the registry, not the host its challenge points at.
+	run --separate-stderr "$GPURUN" pull --tls-verify=false "docker://$HOSTILE_HOST/gpurun/test"
+	assert_failure 125
+	assert_equal "$stderr" "$line"
+	assert_file_not_exists "$canary"
+	# Named itself, the token service gets them (the canary works).
+	GPURUN_INSECURE_REGISTRIES="$HOSTILE_HOST,$HOSTILE_TOKEN_HOST" run "$GPURUN" pull "docker://$HOSTILE_HOST/gpurun/test"
+	assert_failure 125
+	assert_file_exists "$canary"
+}
+
+@test "credentials go to a token service only over verified TLS unless its own host is named insecure" {
+	local token_host
+	token_host=127.0.0.1:$(cat "$REG_T_DIR/token.port")
+	export CURL_CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt
+	auth_file "$BATS_TEST_TMPDIR/auth.json" "$T" "$REG_USER" "$REG_PASS"
+	export REGISTRY_AUTH_FILE=$BATS_TEST_TMPDIR/auth.json GPURUN_PULL_RETRIES=0
+	run --separate-stderr "$GPURUN" pull --tls-verify=false "docker://$T/private/test"
+	assert_failure 125
+	assert_equal "$stderr" "gpurun: image docker://$T/private/test:latest: token service $token_host: SSL peer certificate or SSH remote key was not OK"
+	assert_nothing_cached
+	GPURUN_INSECURE_REGISTRIES="$T,$token_host" run "$GPURUN" --gpus void "docker://$T/private/test" 'echo private-ok'
+	assert_success
+	assert_output private-ok
 }
 
 @test "cache ls shows the reference an entry came from" {

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """tests/lib/hostile_registry.py — registries that never finish an answer,
-for the registry tests only (the real registry does none of this).
+and one whose token service is somewhere else in clear, for the registry
+tests only (the real registry does none of this).
 
-    hostile_registry.py --port-file F --mode MODE --tls-cert C --tls-key K
+    hostile_registry.py --port-file F --mode MODE [--tls-cert C --tls-key K]
+                        [--canary FILE]
 
 Every GET is answered as MODE says, over HTTPS on 127.0.0.1 (a free port,
 written to --port-file once listening):
@@ -10,10 +12,18 @@ written to --port-file once listening):
   errbody  500 with a chunked body that never ends, sent as fast as it goes
   headers  200 whose header lines never end
   stall    200 with a Content-Length of 1 MiB, 100 bytes of it, then nothing
+  realm    plain HTTP, two ports ("A B" in --port-file): A answers every
+           request 401 with a Bearer challenge whose realm is
+           http://127.0.0.1:B/token; B is that token service, and creates
+           --canary when a request reaches it carrying an Authorization
+           header (the credentials gpurun must not send there).
 """
 import argparse
+import json
+import os
+import threading
 import time
-from http.server import BaseHTTPRequestHandler
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from tls_serve import serve_tls
 
@@ -27,10 +37,12 @@ def hold():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--port-file", required=True)
-    ap.add_argument("--mode", choices=("errbody", "headers", "stall"), required=True)
-    ap.add_argument("--tls-cert", required=True)
-    ap.add_argument("--tls-key", required=True)
+    ap.add_argument("--mode", choices=("errbody", "headers", "stall", "realm"), required=True)
+    ap.add_argument("--tls-cert")
+    ap.add_argument("--tls-key")
+    ap.add_argument("--canary")
     args = ap.parse_args()
+    realm = {}
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -65,7 +77,43 @@ def main():
             self.wfile.flush()
             hold()
 
-    serve_tls(Handler, args.tls_cert, args.tls_key, args.port_file)
+        def answer_realm(self):
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", 'Bearer realm="http://127.0.0.1:%d/token",service="hostile"'
+                             % realm["token_port"])
+            self.send_header("Content-Type", "application/json")
+            body = b'{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}'
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    class Token(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            if self.headers.get("Authorization") is not None:
+                open(args.canary, "w").close()
+            body = json.dumps({"token": "anonymous-hostile-token"}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    if args.mode != "realm":
+        serve_tls(Handler, args.tls_cert, args.tls_key, args.port_file)
+        return
+    token = ThreadingHTTPServer(("127.0.0.1", 0), Token)
+    reg = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    realm["token_port"] = token.server_address[1]
+    for srv in (token, reg):
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+    tmp = args.port_file + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("%d %d" % (reg.server_address[1], token.server_address[1]))
+    os.rename(tmp, args.port_file)
+    threading.Event().wait()
 
 
 if __name__ == "__main__":

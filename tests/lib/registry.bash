@@ -20,9 +20,10 @@
 #   registry_put_blob NAME REPO FILE   a blob straight into the storage.
 #   huge_manifest_server_start SIZE
 #       huge_manifest_server.py (the one fault the registry cannot serve).
-#   hostile_registry_start MODE
-#       hostile_registry.py (answers that never end); sets HOSTILE_HOST,
-#       PROXY_PID.
+#   hostile_registry_start MODE [CANARY]
+#       hostile_registry.py (answers that never end; a token realm elsewhere
+#       in clear); sets HOSTILE_HOST, PROXY_PID, and for MODE realm
+#       HOSTILE_TOKEN_HOST.
 #   cut_proxy_start NAME MODE CUT [PORT]
 #       cut_proxy.py in front of NAME; sets PROXY_HOST, PROXY_PID (MODE hold:
 #       released when the file $PROXY_RELEASE exists).
@@ -179,14 +180,16 @@ huge_manifest_server_start() {
 }
 
 hostile_registry_start() {
-	local mode=$1 pf
+	local mode=$1 canary=${2:-/nonexistent} pf ports
 	pf=$(mktemp -u "$BATS_TEST_TMPDIR/hostile.XXXXXX")
 	"$REG_PY" "$REGISTRY_LIB_DIR/hostile_registry.py" --port-file "$pf" --mode "$mode" \
-		--tls-cert "$REG_PKI/tls.crt" --tls-key "$REG_PKI/tls.key" \
+		--tls-cert "$REG_PKI/tls.crt" --tls-key "$REG_PKI/tls.key" --canary "$canary" \
 		</dev/null >/dev/null 2>&1 3>&- &
 	PROXY_PID=$!
 	wait_for test -s "$pf" || return 1
-	HOSTILE_HOST=127.0.0.1:$(cat "$pf")
+	read -r -a ports <"$pf" || true # one line without a newline: read says 1
+	HOSTILE_HOST=127.0.0.1:${ports[0]}
+	HOSTILE_TOKEN_HOST=127.0.0.1:${ports[1]:-}
 }
 
 cut_proxy_start() {
