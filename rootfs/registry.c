@@ -55,7 +55,7 @@
 #define PULL_STALL_S 30                 /* no byte at all for this long (GPURUN_PULL_STALL_TIMEOUT) */
 #define PULL_ERRBODY_MAX (64 << 10)     /* an error answer's body is read for its message only */
 #define PULL_HEADERS_MAX (64 << 10)     /* the headers of one request, redirects and 1xx answers included */
-#define PULL_ANSWER_S 120               /* a manifest, a config, a token, an error answer, retries included */
+#define PULL_ANSWER_S 120               /* a manifest, config, token, error answer (GPURUN_PULL_ANSWER_TIMEOUT) */
 #define PULL_BLOB_S 120                 /* a blob's data: this, plus a second per PULL_BLOB_RATE bytes */
 #define PULL_BLOB_RATE (32 << 10)
 
@@ -122,6 +122,7 @@ struct reg {
 	const char *scheme; /* "https", or "http" for an insecure registry that speaks no TLS */
 	int insecure, scheme_known, verbose, retries;
 	int stall_s;        /* PULL_STALL_S, or GPURUN_PULL_STALL_TIMEOUT */
+	int answer_s;       /* PULL_ANSWER_S, or GPURUN_PULL_ANSWER_TIMEOUT */
 	const char *cafile, *capath;
 	char *basic;        /* base64 "user:password" from an auth file, or NULL */
 	char *auth;         /* the Authorization header in use, or NULL */
@@ -160,6 +161,7 @@ struct sink {
 	unsigned long long *progress;   /* for the display, updated atomically */
 	const int *cancel;              /* atomic: give up now */
 	int stall_s;                    /* seconds without a byte that end a request */
+	int answer_s;                   /* seconds for anything but a blob's data */
 	double deadline;                /* monotonic: the whole fetch, retries included */
 	double req_start, last_byte;    /* monotonic: this request's start, its last byte in */
 	long cur_status;                /* the status line of the answer being read */
@@ -311,7 +313,7 @@ static size_t on_body(char *buf, size_t size, size_t n, void *arg)
 /* Called by libcurl at least once a second, also while nothing arrives:
  * where the time bounds are kept.  An answer's data may take the blob's
  * allowance only when it is a blob's data; anything else (headers,
- * redirects, an error answer) has PULL_ANSWER_S. */
+ * redirects, an error answer) has answer_s. */
 static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
 {
 	struct sink *s = arg;
@@ -324,8 +326,8 @@ static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off
 		return 1;
 	}
 	int blob_data = !s->mem && s->cur_status >= 200 && s->cur_status < 300;
-	if (!blob_data && s->req_start + PULL_ANSWER_S < end)
-		end = s->req_start + PULL_ANSWER_S;
+	if (!blob_data && s->req_start + s->answer_s < end)
+		end = s->req_start + s->answer_s;
 	if (now >= end) {
 		s->limit = !s->mem && end == s->deadline ? LIMIT_BLOB_TIME : LIMIT_ANSWER_TIME;
 		return 1;
@@ -378,8 +380,9 @@ static CURLcode perform(struct reg *r, struct sink *s, const char *url, const ch
 	resp_reset(s->resp);
 	s->req_start = s->last_byte = mono_now();
 	if (!s->deadline)
-		s->deadline = s->req_start + PULL_ANSWER_S;
+		s->deadline = s->req_start + r->answer_s;
 	s->stall_s = r->stall_s;
+	s->answer_s = r->answer_s;
 	s->cur_status = 0;
 	s->hdr_bytes = s->err_bytes = 0;
 	s->limit = LIMIT_NONE;
@@ -464,7 +467,7 @@ static int limit_error(const struct reg *r, const struct sink *s, const char *wh
 		return gerr_set(err, 0, "image %s: %s: %s did not send it within %llu s (%d s plus 1 s per %d KiB of its size)",
 				r->name, what, who, blob_allowance(s->expect), PULL_BLOB_S, PULL_BLOB_RATE >> 10);
 	case LIMIT_ANSWER_TIME:
-		return gerr_set(err, 0, "image %s: %s: %s did not answer within %d s", r->name, what, who, PULL_ANSWER_S);
+		return gerr_set(err, 0, "image %s: %s: %s did not answer within %d s", r->name, what, who, s->answer_s);
 	case LIMIT_ERRBODY:
 		return gerr_set(err, 0, "image %s: %s: %s sent an error answer (HTTP %ld) of more than %d KiB", r->name, what,
 				who, s->cur_status, PULL_ERRBODY_MAX >> 10);
@@ -522,7 +525,7 @@ static int fetch_token(struct reg *r, CURL *h, const struct auth_challenge *ch, 
 	struct sbuf body = {0};
 	struct resp rs = {0};
 	struct sink s = {.h = h, .resp = &rs, .mem = &body, .max = TOKEN_MAX, .fd = -1, .token = 1,
-			 .deadline = mono_now() + PULL_ANSWER_S,
+			 .deadline = mono_now() + r->answer_s,
 			 /* Credentials: a certificate not verified is as good as plain HTTP. */
 			 .insecure_tls = named || (!r->basic && r->insecure), .strict_redirects = tls && r->basic && !named};
 	CURLcode code;
@@ -882,7 +885,7 @@ static int fetch_doc(struct reg *r, CURL *h, const char *path, const char *accep
 {
 	struct resp rs = {0};
 	struct sink s = {.h = h, .resp = &rs, .mem = &d->body, .max = IMAGE_JSON_MAX, .fd = -1,
-			 .deadline = mono_now() + PULL_ANSWER_S};
+			 .deadline = mono_now() + r->answer_s};
 	if (reg_get(r, &s, path, accept, what, err) < 0)
 		return -1;
 	struct digest_ctx *dg = digest_new();
@@ -1314,6 +1317,16 @@ out:
 	return rc;
 }
 
+/* A time bound from the environment, for slow links (and the tests). */
+static int env_seconds(const char *name, int def)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return def;
+	int n = atoi(v);
+	return n < 1 ? 1 : n > 3600 ? 3600 : n;
+}
+
 int registry_prepare(const char *refstr, const struct pull_opts *o, struct cache *c, unsigned flags,
 		     struct image *img, struct gerr *err)
 {
@@ -1344,12 +1357,8 @@ int registry_prepare(const char *refstr, const struct pull_opts *o, struct cache
 		return 0;
 	}
 	gerr_clear(err);
-	const char *stall = getenv("GPURUN_PULL_STALL_TIMEOUT");
-	r.stall_s = PULL_STALL_S;
-	if (stall && *stall) {
-		int n = atoi(stall);
-		r.stall_s = n < 1 ? 1 : n > 3600 ? 3600 : n;
-	}
+	r.stall_s = env_seconds("GPURUN_PULL_STALL_TIMEOUT", PULL_STALL_S);
+	r.answer_s = env_seconds("GPURUN_PULL_ANSWER_TIMEOUT", PULL_ANSWER_S);
 	const char *retries = getenv("GPURUN_PULL_RETRIES");
 	if (retries && *retries) {
 		int n = atoi(retries);

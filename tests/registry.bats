@@ -465,6 +465,14 @@ hint: log in first (podman login $T or docker login), or set REGISTRY_AUTH_FILE"
 	assert_nothing_cached
 }
 
+@test "an error answer that trickles forever ends once the answer time (GPURUN_PULL_ANSWER_TIMEOUT) is spent" {
+	hostile_registry_start trickle
+	GPURUN_PULL_ANSWER_TIMEOUT=2 run --separate-stderr timeout -s KILL 30 "$GPURUN" pull "docker://$HOSTILE_HOST/gpurun/test"
+	assert_failure 125
+	assert_equal "$stderr" "gpurun: image docker://$HOSTILE_HOST/gpurun/test:latest: manifest: registry $HOSTILE_HOST did not answer within 2 s"
+	assert_nothing_cached
+}
+
 @test "headers that never end are cut off at 64 KiB: one line naming the registry, nothing cached" {
 	hostile_registry_start headers
 	run --separate-stderr timeout -s KILL 30 "$GPURUN" pull "docker://$HOSTILE_HOST/gpurun/test"

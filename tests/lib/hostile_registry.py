@@ -10,6 +10,7 @@ Every GET is answered as MODE says, over HTTPS on 127.0.0.1 (a free port,
 written to --port-file once listening):
 
   errbody  500 with a chunked body that never ends, sent as fast as it goes
+  trickle  500 with a chunked body that never ends, at 4 KiB/s
   headers  200 whose header lines never end
   stall    200 with a Content-Length of 1 MiB, 100 bytes of it, then nothing
   realm    plain HTTP, two ports ("A B" in --port-file): A answers every
@@ -37,7 +38,7 @@ def hold():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--port-file", required=True)
-    ap.add_argument("--mode", choices=("errbody", "headers", "stall", "realm"), required=True)
+    ap.add_argument("--mode", choices=("errbody", "trickle", "headers", "stall", "realm"), required=True)
     ap.add_argument("--tls-cert")
     ap.add_argument("--tls-key")
     ap.add_argument("--canary")
@@ -63,6 +64,15 @@ def main():
             frame = b"%x\r\n%s\r\n" % (len(chunk), chunk)
             while True:
                 self.wfile.write(frame)
+
+        def answer_trickle(self):
+            self.wfile.write(b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n"
+                             b"Transfer-Encoding: chunked\r\n\r\n")
+            frame = b"400\r\n%s\r\n" % (b" " * 1024)
+            while True:
+                self.wfile.write(frame)
+                self.wfile.flush()
+                time.sleep(0.25)
 
         def answer_headers(self):
             self.wfile.write(b"HTTP/1.1 200 OK\r\n")
