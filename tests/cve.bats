@@ -106,7 +106,7 @@ COMPAT_LOOK='grep -rl '"$CANARY_SECRET"' /usr/local/cuda /usr/lib/x86_64-linux-g
 	compat_image
 	local c=$IMG/usr/local/cuda/compat
 	swapper "$c/libcuda.so.999.0.0" "$c/.link-abs" "$c/.link-rel"
-	race_launches 30 --driver-root "$FAKE4" --gpus 0 "$IMG" sh -c "$(mounts_look)$COMPAT_LOOK"
+	race_launches 30 done --driver-root "$FAKE4" --gpus 0 "$IMG" sh -c "$(mounts_look)$COMPAT_LOOK"
 	assert_canaries_untouched
 	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
 }
@@ -378,7 +378,8 @@ poc_image() {
 	ln -s "$CANARY_DIR" "$IMG/vol.abs"
 	ln -s "$UP$CANARY_DIR" "$IMG/vol.rel"
 	swapper "$IMG/vol" "$IMG/vol.abs" "$IMG/vol.rel"
-	race_launches 50 -v "$BATS_TEST_TMPDIR/src:/vol/x" -w /vol/wd "$IMG" sh -c "$(mounts_look)"'cat /vol/x/which; echo done'
+	race_launches 50 "source
+done" -v "$BATS_TEST_TMPDIR/src:/vol/x" -w /vol/wd "$IMG" sh -c "$(mounts_look)"'cat /vol/x/which; echo done'
 	assert_canary_dir_pristine
 	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
 }
@@ -474,8 +475,9 @@ source"
 	ln -s "$CANARY_FILE" "$IMG/dev/.link-abs"
 	ln -s "$UP$CANARY_FILE" "$IMG/dev/.link-rel"
 	swapper "$IMG/dev/null" "$IMG/dev/.link-abs" "$IMG/dev/.link-rel"
-	race_launches 50 "$IMG" sh -c "$(mounts_look)"'echo pwned >/dev/null; cat /dev/null; probe stat /dev/null | grep -o "type=chr .*rdev=1:3"
-		cveprobe open-w /proc/sys/kernel/core_pattern; echo done'
+	race_launches 50 "rdev=1:3
+done" "$IMG" sh -c "$(mounts_look)"'echo pwned >/dev/null; cat /dev/null; probe stat /dev/null | grep -o "rdev=1:3"
+		echo done'
 	# One launch with /dev/null a link, what each of them saw.
 	exchange "$IMG/dev/null" "$IMG/dev/.link-abs"
 	run --separate-stderr "$GPURUN" "$IMG" sh -c 'probe stat /dev/null | grep -o "type=chr .*rdev=1:3"
@@ -506,7 +508,9 @@ source"
 	ln -s "$CANARY_DIR" "$IMG/dev.abs"
 	ln -s "$UP$CANARY_DIR" "$IMG/dev.rel"
 	swapper "$IMG/dev" "$IMG/dev.abs" "$IMG/dev.rel"
-	race_launches 50 "$IMG" sh -c "$(mounts_look)"'cveprobe open-w /dev/console; probe mountinfo-has /dev/pts | grep -o "fstype=devpts"
+	race_launches 50 "SAFE open-w /dev/console: ENOENT
+fstype=devpts
+done" "$IMG" sh -c "$(mounts_look)"'cveprobe open-w /dev/console; probe mountinfo-has /dev/pts | grep -o "fstype=devpts"
 		echo done'
 	# Back to the directory, wherever the swaps left it.
 	[[ -L $IMG/dev.abs ]] || exchange "$IMG/dev" "$IMG/dev.abs"
@@ -540,8 +544,8 @@ mounted on $CANARY_FILE"
 	ln -s "$CANARY_DIR" "$IMG/proc.abs"
 	ln -s "$UP$CANARY_DIR" "$IMG/proc.rel"
 	swapper "$IMG/proc" "$IMG/proc.abs" "$IMG/proc.rel"
-	race_launches 50 "$IMG" sh -c "$(mounts_look)"'probe mountinfo-has /proc | grep -o "fstype=proc"
-		cveprobe open-w /proc/sys/kernel/core_pattern; echo done'
+	race_launches 50 "fstype=proc
+done" "$IMG" sh -c "$(mounts_look)"'probe mountinfo-has /proc | grep -o "fstype=proc"; echo done'
 	# The racing mount needs container code that can mount: neither the
 	# command nor the image's ldconfig (run during setup) can.
 	IMG=$BATS_TEST_TMPDIR/img-ldconfig

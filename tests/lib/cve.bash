@@ -107,20 +107,19 @@ stop_swapper() {
 	fi
 }
 
-# race_launches N ARG...: N launches of gpurun ARG... one after the other
-# while the swapper runs; then every launch either ran to its last line
-# "done" without CANARY_SECRET or the canaries' path in its output (the
-# command prints what it finds of them), or failed with exactly one
-# "gpurun: " line (status 125); at least one ran.  The tally goes to the
-# TAP stream.
+# race_launches N EXPECTED ARG...: N launches of gpurun ARG... one after
+# the other while the swapper runs; then every launch either ran and
+# printed exactly EXPECTED (its last line "done"), or failed with exactly
+# one "gpurun: " line (status 125); at least one ran.  The tally goes to
+# the TAP stream.
 race_launches() {
-	local n=$1 i rc out err ran=0 failed=0 bad=""
-	shift
+	local n=$1 want=$2 i rc out err ran=0 failed=0 bad=""
+	shift 2
 	for ((i = 0; i < n; i++)); do
 		rc=0
 		out=$("$GPURUN" "$@" 2>"$BATS_TEST_TMPDIR/launch.err" </dev/null) || rc=$?
 		err=$(cat "$BATS_TEST_TMPDIR/launch.err")
-		if [[ $rc == 0 && $out != *"$CANARY_SECRET"* && $out != *"$CANARY_BASE"* && ${out##*$'\n'} == done ]]; then
+		if [[ $rc == 0 && $out == "$want" ]]; then
 			ran=$((ran + 1))
 		elif [[ $rc == 125 && -z $out && $err == "gpurun: "* && $err != *$'\n'* ]]; then
 			failed=$((failed + 1))
