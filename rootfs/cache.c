@@ -8,8 +8,9 @@
  *   ROOT/images/HEX.json  one image: its layers, config and source; its
  *                         mtime is the image's last use
  *   ROOT/sources/KEY      the fast path: an image file's identity (device,
- *                         inode, size, mtime, and the @name:tag picked) ->
- *                         the image's HEX, so a hit reads no archive
+ *                         inode, size, mtime, ctime, and the @name:tag
+ *                         picked) -> the image's HEX, so a hit reads no
+ *                         archive
  *   ROOT/tmp/             unpacks in progress; renamed into layers/ when
  *                         complete, so a killed launch leaves nothing that a
  *                         later one would trust (and the next launch that
@@ -182,7 +183,7 @@ void cache_close(struct cache *c)
 
 int cache_lock(const struct cache *c, const char *name, struct gerr *err)
 {
-	char path[128];
+	char path[256];
 	snprintf(path, sizeof path, "locks/%s.lock", name);
 	int fd = openat(c->fd, path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
@@ -441,9 +442,13 @@ char *cache_source_key(const struct stat *st, const char *selector)
 		digest_final(d, sel);
 		sel[16] = '\0';
 	}
-	return xasprintf("%llx-%llx-%llx-%lld.%09ld%s%s", (unsigned long long)st->st_dev,
+	/* The ctime, because any write sets it and only the kernel does: a
+	 * file rewritten in place to the same size, its mtime put back with
+	 * touch -d, still has a new ctime (setting it back takes root and the
+	 * system clock). */
+	return xasprintf("%llx-%llx-%llx-%lld.%09ld-%lld.%09ld%s%s", (unsigned long long)st->st_dev,
 			 (unsigned long long)st->st_ino, (unsigned long long)st->st_size, (long long)st->st_mtim.tv_sec,
-			 st->st_mtim.tv_nsec, *sel ? "-" : "", sel);
+			 st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec, *sel ? "-" : "", sel);
 }
 
 int cache_lookup_source(const struct cache *c, const char *key, char hex[DIGEST_HEX_LEN + 1])
