@@ -326,6 +326,12 @@ unsigned long long cache_layer_bytes(const struct cache *c, const char *hex)
 
 /* ---- image records ------------------------------------------------------- */
 
+/* A record holds the config's Env, Entrypoint, Cmd, WorkingDir and User,
+ * strings no longer than they were in the config (at most IMAGE_JSON_MAX),
+ * and besides them at most IMAGE_MAX_LAYERS layer ids and the source's
+ * path: a record of a config at the cap must still be read back. */
+#define IMAGE_RECORD_MAX (IMAGE_JSON_MAX + (1 << 20))
+
 static json_t *strv_json(char **v)
 {
 	json_t *a = json_array();
@@ -369,7 +375,9 @@ int cache_put_image(const struct cache *c, const char *hex, const struct image *
 		return gerr_set(err, 0, "cache: cannot build the image record");
 	json_object_set_new(o, "has_entrypoint", json_boolean(img->config.entrypoint != NULL));
 	json_object_set_new(o, "has_cmd", json_boolean(img->config.cmd != NULL));
-	char *text = json_dumps(o, JSON_INDENT(1) | JSON_SORT_KEYS);
+	/* Compact: then a record is never much longer than the config it
+	 * came from (IMAGE_RECORD_MAX). */
+	char *text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(o);
 	if (!text)
 		return gerr_set(err, 0, "cache: cannot write the image record");
@@ -385,7 +393,7 @@ int cache_get_image(const struct cache *c, const char *hex, struct image *img, s
 	char rel[DIGEST_HEX_LEN + 16];
 	snprintf(rel, sizeof rel, "images/%s.json", hex);
 	size_t len;
-	_cleanup_free_ char *text = read_small_file_at(c->fd, rel, IMAGE_JSON_MAX, &len, err);
+	_cleanup_free_ char *text = read_small_file_at(c->fd, rel, IMAGE_RECORD_MAX, &len, err);
 	if (!text)
 		return -1;
 	json_error_t je;

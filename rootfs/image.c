@@ -17,7 +17,9 @@
  *
  * The archive is read once: its small members (JSON, and small layers) into
  * memory, the others located by offset (a plain tar) or copied to unnamed
- * temporary files in the cache (a compressed tar cannot be sought in). */
+ * temporary files in the cache (a compressed tar cannot be sought in).  A
+ * JSON document too large for that memory is read from there (or, in a dry
+ * run of a compressed archive, by reading the archive again up to it). */
 #include "rootfs_int.h"
 
 #include <archive.h>
@@ -288,6 +290,70 @@ static int dir_open(struct isrc *s, const char *name, struct stat *st, struct ge
 	return fd;
 }
 
+/* A member the first reading did not keep (above MEMBER_MEM_MAX, or past
+ * MEMBERS_MEM_TOTAL) that is wanted whole after all: a JSON document of up
+ * to IMAGE_JSON_MAX.  From its copy in the cache or its place in a plain
+ * tar, else (a compressed archive in a dry run, which copies nothing) by
+ * reading the archive again up to it.  The caller has checked its size. */
+static int load_member(struct isrc *s, struct member *m, struct gerr *err)
+{
+	char q[QUOTED_NAME_MAX];
+	quote_name(q, sizeof q, m->name);
+	int fd = m->spool_fd >= 0 ? m->spool_fd : !s->compressed ? s->fd : -1;
+	unsigned long long at = m->spool_fd >= 0 ? 0 : m->offset;
+	if (fd >= 0) {
+		char *data = xmalloc(m->size + 1);
+		size_t got = 0;
+		while (got < m->size) {
+			ssize_t r = pread(fd, data + got, m->size - got, (off_t)(at + got));
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0) {
+				free(data);
+				return gerr_set(err, r < 0 ? errno : 0, "image %s: member '%s'%s", s->name, q,
+						r < 0 ? "" : ": truncated archive");
+			}
+			got += (size_t)r;
+		}
+		data[m->size] = '\0';
+		m->data = data;
+		s->mem += m->size;
+		return 0;
+	}
+	struct archive *a = reader_new(1, 1);
+	if (!a)
+		return gerr_set(err, 0, "image %s: %s", s->name, READER_SETUP_FAILED);
+	struct fd_source src = {.fd = s->fd, .block = INDEX_READ_BLOCK};
+	size_t want = (size_t)(m - s->m), i = 0;
+	int rc = -1;
+	void *locale = locale_utf8_enter();
+	if (lseek(s->fd, 0, SEEK_SET) < 0 || source_open(a, &src) != ARCHIVE_OK) {
+		gerr_set(err, src.read_errno, "image %s: cannot read the archive", s->name);
+		goto out;
+	}
+	/* The members come in the order the first reading listed them. */
+	for (;; i++) {
+		struct archive_entry *e;
+		const char *path;
+		int r = archive_read_next_header(a, &e);
+		if (r == ARCHIVE_OK && i < want)
+			continue;
+		if (r != ARCHIVE_OK || !(path = archive_entry_pathname(e)) || strcmp(skip_dot_slash(path), m->name) ||
+		    (unsigned long long)archive_entry_size(e) != m->size) {
+			gerr_set(err, src.read_errno, "image %s: member '%s': the archive changed while it was read",
+				 s->name, q);
+			goto out;
+		}
+		break;
+	}
+	rc = read_member(s, a, m, err);
+out:
+	locale_restore(locale);
+	archive_read_free(a);
+	source_free(&src);
+	return rc;
+}
+
 /* A JSON member, whole, at most IMAGE_JSON_MAX bytes (refused before it is
  * read).  Returns the text (owned by s for archives; *owned otherwise). */
 static const char *member_text(struct isrc *s, const char *name, size_t *len, char **owned, struct gerr *err)
@@ -303,8 +369,16 @@ static const char *member_text(struct isrc *s, const char *name, size_t *len, ch
 			gerr_set(err, 0, "image %s: %s is larger than %d bytes", s->name, name, IMAGE_JSON_MAX);
 			return NULL;
 		}
-		*owned = read_fd_max(fd, name, IMAGE_JSON_MAX, len, err);
+		/* One byte more than the cap: read_fd_max() refuses a file
+		 * that fills its limit exactly. */
+		*owned = read_fd_max(fd, name, IMAGE_JSON_MAX + 1, len, err);
 		close(fd);
+		if (*owned && *len > IMAGE_JSON_MAX) {
+			free(*owned);
+			*owned = NULL;
+			gerr_set(err, 0, "image %s: %s is larger than %d bytes", s->name, name, IMAGE_JSON_MAX);
+			return NULL;
+		}
 		if (!*owned)
 			gerr_prefix(err, "image %s", s->name);
 		return *owned;
@@ -326,10 +400,8 @@ static const char *member_text(struct isrc *s, const char *name, size_t *len, ch
 		gerr_set(err, 0, "image %s: %s is larger than %d bytes", s->name, name, IMAGE_JSON_MAX);
 		return NULL;
 	}
-	if (!m->data) {
-		gerr_set(err, 0, "image %s: member '%s' could not be kept in memory", s->name, name);
+	if (!m->data && load_member(s, m, err) < 0)
 		return NULL;
-	}
 	*len = m->size;
 	return m->data;
 }

@@ -43,6 +43,15 @@
 #   build_hostile_image KIND OUT [OPTION...]
 #       hostile_images.py KIND on top of the fixture docker.tar (kinds:
 #       `python3 hostile_images.py list`, options: its --help).
+#   build_made_image OUT FORMAT [--config-size BYTES] [LAYER...]
+#       an image written here without umoci or skopeo, to sizes a test
+#       picks: FORMAT oci (a layout directory), oci.tar, oci.tar.gz (the
+#       layout packed) or docker.tar (the legacy `docker save` layout, tag
+#       gpurun/made:latest).  Layer 1 is the busybox image's tar; each LAYER
+#       adds one gzip layer: zeros:PATH:BYTES (a file of zeros) or
+#       random:PATH:BYTES (incompressible).  The config (Cmd ["/bin/sh"]) is
+#       padded to exactly BYTES with a label when --config-size is given.
+#       Needs common_images.
 #   oci_fixture NAME
 #       the shared, cached copy, as images.bash's fixture does it: built once
 #       under a flock, published by rename(2), readable by everyone; keyed by
@@ -276,6 +285,79 @@ build_oci_archive() {
 	rm -f "$out.tmp"
 	oci_rmtmp "$work"
 	return $rc
+}
+
+build_made_image() {
+	python3 - "$BUSYBOX_TAR" "$@" <<-'PY'
+		import gzip, hashlib, io, json, os, sys, tarfile
+		base, out, fmt, *args = sys.argv[1:]
+		config_size, specs = None, []
+		while args:
+		    a = args.pop(0)
+		    if a == '--config-size':
+		        config_size = int(args.pop(0))
+		    else:
+		        specs.append(a)
+		def sha(b):
+		    return hashlib.sha256(b).hexdigest()
+		layers = []  # (blob, diff_id hex)
+		plain = open(base, 'rb').read()
+		layers.append((plain, sha(plain)))
+		for spec in specs:
+		    kind, path, size = spec.split(':')
+		    size = int(size)
+		    data = bytes(size) if kind == 'zeros' else os.urandom(size)
+		    buf = io.BytesIO()
+		    with tarfile.open(fileobj=buf, mode='w', format=tarfile.PAX_FORMAT) as tf:
+		        t = tarfile.TarInfo(path)
+		        t.size, t.mtime = size, 1700000000
+		        tf.addfile(t, io.BytesIO(data))
+		    tar = buf.getvalue()
+		    layers.append((gzip.compress(tar, compresslevel=6, mtime=0), sha(tar)))
+		def config(pad):
+		    c = {'architecture': 'amd64', 'os': 'linux',
+		         'config': {'Cmd': ['/bin/sh'], 'Labels': {'pad': 'p' * pad}},
+		         'rootfs': {'type': 'layers', 'diff_ids': ['sha256:' + d for _, d in layers]}}
+		    return json.dumps(c, separators=(',', ':')).encode()
+		cfg = config(0)
+		if config_size is not None:
+		    cfg = config(config_size - len(cfg))
+		    assert len(cfg) == config_size
+		members = {}
+		if fmt == 'docker.tar':
+		    members['manifest.json'] = b''  # the first member, as the probe expects
+		    names = []
+		    for blob, _ in layers:
+		        names.append(sha(blob) + '/layer.tar')
+		        members[names[-1]] = blob
+		    members[sha(cfg) + '.json'] = cfg
+		    members['manifest.json'] = json.dumps([{'Config': sha(cfg) + '.json',
+		        'RepoTags': ['gpurun/made:latest'], 'Layers': names}]).encode()
+		else:
+		    def desc(mt, b):
+		        members['blobs/sha256/' + sha(b)] = b
+		        return {'mediaType': mt, 'digest': 'sha256:' + sha(b), 'size': len(b)}
+		    manifest = {'schemaVersion': 2, 'mediaType': 'application/vnd.oci.image.manifest.v1+json',
+		        'config': desc('application/vnd.oci.image.config.v1+json', cfg),
+		        'layers': [desc('application/vnd.oci.image.layer.v1.tar' + ('' if i == 0 else '+gzip'), b)
+		                   for i, (b, _) in enumerate(layers)]}
+		    m = desc('application/vnd.oci.image.manifest.v1+json', json.dumps(manifest).encode())
+		    m['annotations'] = {'org.opencontainers.image.ref.name': 'latest'}
+		    members['index.json'] = json.dumps({'schemaVersion': 2, 'manifests': [m]}).encode()
+		    members['oci-layout'] = b'{"imageLayoutVersion":"1.0.0"}'
+		if fmt == 'oci':
+		    for name, b in members.items():
+		        os.makedirs(os.path.join(out, os.path.dirname(name)), exist_ok=True)
+		        with open(os.path.join(out, name), 'wb') as f:
+		            f.write(b)
+		    sys.exit(0)
+		mode = {'oci.tar': 'w', 'docker.tar': 'w', 'oci.tar.gz': 'w:gz'}[fmt]
+		with tarfile.open(out, mode) as tf:
+		    for name, b in members.items():
+		        t = tarfile.TarInfo(name)
+		        t.size, t.mtime, t.mode = len(b), 1700000000, 0o644
+		        tf.addfile(t, io.BytesIO(b))
+	PY
 }
 
 build_hostile_image() {
