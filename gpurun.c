@@ -36,6 +36,7 @@ struct cli {
 	size_t ncdi_dirs;
 	const char *workdir, *user, *hostname, *net, *gpus, *caps, *driver_root, *platform;
 	int read_only, dry_run, verbose, no_cache, quiet, insecure;
+	const char *max_image_size; /* --max-image-size */
 };
 
 /* `gpurun --driver-root DIR VERB`: the global option, the default of the
@@ -82,6 +83,8 @@ static void usage(FILE *out)
 		"      --read-only      the root file system is read-only\n"
 		"      --driver-root DIR  where the host driver lives (GPURUN_DRIVER_ROOT; /)\n"
 		"      --no-cache       unpack a root file system archive into memory for this run\n"
+		"      --max-image-size SIZE  the most an image may unpack to (GPURUN_MAX_IMAGE_SIZE;\n"
+		"                       default 64G; 500M, 10G: powers of 1000)\n"
 		"      --quiet          no progress display while pulling or unpacking\n"
 		"      --platform OS/ARCH[/VARIANT]  the image of a multi-platform index to pull\n"
 		"      --tls-verify=false  the registry may be plain HTTP or have an unverified\n"
@@ -130,7 +133,7 @@ static void parse_env_opt(struct cli *c, const char *arg)
 
 enum { OPT_HOSTNAME = 1000, OPT_NET, OPT_READ_ONLY, OPT_DRY_RUN, OPT_VERBOSE, OPT_GPUS, OPT_CAPS,
        OPT_REQUIRE, OPT_DRIVER_ROOT, OPT_NO_CACHE, OPT_QUIET, OPT_PLATFORM, OPT_TLS_VERIFY,
-       OPT_DEVICE, OPT_CDI_SPEC_DIR };
+       OPT_DEVICE, OPT_CDI_SPEC_DIR, OPT_MAX_IMAGE_SIZE };
 
 /* podman's --tls-verify[=BOOL] */
 static int parse_tls_verify(const char *v)
@@ -140,6 +143,26 @@ static int parse_tls_verify(const char *v)
 	if (!strcmp(v, "false"))
 		return 1;
 	die(GPURUN_EXIT_FAIL, "--tls-verify: invalid value '%s' (expected true or false)", v);
+}
+
+static int parse_size(const char *s, unsigned long long *out);
+
+/* --max-image-size, else GPURUN_MAX_IMAGE_SIZE, else rootfs.h's default:
+ * the cap on what an image unpacks to, set before anything is read.  The
+ * value is not echoed: it is the caller's text, and the option names it. */
+static void set_max_image_size(const char *opt)
+{
+	const char *v = opt, *what = "--max-image-size";
+	if (!v) {
+		v = getenv("GPURUN_MAX_IMAGE_SIZE");
+		what = "GPURUN_MAX_IMAGE_SIZE";
+		if (!v || !*v)
+			return;
+	}
+	unsigned long long n;
+	if (parse_size(v, &n) < 0 || n == 0)
+		die(GPURUN_EXIT_FAIL, "%s: not a size; expected one such as 500M or 10G", what);
+	rootfs_set_max_image_size(n);
 }
 
 static int parse_run_args(struct cli *c, int argc, char **argv)
@@ -164,6 +187,7 @@ static int parse_run_args(struct cli *c, int argc, char **argv)
 		{"tls-verify", optional_argument, NULL, OPT_TLS_VERIFY},
 		{"device", required_argument, NULL, OPT_DEVICE},
 		{"cdi-spec-dir", required_argument, NULL, OPT_CDI_SPEC_DIR},
+		{"max-image-size", required_argument, NULL, OPT_MAX_IMAGE_SIZE},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -193,6 +217,7 @@ static int parse_run_args(struct cli *c, int argc, char **argv)
 		case OPT_TLS_VERIFY: c->insecure = parse_tls_verify(optarg); break;
 		case OPT_DEVICE: push(&c->devices, &c->ndevices, optarg); break;
 		case OPT_CDI_SPEC_DIR: push(&c->cdi_dirs, &c->ncdi_dirs, optarg); break;
+		case OPT_MAX_IMAGE_SIZE: c->max_image_size = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("gpurun %s\n", GPURUN_VERSION); exit(0);
 		case ':': die(GPURUN_EXIT_FAIL, "option %s needs a value (try gpurun --help)", argv[optind - 1]);
@@ -399,6 +424,7 @@ static int run_main(int argc, char **argv, const char *driver_root)
 	if (i >= argc)
 		die(GPURUN_EXIT_FAIL, "missing IMAGE (try gpurun --help)");
 	check_values(&c, &cfg);
+	set_max_image_size(c.max_image_size);
 	open_image(&c, &cfg, argv[i++], &cache, &img);
 	if (i < argc && !strcmp(argv[i], "--"))
 		i++;
@@ -577,6 +603,7 @@ static int pull_verb(int argc, char **argv)
 		fputs(use, stderr);
 		return GPURUN_EXIT_FAIL;
 	}
+	set_max_image_size(NULL);
 	/* "gpurun pull ubuntu" as docker pull does: the prefix is optional. */
 	_cleanup_free_ char *full = strncmp(ref, REGISTRY_PREFIX, strlen(REGISTRY_PREFIX))
 					    ? xasprintf(REGISTRY_PREFIX "%s", ref) : xstrdup(ref);

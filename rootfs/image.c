@@ -7,8 +7,11 @@
  * An image is hostile input like any archive.  Every path its JSON names is
  * checked before use (no "..", no absolute path, never a link member), every
  * digest must be "sha256:" and 64 hex digits, every JSON document is
- * refused above IMAGE_JSON_MAX before it is read, at most IMAGE_MAX_LAYERS
- * layers are applied, and every blob is hashed while it is unpacked: a layer
+ * refused above IMAGE_JSON_MAX before it is read (and read up to it, from
+ * any format), at most IMAGE_MAX_LAYERS layers are applied, all of them
+ * together unpack to at most rootfs_max_image_size(), counted as they are
+ * written, no import starts on a file system without room for the layers
+ * it unpacks, and every blob is hashed while it is unpacked: a layer
  * whose compressed bytes or whose tar stream (the config's diff_id) does not
  * match is thrown away and named.  Layers land in the cache under their
  * diff_id, in overlayfs's format (whiteouts as 0:0 devices, opaque
@@ -33,6 +36,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -106,6 +110,7 @@ struct isrc {
 	struct cache *c;
 	unsigned flags;
 	struct progress *progress;   /* NULL: no progress line */
+	struct image_budget budget;  /* what the image may still unpack to */
 };
 
 /* What the manifest says, before anything is unpacked. */
@@ -157,6 +162,25 @@ static int json_path_ok(const char *p)
 
 /* ---- reading the archive once ------------------------------------------- */
 
+/* Before an import writes: the cache's file system must have room for at
+ * least need bytes, what the layers still to unpack take in the image
+ * (packed, a lower bound of what they unpack to, but for archives of empty
+ * files).  Refused now, in one line, rather than when the disk is full. */
+static int room_for(const struct isrc *s, unsigned long long need, const char *what, struct gerr *err)
+{
+	struct statvfs vs;
+	if (fstatvfs(s->c->fd, &vs) < 0)
+		return gerr_set(err, errno, "cache: statvfs %s", s->c->root);
+	unsigned long long avail = (unsigned long long)vs.f_bavail * vs.f_frsize;
+	if (need <= avail)
+		return 0;
+	char n[64], a[64];
+	size_words(n, sizeof n, need);
+	size_words(a, sizeof a, avail);
+	return gerr_set(err, 0, "image %s: needs at least %s (%s), but the file system of %s has %s free", s->name,
+			n, what, s->c->root, a);
+}
+
 static int spool_member(struct isrc *s, struct archive *a, struct member *m, struct gerr *err)
 {
 	/* Unnamed: nothing to clean up if the launch is killed. */
@@ -206,6 +230,14 @@ static int index_archive(struct isrc *s, struct gerr *err)
 		return gerr_set(err, 0, "image %s: %s", s->name, READER_SETUP_FAILED);
 	struct fd_source src = {.fd = s->fd, .block = INDEX_READ_BLOCK};
 	s->compressed = compression_of(s->fd) != NULL;
+	/* A compressed archive's layers are copied out of it first. */
+	struct stat st;
+	if (s->compressed && !(s->flags & IMAGE_DRY_RUN) && fstat(s->fd, &st) == 0 &&
+	    room_for(s, (unsigned long long)st.st_size, "the archive's size: its layers are copied out of it first",
+		     err) < 0) {
+		archive_read_free(a);
+		return -1;
+	}
 	int rc = 0;
 	void *locale = locale_utf8_enter();
 	if (lseek(s->fd, 0, SEEK_SET) < 0 || source_open(a, &src) != ARCHIVE_OK) {
@@ -773,7 +805,8 @@ static unsigned unpack_flags(const struct cache *c)
 	return UNPACK_LAYER | UNPACK_CLEAR_SUID | (c->keep_owner ? UNPACK_KEEP_OWNER : 0);
 }
 
-/* Unpack into a fresh directory of ROOT/tmp; *tmprel gets it. */
+/* Unpack into a fresh directory of ROOT/tmp, within the image's budget;
+ * *tmprel gets it. */
 static int unpack_to_tmp(struct isrc *s, const struct fd_source *in, struct digest_ctx *tar_hash, const char *what,
 			 unsigned flags, char **tmprel, struct unpack_stats *st, struct gerr *err)
 {
@@ -781,7 +814,9 @@ static int unpack_to_tmp(struct isrc *s, const struct fd_source *in, struct dige
 	*tmprel = cache_tmpdir(s->c, "layer", &dirfd, err);
 	if (!*tmprel)
 		return -1;
-	int r = unpack_source(in, tar_hash, what, dirfd, flags, &unpack_default_limits, st, err);
+	struct unpack_limits lim = unpack_default_limits;
+	lim.image = &s->budget;
+	int r = unpack_source(in, tar_hash, what, dirfd, flags, &lim, st, err);
 	close(dirfd);
 	if (r < 0) {
 		cache_remove_tree(s->c->fd, *tmprel);
@@ -869,6 +904,31 @@ out:
 
 /* ---- the two kinds of image file ------------------------------------------ */
 
+/* What the layers the cache lacks take in the image, as far as it tells
+ * (a layout's blob still being fetched counts what has arrived). */
+static unsigned long long packed_size(struct isrc *s, const struct parsed *p, const struct strv *diff_ids)
+{
+	unsigned long long total = 0;
+	for (size_t i = 0; i < diff_ids->n; i++) {
+		if (cache_has_layer(s->c, digest_parse(diff_ids->v[i])))
+			continue;
+		if (s->dirfd >= 0) {
+			struct stat st;
+			struct gerr ignore = {0};
+			int fd = dir_open(s, p->layer_members.v[i], &st, &ignore);
+			if (fd >= 0) {
+				total += (unsigned long long)st.st_size;
+				close(fd);
+			}
+			continue;
+		}
+		const struct member *m = find_member(s, p->layer_members.v[i]);
+		if (m && m->type == 'f')
+			total += m->size;
+	}
+	return total;
+}
+
 static int prepare_layered(struct isrc *s, const char *sel, struct image *img, char hex[DIGEST_HEX_LEN + 1],
 			   struct gerr *err)
 {
@@ -891,6 +951,8 @@ static int prepare_layered(struct isrc *s, const char *sel, struct image *img, c
 	img->ref = p.ref ? xstrdup(p.ref) : NULL;
 	if (s->progress)
 		s->progress->layers = diff_ids.n;
+	if (!(s->flags & IMAGE_DRY_RUN) && room_for(s, packed_size(s, &p, &diff_ids), "what its layers take packed", err) < 0)
+		goto out;
 	for (size_t i = 0; i < diff_ids.n; i++) {
 		const char *h = digest_parse(diff_ids.v[i]);
 		if (!(s->flags & IMAGE_DRY_RUN) && import_layer(s, &p, &diff_ids, i, err) < 0)
@@ -900,6 +962,14 @@ static int prepare_layered(struct isrc *s, const char *sel, struct image *img, c
 		strv_add(&img->layers, cache_layer_path(s->c, h));
 		strv_add(&img->layer_ids, xstrdup(diff_ids.v[i]));
 		img->bytes += cache_layer_bytes(s->c, h);
+		/* The layers found in the cache count too: the cap is on the
+		 * image, wherever its layers came from. */
+		s->budget.used = img->bytes;
+		if (!(s->flags & IMAGE_DRY_RUN) && img->bytes > s->budget.max) {
+			image_cap_error(err, s->budget.max);
+			gerr_prefix(err, "image %s", s->name);
+			goto out;
+		}
 	}
 	rc = 0;
 out:
@@ -924,6 +994,11 @@ static int prepare_flat(struct isrc *s, struct image *img, char hex[DIGEST_HEX_L
 		strv_add(&img->layer_ids, xasprintf("sha256:%s", hex));
 		return 0;
 	}
+	struct stat fst;
+	if (fstat(s->fd, &fst) < 0)
+		return gerr_set(err, errno, "image %s: stat", s->name);
+	if (room_for(s, (unsigned long long)fst.st_size, "the archive's size", err) < 0)
+		return -1;
 	struct fd_source in = {.fd = s->fd};
 	struct digest_ctx *d = digest_new();
 	in.hash = d;
@@ -979,7 +1054,8 @@ int image_prepare(const char *path, const char *name, const char *selector, stru
 		  struct image *img, struct gerr *err)
 {
 	const char *shown = name ? name : path;
-	struct isrc s = {.name = shown, .fd = -1, .dirfd = -1, .c = c, .flags = flags};
+	struct isrc s = {.name = shown, .fd = -1, .dirfd = -1, .c = c, .flags = flags,
+			 .budget = {.max = rootfs_max_image_size()}};
 	struct stat st;
 	int rc = -1, probe = PROBE_IMAGE, lock = -1;
 	char hex[DIGEST_HEX_LEN + 1] = "", *key = NULL, *visible = NULL;

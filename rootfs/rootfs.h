@@ -37,7 +37,8 @@ struct unpack_stats {
  * an archive with no entries is an error.  Device nodes, FIFOs and sockets
  * are never created, nor anything below dev/.  With UNPACK_CLEAR_SUID the
  * setuid/setgid bits are dropped; directories are at least u+rwx.
- * Caps: 2,000,000 entries, 4096-byte paths, 64 GiB of data.
+ * Caps: 2,000,000 entries, 4096-byte paths, 64 GiB of data, and
+ * rootfs_max_image_size() (the archive is the whole image).
  * Errors read "unpack <name>: <problem>", e.g. "unpack a.tar: entry
  * '../evil': path contains '..'", "unpack a.tar: truncated archive".
  * Changes the process's cwd (libarchive works relative to it) and, for a
@@ -54,6 +55,16 @@ struct unpack_job *rootfs_unpack_start(int in_fd, const char *name, struct gerr 
 int rootfs_unpack_finish(struct unpack_job *job, const char *name, int dirfd, unsigned flags,
 			 struct unpack_stats *st, struct gerr *err);
 void rootfs_unpack_abandon(struct unpack_job *job);
+
+/* The cap on what one image unpacks to: the data of its regular files, all
+ * its layers together, counted as it is written, into the cache or (with
+ * --no-cache) into the run's tmpfs.  The default bounds a decompression
+ * bomb without refusing the largest real images (CUDA development images
+ * with a framework unpack to 20-35 GB).  gpurun.c sets it from
+ * --max-image-size or GPURUN_MAX_IMAGE_SIZE before anything is unpacked. */
+#define IMAGE_MAX_SIZE_DEFAULT 64000000000ULL /* 64G */
+void rootfs_set_max_image_size(unsigned long long bytes);
+unsigned long long rootfs_max_image_size(void);
 
 /* rootfs_probe() results */
 #define PROBE_FLAT 0   /* a root file system archive */

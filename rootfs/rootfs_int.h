@@ -26,11 +26,25 @@ struct fd_source;
 #define LA_ERRNO_FILE_FORMAT EILSEQ
 
 /* The caps rootfs_unpack() applies; the fuzzer lowers them to stay fast. */
+struct image_budget;
 struct unpack_limits {
 	size_t max_entries;
 	size_t max_path;               /* bytes, entry names and hard-link targets */
 	unsigned long long max_bytes;  /* file data written, and the decompressed stream */
+	/* Optional: the image this archive is one layer of, whose file data,
+	 * all layers together, the budget bounds (rootfs_max_image_size()). */
+	const struct image_budget *image;
 };
+struct image_budget {
+	unsigned long long max;  /* at most this much file data in all */
+	unsigned long long used; /* what the layers below hold (<= max) */
+};
+/* "10 MB" for a size the units divide (powers of 1000, as a size is given
+ * to --max-image-size and as `cache ls` shows it), else "N bytes". */
+void size_words(char *buf, size_t cap, unsigned long long n);
+/* The error when an image passes max: "the image unpacks to more than
+ * <max>, the cap on an image's size (...)"; returns -1. */
+int image_cap_error(struct gerr *err, unsigned long long max);
 
 int rootfs_unpack_limited(int in_fd, const char *name, int dirfd, unsigned flags,
 			  const struct unpack_limits *lim, struct unpack_stats *st, struct gerr *err);

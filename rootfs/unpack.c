@@ -21,6 +21,7 @@
 #include <string.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -34,6 +35,39 @@ const struct unpack_limits unpack_default_limits = {
 	.max_path = 4096,
 	.max_bytes = 64 * GIB,
 };
+
+static unsigned long long max_image_bytes = IMAGE_MAX_SIZE_DEFAULT;
+
+void rootfs_set_max_image_size(unsigned long long bytes)
+{
+	max_image_bytes = bytes ? bytes : IMAGE_MAX_SIZE_DEFAULT;
+}
+
+unsigned long long rootfs_max_image_size(void)
+{
+	return max_image_bytes;
+}
+
+void size_words(char *buf, size_t cap, unsigned long long n)
+{
+	static const char *const units[] = {"kB", "MB", "GB", "TB"};
+	unsigned long long div = 1000ULL * 1000 * 1000 * 1000;
+	for (size_t u = COUNT_OF(units); u-- > 0; div /= 1000) {
+		if (n && n % div == 0) {
+			snprintf(buf, cap, "%llu %s", n / div, units[u]);
+			return;
+		}
+	}
+	snprintf(buf, cap, "%llu bytes", n);
+}
+
+int image_cap_error(struct gerr *err, unsigned long long max)
+{
+	char cap[64];
+	size_words(cap, sizeof cap, max);
+	return gerr_set(err, 0, "the image unpacks to more than %s, the cap on an image's size "
+			"(--max-image-size or GPURUN_MAX_IMAGE_SIZE)", cap);
+}
 
 /* What is made: modes exactly (a 1777 /tmp stays 1777) and mtimes.  Never
  * xattrs, ACLs or file flags: file capabilities, trusted.* xattrs and
@@ -162,6 +196,10 @@ static int copy_data(struct unpacker *u, struct archive_entry *e)
 		/* Counts what is written: the holes of a sparse file cost nothing. */
 		if (size > u->lim->max_bytes - u->st->bytes)
 			return size_error(u->err, u->lim->max_bytes, "of file data");
+		/* Before the write, so that the cap is never passed on disk. */
+		const struct image_budget *b = u->lim->image;
+		if (b && size > b->max - b->used - u->st->bytes)
+			return image_cap_error(u->err, b->max);
 		if (place_data(&u->out, buf, size, off, u->err) < 0)
 			return -1;
 		u->st->bytes += size;
@@ -377,7 +415,9 @@ struct unpack_job {
 	struct stream s;
 	struct fd_source tar_src;
 	int threaded;
-	const struct unpack_limits *lim;
+	struct unpack_limits lim;
+	struct image_budget whole; /* the archive is a whole image (rootfs_unpack_start) */
+	int in_fd;                 /* ... read from this file */
 };
 
 static int job_start(struct unpack_job *j, const struct fd_source *in, struct digest_ctx *tar_hash,
@@ -385,7 +425,8 @@ static int job_start(struct unpack_job *j, const struct fd_source *in, struct di
 {
 	memset(j, 0, sizeof *j);
 	j->tar_src = *in;
-	j->lim = lim;
+	j->lim = *lim;
+	j->in_fd = -1;
 	/* A plain tar goes straight to the tar reader (a thread would only
 	 * copy it through the pipe), unless it must be hashed: then the thread
 	 * hashes while this one writes files. */
@@ -404,7 +445,7 @@ static int job_finish(struct unpack_job *j, const char *name, int dirfd, unsigne
 	void *saved_locale = locale_utf8_enter();
 	struct unpacker u = {
 		.flags = flags,
-		.lim = j->lim,
+		.lim = &j->lim,
 		.st = st,
 		.err = err,
 		.in = reader_new(1, 0),
@@ -473,6 +514,34 @@ int rootfs_unpack_limited(int in_fd, const char *name, int dirfd, unsigned flags
 	return unpack_source(&in, NULL, name, dirfd, flags, lim, st, err);
 }
 
+/* Before a whole image is unpacked into dirfd: its file system must have
+ * room for at least the archive's size, a lower bound of what a tar (even a
+ * compressed one: compression only pays on the way in) unpacks to, rarely
+ * wrong.  Refused now rather than after the file system has filled up. */
+static int check_room(int in_fd, const char *name, int dirfd, struct gerr *err)
+{
+	struct stat st;
+	struct statvfs vs;
+	if (fstat(in_fd, &st) < 0 || !S_ISREG(st.st_mode) || fstatvfs(dirfd, &vs) < 0)
+		return 0; /* nothing to go by: the unpack says ENOSPC if it comes to it */
+	unsigned long long avail = (unsigned long long)vs.f_bavail * vs.f_frsize;
+	if ((unsigned long long)st.st_size <= avail)
+		return 0;
+	char need[64], have[64];
+	size_words(need, sizeof need, (unsigned long long)st.st_size);
+	size_words(have, sizeof have, avail);
+	return gerr_set(err, 0, "unpack %s: needs at least %s (the archive's size), but its file system has %s free",
+			name, need, have);
+}
+
+/* A whole image: the cap on an image's size applies to this one archive. */
+static void whole_image(struct unpack_job *j, int in_fd)
+{
+	j->whole = (struct image_budget){.max = max_image_bytes};
+	j->lim.image = &j->whole;
+	j->in_fd = in_fd;
+}
+
 struct unpack_job *rootfs_unpack_start(int in_fd, const char *name, struct gerr *err)
 {
 	struct unpack_job *j = xmalloc(sizeof *j);
@@ -481,12 +550,18 @@ struct unpack_job *rootfs_unpack_start(int in_fd, const char *name, struct gerr 
 		free(j);
 		return NULL;
 	}
+	whole_image(j, in_fd);
 	return j;
 }
 
 int rootfs_unpack_finish(struct unpack_job *j, const char *name, int dirfd, unsigned flags,
 			 struct unpack_stats *st, struct gerr *err)
 {
+	if (check_room(j->in_fd, name, dirfd, err) < 0) {
+		memset(st, 0, sizeof *st);
+		rootfs_unpack_abandon(j);
+		return -1;
+	}
 	int r = job_finish(j, name, dirfd, flags, st, err);
 	free(j);
 	return r;
@@ -506,5 +581,10 @@ void rootfs_unpack_abandon(struct unpack_job *j)
 int rootfs_unpack(int in_fd, const char *name, int dirfd, unsigned flags, struct unpack_stats *st,
 		  struct gerr *err)
 {
-	return rootfs_unpack_limited(in_fd, name, dirfd, flags, &unpack_default_limits, st, err);
+	struct unpack_job j;
+	struct fd_source in = {.fd = in_fd};
+	if (check_room(in_fd, name, dirfd, err) < 0 || job_start(&j, &in, NULL, name, &unpack_default_limits, err) < 0)
+		return -1;
+	whole_image(&j, in_fd);
+	return job_finish(&j, name, dirfd, flags, st, err);
 }

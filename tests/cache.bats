@@ -184,7 +184,8 @@ layer_dirs() {
 	skip_unless_root "mounting a small tmpfs"
 	local small=$BATS_TEST_TMPDIR/small
 	mkdir -p "$small"
-	mount -t tmpfs -o size=1m tmpfs "$small"
+	# Room for the archive (1.4 MB), not for what it unpacks to (3 MB).
+	mount -t tmpfs -o size=2m tmpfs "$small"
 	export GPURUN_CACHE=$small/cache
 	run --separate-stderr "$GPURUN" "$IMG" true
 	local status_=$status stderr_=$stderr
@@ -197,6 +198,126 @@ layer_dirs() {
 	[[ $(grep -c '^gpurun: ' <<<"$stderr_") -eq 1 ]] || fail "want one line: $stderr_"
 	assert_equal "$layers" 0
 	assert_equal "$tmp" 0
+}
+
+# small_fs_launch SIZE [OPTION...] IMAGE: `gpurun OPTION... IMAGE true`
+# with the cache on a tmpfs of SIZE, in a mount namespace of its own (and a
+# user namespace when not root), so that the host never sees it; then what
+# the cache holds besides its empty directories, in $BATS_TEST_TMPDIR/left.
+small_fs_launch() {
+	local size=$1 small=$BATS_TEST_TMPDIR/small ns=(unshare -m)
+	shift
+	[[ $(id -u) -eq 0 ]] || ns=(unshare -Urm)
+	mkdir -p "$small"
+	"${ns[@]}" bash -c 'size=$1 small=$2 left=$3; shift 3
+		mount -t tmpfs -o "size=$size" tmpfs "$small" || exit 99
+		GPURUN_CACHE=$small/cache "$@" true
+		rc=$?
+		find "$small/cache/layers" "$small/cache/tmp" "$small/cache/images" "$small/cache/sources" \
+			-mindepth 1 >"$left"
+		exit $rc' sh "$size" "$small" "$BATS_TEST_TMPDIR/left" "$GPURUN" --gpus void "$@"
+}
+
+@test "an image larger than the free space of the cache's file system is refused before anything is written" {
+	local img what
+	host_snapshot "$BATS_TEST_TMPDIR/host"
+	for img in "$IMG" "$(oci_fixture oci)" "$(oci_fixture oci.tar.gz)"; do
+		case $img in
+		*/oci) what="what its layers take packed" ;;
+		*.gz) what="the archive's size" ;;
+		esac
+		# 1 MiB: less than the busybox layer (1.4 MB gzip'ed).
+		run --separate-stderr small_fs_launch 1m "$img"
+		assert_gpurun_error 125 "image $img: needs at least " "($what" \
+			"but the file system of $BATS_TEST_TMPDIR/small/cache has 1048576 bytes free"
+		assert_equal "$(cat "$BATS_TEST_TMPDIR/left")" ""
+	done
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host"
+}
+
+# zeros_tgz OUT BYTES: the busybox image plus /zeros, BYTES of zeros, gzip'ed
+# (a small file that unpacks to much more).
+zeros_tgz() {
+	python3 - "$1" "$BUSYBOX_TAR" "$2" <<-'PY'
+		import io, sys, tarfile
+		out, base, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+		class Zeros(io.RawIOBase):
+		    def readable(self):
+		        return True
+		    def readinto(self, b):
+		        b[:] = bytes(len(b))
+		        return len(b)
+		with tarfile.open(base) as src, tarfile.open(out, "w:gz", compresslevel=9) as dst:
+		    for m in src.getmembers():
+		        dst.addfile(m, src.extractfile(m) if m.isfile() else None)
+		    t = tarfile.TarInfo("zeros"); t.size = n
+		    dst.addfile(t, io.BufferedReader(Zeros()))
+	PY
+}
+
+CAP_MSG="the cap on an image's size (--max-image-size or GPURUN_MAX_IMAGE_SIZE)"
+
+@test "an image that unpacks to more than --max-image-size is stopped as it is written: one line, nothing kept" {
+	local bomb=$BATS_TEST_TMPDIR/bomb.tar.gz
+	zeros_tgz "$bomb" 50000000
+	host_snapshot "$BATS_TEST_TMPDIR/host"
+	# 30 MiB of disk for 50 MB of zeros: stopped at the cap, before the
+	# disk is full.
+	run --separate-stderr small_fs_launch 30m --max-image-size 10M "$bomb"
+	assert_gpurun_error 125 "unpack $bomb: the image unpacks to more than 10 MB, $CAP_MSG"
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/left")" ""
+	GPURUN_MAX_IMAGE_SIZE=10M run --separate-stderr small_fs_launch 30m "$bomb"
+	assert_gpurun_error 125 "unpack $bomb: the image unpacks to more than 10 MB, $CAP_MSG"
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/left")" ""
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host"
+	# Under the cap it runs.
+	run "$GPURUN" --max-image-size 60M "$bomb" stat -c %s /zeros
+	assert_success
+	assert_output 50000000
+}
+
+@test "--no-cache stops an image at --max-image-size too, a flat archive and a layered image" {
+	local bomb=$BATS_TEST_TMPDIR/bomb.tar.gz layered=$BATS_TEST_TMPDIR/layered
+	zeros_tgz "$bomb" 50000000
+	build_made_image "$layered" oci zeros:zeros:50000000
+	host_snapshot "$BATS_TEST_TMPDIR/host"
+	run --separate-stderr "$GPURUN" --no-cache --max-image-size 10M "$bomb" true
+	assert_gpurun_error 125 "unpack $bomb: the image unpacks to more than 10 MB, $CAP_MSG"
+	run --separate-stderr "$GPURUN" --no-cache --max-image-size 10M --gpus void "$layered" true
+	assert_gpurun_error 125 "--no-cache: unpack $layered: layer 2 of 2 (blobs/sha256/" \
+		"): the image unpacks to more than 10 MB, $CAP_MSG"
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host"
+	assert_not_exist "$GPURUN_CACHE"
+}
+
+@test "the cap on an image's size counts its layers together, those found in the cache too" {
+	local img=$BATS_TEST_TMPDIR/layered
+	# busybox (about 3 MB) and three layers of 4 MB: each under 12 MB,
+	# all four over.
+	build_made_image "$img" oci zeros:a:4000000 zeros:b:4000000 zeros:c:4000000
+	local i
+	for i in 1 2; do
+		run --separate-stderr "$GPURUN" --max-image-size 12M --gpus void "$img" true
+		assert_gpurun_error 125 "unpack $img: layer 4 of 4 (blobs/sha256/" \
+			"): the image unpacks to more than 12 MB, $CAP_MSG"
+		# The three complete layers are kept (by content, for `cache
+		# prune` to collect); nothing of the fourth, and no image.
+		assert_equal "$(layer_dirs)" 3
+		run find "$GPURUN_CACHE/tmp" "$GPURUN_CACHE/images" "$GPURUN_CACHE/sources" -mindepth 1
+		assert_output ""
+	done
+	run "$GPURUN" --max-image-size 20M --gpus void "$img" sh -c 'cat /a /b /c | wc -c'
+	assert_success
+	assert_output 12000000
+}
+
+@test "--max-image-size and GPURUN_MAX_IMAGE_SIZE want a size" {
+	run --separate-stderr "$GPURUN" --max-image-size lots "$IMG" true
+	assert_gpurun_error 125 "--max-image-size: not a size; expected one such as 500M or 10G"
+	run --separate-stderr env GPURUN_MAX_IMAGE_SIZE=0 "$GPURUN" "$IMG" true
+	assert_gpurun_error 125 "GPURUN_MAX_IMAGE_SIZE: not a size; expected one such as 500M or 10G"
+	run "$GPURUN" --help
+	assert_output --partial "--max-image-size SIZE"
 }
 
 @test "the cache is private (0700), and holds no setuid bit and no security. or trusted. xattr" {
