@@ -342,6 +342,7 @@ static int transient(CURLcode code, long status)
 		return status == 408 || status == 429 || status == 500 || status == 502 || status == 503 ||
 		       status == 504;
 	case CURLE_COULDNT_CONNECT:
+	case CURLE_SSL_CONNECT_ERROR: /* a handshake cut off by a server going away */
 	case CURLE_OPERATION_TIMEDOUT:
 	case CURLE_RECV_ERROR:
 	case CURLE_SEND_ERROR:
