@@ -55,8 +55,7 @@
 #define PULL_STALL_S 30                 /* no byte at all for this long (GPURUN_PULL_STALL_TIMEOUT) */
 #define PULL_ERRBODY_MAX (64 << 10)     /* an error answer's body is read for its message only */
 #define PULL_HEADERS_MAX (64 << 10)     /* the headers of one request, redirects and 1xx answers included */
-#define PULL_ANSWER_S 120               /* a manifest, config, token, error answer (GPURUN_PULL_ANSWER_TIMEOUT) */
-#define PULL_BLOB_S 120                 /* a blob's data: this, plus a second per PULL_BLOB_RATE bytes */
+#define PULL_ANSWER_S 120               /* a manifest, config, token, error answer (GPURUN_PULL_ANSWER_TIMEOUT); a blob's base */
 #define PULL_BLOB_RATE (32 << 10)
 
 #define MT_OCI_INDEX "application/vnd.oci.image.index.v1+json"
@@ -172,9 +171,11 @@ struct sink {
 	int strict_redirects;           /* ... redirects to https only (credentials go along) */
 };
 
-static unsigned long long blob_allowance(unsigned long long size)
+/* A blob's data may take the answer time, plus a second per
+ * PULL_BLOB_RATE bytes it is declared to have. */
+static unsigned long long blob_allowance(const struct reg *r, unsigned long long size)
 {
-	return PULL_BLOB_S + size / PULL_BLOB_RATE;
+	return (unsigned long long)r->answer_s + size / PULL_BLOB_RATE;
 }
 
 static double mono_now(void)
@@ -466,7 +467,7 @@ static int limit_error(const struct reg *r, const struct sink *s, const char *wh
 		return gerr_set(err, 0, "image %s: %s: no data from %s for %d s%s", r->name, what, who, s->stall_s, again);
 	case LIMIT_BLOB_TIME:
 		return gerr_set(err, 0, "image %s: %s: %s did not send it within %llu s (%d s plus 1 s per %d KiB of its size)",
-				r->name, what, who, blob_allowance(s->expect), PULL_BLOB_S, PULL_BLOB_RATE >> 10);
+				r->name, what, who, blob_allowance(r, s->expect), r->answer_s, PULL_BLOB_RATE >> 10);
 	case LIMIT_ANSWER_TIME:
 		return gerr_set(err, 0, "image %s: %s: %s did not answer within %d s", r->name, what, who, s->answer_s);
 	case LIMIT_ERRBODY:
@@ -977,7 +978,7 @@ static int fetch_blob(struct pool *p, CURL *h, struct job *j, struct gerr *err)
 		return gerr_set(err, errno, "image %s: blob sha256:%s: open", r->name, j->hex);
 	struct resp rs = {0};
 	struct sink s = {.h = h, .resp = &rs, .fd = fd, .hash = digest_new(), .expect = j->size, .progress = &j->got,
-			 .cancel = &p->cancel, .deadline = mono_now() + (double)blob_allowance(j->size)};
+			 .cancel = &p->cancel, .deadline = mono_now() + (double)blob_allowance(r, j->size)};
 	char what[DIGEST_HEX_LEN + 16];
 	snprintf(what, sizeof what, "blob sha256:%s", j->hex);
 	_cleanup_free_ char *path = xasprintf("/v2/%s/blobs/sha256:%s", r->ref.repo, j->hex);

@@ -492,6 +492,16 @@ hint: log in first (podman login $T or docker login), or set REGISTRY_AUTH_FILE"
 	assert_nothing_cached
 }
 
+@test "a blob that trickles ends the pull once its time (the answer time plus 1 s per 32 KiB) is spent" {
+	hostile_registry_start blob
+	GPURUN_PULL_ANSWER_TIMEOUT=2 run --separate-stderr timeout -s KILL 30 \
+		"$GPURUN" pull "docker://$HOSTILE_HOST/gpurun/test"
+	assert_failure 125
+	[[ "$stderr" =~ ^"gpurun: image docker://$HOSTILE_HOST/gpurun/test:latest: blob sha256:"[0-9a-f]{64}": registry $HOSTILE_HOST did not send it within 2 s (2 s plus 1 s per 32 KiB of its size)"$ ]] ||
+		fail "$stderr"
+	assert_nothing_cached
+}
+
 @test "credentials go to a plain-HTTP token service only when its own host is named insecure" {
 	local canary=$BATS_TEST_TMPDIR/token-service-got-credentials line
 	hostile_registry_start realm "$canary"

@@ -13,6 +13,8 @@ written to --port-file once listening):
   trickle  500 with a chunked body that never ends, at 4 KiB/s
   headers  200 whose header lines never end
   stall    200 with a Content-Length of 1 MiB, 100 bytes of it, then nothing
+  blob     a well-formed image (manifest, config) whose one 4 KiB layer
+           blob trickles at 100 bytes a second
   realm    plain HTTP, two ports ("A B" in --port-file): A answers every
            request 401 with a Bearer challenge whose realm is
            http://127.0.0.1:B/token; B is that token service, and creates
@@ -20,6 +22,7 @@ written to --port-file once listening):
            header (the credentials gpurun must not send there).
 """
 import argparse
+import hashlib
 import json
 import os
 import threading
@@ -38,7 +41,7 @@ def hold():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--port-file", required=True)
-    ap.add_argument("--mode", choices=("errbody", "trickle", "headers", "stall", "realm"), required=True)
+    ap.add_argument("--mode", choices=("errbody", "trickle", "headers", "stall", "realm", "blob"), required=True)
     ap.add_argument("--tls-cert")
     ap.add_argument("--tls-key")
     ap.add_argument("--canary")
@@ -86,6 +89,41 @@ def main():
                              b"Content-Length: 1048576\r\n\r\n" + b" " * 100)
             self.wfile.flush()
             hold()
+
+        def send_doc(self, ctype, body):
+            self.send_response(200)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Docker-Content-Digest", "sha256:" + hashlib.sha256(body).hexdigest())
+            self.end_headers()
+            self.wfile.write(body)
+
+        def answer_blob(self):
+            layer = b"\0" * 4096  # never sent whole: only its digest matters
+            config = json.dumps({"architecture": "amd64", "os": "linux", "config": {},
+                                 "rootfs": {"type": "layers", "diff_ids": [
+                                     "sha256:" + hashlib.sha256(layer).hexdigest()]}}).encode()
+            manifest = json.dumps({
+                "schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
+                           "digest": "sha256:" + hashlib.sha256(config).hexdigest(), "size": len(config)},
+                "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar",
+                            "digest": "sha256:" + hashlib.sha256(layer).hexdigest(),
+                            "size": len(layer)}]}).encode()
+            if "/manifests/" in self.path:
+                self.send_doc("application/vnd.oci.image.manifest.v1+json", manifest)
+            elif self.path.endswith(hashlib.sha256(config).hexdigest()):
+                self.send_doc("application/vnd.oci.image.config.v1+json", config)
+            else:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/octet-stream")
+                self.send_header("Content-Length", str(len(layer)))
+                self.end_headers()
+                for _ in range(len(layer) // 100):
+                    self.wfile.write(b"\0" * 100)
+                    self.wfile.flush()
+                    time.sleep(1)
+                hold()
 
         def answer_realm(self):
             self.send_response(401)
