@@ -9,6 +9,7 @@
  *   file.c  reading small files, writing all of a buffer, openat2 in a root
  *   check.c the one-line verdicts of `gpurun doctor`
  *   cpu.c   starting a child on another CPU than its parent's
+ *   trust.c as root, whether a path is root's alone (DESIGN.md §8)
  *
  * Layering (checked by `make layering`): base/ includes nothing of gpurun;
  * base/plan.c uses only this header; rootfs/ and gpu/ use base/; ns/ uses
@@ -179,6 +180,25 @@ void cleanup_freep(void *p);
  * directory, so no driver library is found (and none is misplaced). */
 #define HOST_MACHINE "unknown"
 #endif
+
+/* ---- trust.c ------------------------------------------------------------ */
+
+/* Does gpurun run as root (real or effective uid 0)?  Then trust_path()
+ * judges the paths it executes, binds from a host tree or reads as policy. */
+int trust_applies(void);
+/* As root: 0 when every component of path, from / down and through the
+ * targets of its symlinks, is owned by root and writable by no one else (a
+ * sticky directory such as /tmp may be, as a parent: only an entry's owner
+ * can replace it there); else -1 with err "WHAT PATH: not trusted:
+ * COMPONENT is owned by uid N (name) (...)", or "... is writable by group
+ * N"/"by others", or why it could not be looked at.  Not as root: 0
+ * without looking (the user's own trees are fine). */
+int trust_path(const char *what, const char *path, struct gerr *err);
+/* The same for path inside a root that was judged already (rootfd, at host
+ * path rootpath, "" for /): resolved there as a chroot resolves it
+ * (absolute symlinks and ".." stay in it), and named by host path. */
+int trust_path_at(int rootfd, const char *rootpath, const char *what, const char *path,
+		  struct gerr *err);
 
 /* ---- cpu.c -------------------------------------------------------------- */
 

@@ -681,8 +681,10 @@ static void load_file(struct specs *ss, const char *dir, const char *name, size_
 }
 
 /* Every *.json and *.yaml of every directory, in name order per directory.
- * A missing directory is no error (hosts without CDI have none). */
-static void load_dirs(const struct strv *dirs, struct specs *ss)
+ * A missing directory is no error (hosts without CDI have none).  Run as
+ * root, a spec decides what root mounts: a directory or spec someone else
+ * could change is refused (DESIGN.md §8), before anything of it is read. */
+static int load_dirs(const struct strv *dirs, struct specs *ss, struct gerr *err)
 {
 	for (size_t d = 0; d < dirs->n; d++) {
 		DIR *dp = opendir(dirs->v[d]);
@@ -690,6 +692,10 @@ static void load_dirs(const struct strv *dirs, struct specs *ss)
 			if (errno != ENOENT)
 				warnx_("cannot read the CDI spec directory %s: %s", dirs->v[d], strerror(errno));
 			continue;
+		}
+		if (trust_path("CDI spec directory", dirs->v[d], err) < 0) {
+			closedir(dp);
+			return -1;
 		}
 		struct strv names = {0};
 		struct dirent *de;
@@ -704,10 +710,17 @@ static void load_dirs(const struct strv *dirs, struct specs *ss)
 		closedir(dp);
 		if (names.n)
 			qsort(names.v, names.n, sizeof *names.v, cmp_str);
-		for (size_t i = 0; i < names.n; i++)
+		for (size_t i = 0; i < names.n; i++) {
+			_cleanup_free_ char *file = xasprintf("%s/%s", dirs->v[d], names.v[i]);
+			if (trust_path("CDI spec", file, err) < 0) {
+				strv_free(&names);
+				return -1;
+			}
 			load_file(ss, dirs->v[d], names.v[i], d);
+		}
 		strv_free(&names);
 	}
+	return 0;
 }
 
 static void specs_free(struct specs *ss)
@@ -742,10 +755,12 @@ static void known_names(const struct specs *ss, struct strv *out)
 
 int cdi_list(const struct strv *dirs, struct gerr *err)
 {
-	(void)err;
 	struct specs ss = {0};
 	struct strv names = {0};
-	load_dirs(dirs, &ss);
+	if (load_dirs(dirs, &ss, err) < 0) {
+		specs_free(&ss);
+		return -1;
+	}
 	for (size_t i = 0; i < ss.n; i++)
 		if (!ss.v[i].ok)
 			warnx_("CDI spec %s: %s", ss.v[i].file, ss.v[i].err.msg);
@@ -1012,7 +1027,8 @@ int cdi_configure(struct plan *p, char *const *devices, size_t ndevices, const s
 			goto out;
 		}
 	}
-	load_dirs(dirs, &ss);
+	if (load_dirs(dirs, &ss, err) < 0)
+		goto out;
 	for (size_t i = 0; i < ndevices; i++) {
 		char kind[512];
 		const char *name;

@@ -94,13 +94,15 @@ struct cdi_result {
  * hooks as symlink ops, update-ldcache as ldconfig directories; other hooks
  * are skipped with a warning (never run).  Returns 0, or -1 with err
  * (unknown device, listing the known ones; a broken spec; a node that is
- * not the device the spec says; a mount option gpurun cannot honour). */
+ * not the device the spec says; a mount option gpurun cannot honour; run
+ * as root, a spec directory or spec someone else could change). */
 int cdi_configure(struct plan *p, char *const *devices, size_t ndevices, const struct strv *dirs,
 		  struct cdi_result *res, struct gerr *err);
 void cdi_result_free(struct cdi_result *res);
 
 /* `gpurun cdi list`: every fully-qualified device name in the spec dirs, one
- * a line, with a warning per broken spec. */
+ * a line, with a warning per broken spec; -1 with err when, run as root, a
+ * spec directory or spec is not root's alone. */
 int cdi_list(const struct strv *dirs, struct gerr *err);
 
 /* `gpurun cdi generate`: a spec for the NVIDIA driver under driver_root

@@ -56,7 +56,7 @@ int cuda_driver_version(struct gpu_driver *drv, char *out, size_t cap, struct ge
 		return -1;
 	}
 	struct helper h;
-	struct helper_spec sp = {.what = libs.v[0], .timeout_ms = CHILD_TIMEOUT_MS, .keep_fd = fd,
+	struct helper_spec sp = {.what = libs.v[0], .drv = drv, .lib = libs.v[0], .timeout_ms = CHILD_TIMEOUT_MS, .keep_fd = fd,
 				 .chroot_fd = -1, .body = ask_version, .arg = &fd};
 	int v = 0;
 	int r = helper_start(&h, &sp, err);

@@ -13,11 +13,17 @@
  * The driver root is opened once and every path below it is resolved with
  * openat2(RESOLVE_IN_ROOT): an absolute symlink in a driver container
  * (/run/nvidia/driver/usr/lib/... -> /usr/lib/...) means the file inside
- * that root, never the host's file of the same name. */
+ * that root, never the host's file of the same name.
+ *
+ * Run as root, the driver root must be root's alone from / down before
+ * anything of it is read (base/trust.c), and drv_trust and
+ * drv_trust_loader judge each file below it that is bound, run or loaded. */
 #include "internal.h"
 
 #include <dirent.h>
 #include <ctype.h>
+#include <elf.h>
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -67,6 +73,16 @@ char *drv_resolve(const struct gpu_driver *drv, const char *path, struct stat *s
 	if (inroot)
 		*inroot = xstrdup(host[rl] ? host + rl : "/");
 	return host;
+}
+
+int drv_trust(const struct gpu_driver *drv, const char *what, const char *host, struct gerr *err)
+{
+	size_t rl = strlen(drv->rootpath);
+	/* Below the root, the walk starts at the root, which gpu_discover
+	 * judged already, and resolves as a chroot there would. */
+	if (strncmp(host, drv->rootpath, rl) || (host[rl] != '/' && host[rl]))
+		return trust_path(what, host, err);
+	return trust_path_at(drv->rootfd, drv->rootpath, what, host + rl, err);
 }
 
 char *drv_read(const struct gpu_driver *drv, const char *path, size_t max, size_t *len,
@@ -198,6 +214,21 @@ int gpu_discover(const char *root, struct gpu_driver *drv, struct gerr *err)
 	drv->rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (drv->rootfd < 0)
 		return gerr_set(err, errno, "no NVIDIA driver found under %s: driver root %s", root, root);
+	/* As root, a driver root someone else can change is refused before
+	 * anything of it is read, run or bound (DESIGN.md §8).  Checked by
+	 * name after the open: then the name must still lead to what was
+	 * opened, or the fd could be of a tree swapped in before the check. */
+	struct stat opened, named;
+	if (trust_path("driver root", root, err) < 0)
+		return -1;
+	if (trust_applies() && (fstat(drv->rootfd, &opened) < 0 || stat(root, &named) < 0 ||
+				opened.st_dev != named.st_dev || opened.st_ino != named.st_ino)) {
+		struct sbuf q = {0};
+		sbuf_shquote(&q, root);
+		gerr_set(err, 0, "driver root %s: changed while it was being checked", q.s);
+		sbuf_free(&q);
+		return -1;
+	}
 	drv->rootpath = fd_path(drv->rootfd);
 	if (!drv->rootpath)
 		return gerr_set(err, errno, "driver root %s: cannot read its path", root);
@@ -253,6 +284,87 @@ static int load_cache(struct gpu_driver *drv, struct gerr *err)
 	if (ldcache_parse(drv->cache.data, drv->cache.len, &drv->cache.v, &drv->cache.n, err) < 0)
 		return gerr_prefix(err, "%s/" LDCACHE_FILE, drv->rootpath);
 	drv->cache_loaded = 1;
+	return 0;
+}
+
+/* The ELF interpreter a program asks for (PT_INTERP), as a path in the
+ * root, into out; 0 when it names none (a static program, a library). */
+static int elf_interp(const struct gpu_driver *drv, const char *path, char *out, size_t cap)
+{
+	_cleanup_fd_ int fd = open_in_root(drv->rootfd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	Elf64_Ehdr eh;
+	out[0] = '\0';
+	if (fd < 0 || pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG))
+		return 0;
+	int wide = eh.e_ident[EI_CLASS] == ELFCLASS64;
+	const Elf32_Ehdr *eh32 = (const Elf32_Ehdr *)&eh;
+	uint64_t phoff = wide ? eh.e_phoff : eh32->e_phoff;
+	unsigned phnum = wide ? eh.e_phnum : eh32->e_phnum;
+	size_t phsize = wide ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
+	for (unsigned i = 0; i < phnum && i < 256; i++) {
+		union {
+			Elf64_Phdr w;
+			Elf32_Phdr n;
+		} ph;
+		if (pread(fd, &ph, phsize, (off_t)(phoff + i * phsize)) != (ssize_t)phsize)
+			return 0;
+		if ((wide ? ph.w.p_type : ph.n.p_type) != PT_INTERP)
+			continue;
+		uint64_t off = wide ? ph.w.p_offset : ph.n.p_offset, sz = wide ? ph.w.p_filesz : ph.n.p_filesz;
+		if (!sz || sz >= cap || pread(fd, out, sz, (off_t)off) != (ssize_t)sz)
+			return 0;
+		out[sz] = '\0';
+		return 1;
+	}
+	return 0;
+}
+
+/* path in the root judged when it exists; when it does not, the
+ * directory that would hold it, where it could appear. */
+static int trust_if_there(const struct gpu_driver *drv, const char *what, const char *path,
+			  struct gerr *err)
+{
+	_cleanup_free_ char *p = xstrdup(path);
+	for (int up = 0; up < 2; up++) {
+		_cleanup_fd_ int fd = open_in_root(drv->rootfd, p, O_PATH);
+		if (fd >= 0)
+			return trust_path_at(drv->rootfd, drv->rootpath, what, p, err);
+		char *slash = strrchr(p, '/');
+		if (errno != ENOENT || !slash || slash == p)
+			return 0;
+		*slash = '\0';
+	}
+	return 0;
+}
+
+/* The dynamic loader, run chrooted in the driver root (no environment:
+ * no LD_LIBRARY_PATH), reads its preload list and cache and looks in the
+ * cache's libraries and its default directories: all of that is code or
+ * decides what code runs. */
+int drv_trust_loader(struct gpu_driver *drv, const char *what, const char *path, struct gerr *err)
+{
+	static const char *const loader_files[] = {"/etc/ld.so.preload", "/etc/ld.so.cache", "/lib",
+						   "/lib64", "/usr/lib", "/usr/lib64"};
+	if (!trust_applies())
+		return 0;
+	char interp[PATH_MAX];
+	_cleanup_free_ char *of_interp = xasprintf("%s's ELF interpreter", what);
+	_cleanup_free_ char *of_loader = xasprintf("a file the dynamic loader reads for %s", what);
+	_cleanup_free_ char *of_cache = xasprintf("a library in the ld.so.cache %s may load", what);
+	if (trust_path_at(drv->rootfd, drv->rootpath, what, path, err) < 0 ||
+	    (elf_interp(drv, path, interp, sizeof interp) &&
+	     trust_if_there(drv, of_interp, interp, err) < 0))
+		return -1;
+	for (size_t i = 0; i < COUNT_OF(loader_files); i++)
+		if (trust_if_there(drv, of_loader, loader_files[i], err) < 0)
+			return -1;
+	struct gerr none = {0};
+	if (load_cache(drv, &none) < 0)
+		return 0; /* no cache: the loader looks in the default directories only */
+	for (size_t i = 0; i < drv->cache.n; i++)
+		if (drv->cache.v[i].value[0] == '/' &&
+		    trust_if_there(drv, of_cache, drv->cache.v[i].value, err) < 0)
+			return -1;
 	return 0;
 }
 

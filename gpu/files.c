@@ -262,6 +262,46 @@ int inj_collect(struct gpu_driver *drv, const struct gpu_selection *sel, unsigne
 	return 0;
 }
 
+static int trust_files(const struct gpu_driver *drv, const char *what, const struct inj_file *v,
+		       size_t n, struct gerr *err)
+{
+	for (size_t i = 0; i < n; i++)
+		if (drv_trust(drv, what, v[i].src, err) < 0)
+			return -1;
+	return 0;
+}
+
+int inj_trust(const struct gpu_driver *drv, const struct inj_set *s, struct gerr *err)
+{
+	if (!trust_applies())
+		return 0;
+	/* A node not there yet is nodes.c's business; this runs again once
+	 * nvidia-modprobe made it. */
+	for (size_t i = 0; i < s->ndevs; i++) {
+		struct stat st;
+		_cleanup_free_ char *host = drv_resolve(drv, s->devs[i].dst, &st, NULL);
+		if (host && drv_trust(drv, "driver device node", host, err) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < s->ngpus; i++) {
+		_cleanup_free_ char *host =
+			xasprintf("%s/proc/driver/nvidia/gpus/%s", drv->rootpath, s->gpus[i]->procdir);
+		if (drv_trust(drv, "driver file", host, err) < 0)
+			return -1;
+	}
+	/* Not the IPC sockets and the MPS directory: they are where host
+	 * daemons listen, which may run as users of their own
+	 * (nvidia-persistenced --user), and no code comes from them. */
+	return trust_files(drv, "driver program", s->bins, s->nbins, err) < 0 ||
+			       trust_files(drv, "driver library", s->libs, s->nlibs, err) < 0 ||
+			       trust_files(drv, "driver library", s->libs32, s->nlibs32, err) < 0 ||
+			       trust_files(drv, "driver firmware", s->firmware, s->nfirmware, err) < 0 ||
+			       trust_files(drv, "driver file", s->caps, s->ncaps, err) < 0 ||
+			       trust_files(drv, "driver file", s->configs, s->nconfigs, err) < 0
+		       ? -1
+		       : 0;
+}
+
 static void free_files(struct inj_file *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {

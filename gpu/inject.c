@@ -381,7 +381,10 @@ static int configure(struct plan *p, const struct gpu_opts *o, const struct gpu_
 	if (gpu_select(rq, &drv, what, root, &extras, 0, &sel, err) < 0)
 		goto out;
 	unsigned inj = caps_inject_flags(caps);
-	if (inj_collect_all(&drv, &sel, inj, &set, err) < 0 || check_requires(&drv, &reqs, &set, err) < 0)
+	/* As root, nothing is bound that someone else could have changed
+	 * (DESIGN.md §8): judged before libcuda is loaded for a requirement. */
+	if (inj_collect_all(&drv, &sel, inj, &set, err) < 0 || inj_trust(&drv, &set, err) < 0 ||
+	    check_requires(&drv, &reqs, &set, err) < 0)
 		goto out;
 	/* Only a launch that will go ahead may load modules and make nodes;
 	 * the driver root is read again after that. */
@@ -390,7 +393,7 @@ static int configure(struct plan *p, const struct gpu_opts *o, const struct gpu_
 		goto out;
 	if (again) {
 		inj_free(&set);
-		if (inj_collect_all(&drv, &sel, inj, &set, err) < 0)
+		if (inj_collect_all(&drv, &sel, inj, &set, err) < 0 || inj_trust(&drv, &set, err) < 0)
 			goto out;
 	}
 

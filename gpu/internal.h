@@ -156,6 +156,17 @@ void gpu_driver_free(struct gpu_driver *drv);
  * its stat; *inroot (optional) the resolved path relative to the root. */
 char *drv_resolve(const struct gpu_driver *drv, const char *path, struct stat *st,
 		  char **inroot);
+/* As root (base/trust.c), 0 when no one but root can change host, a host
+ * path (below the driver root, as drv_resolve gives them: walked from the
+ * root, as a chroot there resolves it); else -1 with err naming the
+ * culprit.  Every file gpu/ binds, executes or has a helper load passes
+ * here first. */
+int drv_trust(const struct gpu_driver *drv, const char *what, const char *host, struct gerr *err);
+/* As root, the same for what the dynamic loader reads when a program or
+ * library (path, inside the root) is run chrooted there: its ELF
+ * interpreter, etc/ld.so.preload and ld.so.cache, the default library
+ * directories and every library the cache names. */
+int drv_trust_loader(struct gpu_driver *drv, const char *what, const char *path, struct gerr *err);
 /* A whole small file of the driver root (resolved inside it). */
 char *drv_read(const struct gpu_driver *drv, const char *path, size_t max, size_t *len,
 	       struct gerr *err);
@@ -315,6 +326,9 @@ int version_compare(const char *a, const char *b, int *cmp);
  * helper_fail(). */
 struct helper_spec {
 	const char *what; /* the library, for messages */
+	struct gpu_driver *drv; /* where lib is */
+	const char *lib;  /* its host path (chroot_fd < 0) or its path in the
+			   * driver root: as root, judged before the fork */
 	long timeout_ms;
 	int keep_fd;      /* an fd the child keeps besides out, or -1 */
 	int chroot_fd;    /* chroot there first (the driver root), or -1 */
@@ -390,6 +404,11 @@ int inj_collect(struct gpu_driver *drv, const struct gpu_selection *sel, unsigne
  * that is missing is an error naming the fix. */
 int inj_collect_all(struct gpu_driver *drv, const struct gpu_selection *sel, unsigned inj,
 		    struct inj_set *set, struct gerr *err);
+/* files.c: as root, every device node, directory and file of set that a
+ * launch binds from the driver root, judged by drv_trust (the IPC sockets
+ * excepted): 0, or -1 with err naming the first one someone else could
+ * change.  Not as root: 0. */
+int inj_trust(const struct gpu_driver *drv, const struct inj_set *s, struct gerr *err);
 /* files.c: append a device node / a file to set (used by mig.c too). */
 void inj_add_dev(struct inj_set *s, const char *path, unsigned maj, unsigned min,
 		 const struct gpu_dev *gpu, const char *why);

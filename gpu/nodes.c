@@ -14,7 +14,11 @@
  * driver root again.  It never does it as an ordinary user or as root of a
  * smaller user namespace (the reference skips it there too: the nodes and
  * modules are the host's business), and never in a dry run, which prints
- * the commands instead.  Whatever is still missing then is an error that
+ * the commands instead.  Before either, the program, its ELF interpreter
+ * and all its dynamic loader reads in the driver root must be root's alone
+ * (drv_trust_loader, DESIGN.md §8): chrooted with every capability, a
+ * program of someone else's would leave the chroot at once.  Whatever is
+ * still missing then is an error that
  * names the node and the command that creates it: a device the requested
  * capabilities need is never silently left out.
  *
@@ -95,14 +99,17 @@ static void find_missing(const struct gpu_driver *drv, const struct gpu_selectio
 	}
 }
 
-/* The driver root's nvidia-modprobe, as a path inside it, or NULL. */
-static const char *find_modprobe(const struct gpu_driver *drv)
+/* The driver root's nvidia-modprobe, as the path inside it that it
+ * resolves to (malloc'ed: what is judged is what runs), or NULL. */
+static char *find_modprobe(const struct gpu_driver *drv)
 {
 	for (size_t i = 0; i < COUNT_OF(modprobe_paths); i++) {
 		struct stat st;
-		_cleanup_free_ char *host = drv_resolve(drv, modprobe_paths[i], &st, NULL);
+		char *inroot = NULL;
+		_cleanup_free_ char *host = drv_resolve(drv, modprobe_paths[i], &st, &inroot);
 		if (host && S_ISREG(st.st_mode) && (st.st_mode & 0111))
-			return modprobe_paths[i];
+			return inroot;
+		free(inroot);
 	}
 	return NULL;
 }
@@ -166,6 +173,7 @@ int nodes_ensure(struct gpu_driver *drv, const char *root, const struct gpu_requ
 		 struct strv *host_steps, struct gerr *err)
 {
 	struct missing m = {0};
+	_cleanup_free_ char *modprobe = NULL;
 	int r = -1;
 	find_missing(drv, sel, inj, &m);
 	if (!m.nodes.n) {
@@ -176,13 +184,18 @@ int nodes_ensure(struct gpu_driver *drv, const char *root, const struct gpu_requ
 		fail_missing(root, &m, NULL, err);
 		goto out;
 	}
-	const char *modprobe = find_modprobe(drv);
+	modprobe = find_modprobe(drv);
 	if (!modprobe) {
 		_cleanup_free_ char *why = xasprintf("; %s has no usr/bin/nvidia-modprobe to create %s", root,
 						     m.nodes.n == 1 ? "it" : "them");
 		fail_missing(root, &m, why, err);
 		goto out;
 	}
+	/* It runs as root with every capability, chrooted, which a program
+	 * of someone else's leaves at once; and a dry run's line is meant to
+	 * be pasted into a root shell. */
+	if (drv_trust_loader(drv, "nvidia-modprobe", modprobe, err) < 0)
+		goto out;
 	struct sbuf failed = {0};
 	for (size_t i = 0; i < m.fixes.n; i++) {
 		char *line = describe_run(drv, modprobe, m.fixes.v[i]);

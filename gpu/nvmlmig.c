@@ -140,7 +140,7 @@ int nvml_mig_uuids(struct gpu_driver *drv, struct gerr *err)
 	/* drv_find_libs resolves inside the root: its paths start with it. */
 	const char *inroot = strncmp(host, drv->rootpath, rl) ? host : host + rl;
 	struct helper hp;
-	struct helper_spec sp = {.what = host, .timeout_ms = CHILD_TIMEOUT_MS, .keep_fd = drv->rootfd,
+	struct helper_spec sp = {.what = host, .drv = drv, .lib = inroot, .timeout_ms = CHILD_TIMEOUT_MS, .keep_fd = drv->rootfd,
 				 .chroot_fd = drv->rootfd, .body = ask_nvml, .arg = (void *)inroot};
 	struct header h = {0};
 	int r = helper_start(&hp, &sp, err);
