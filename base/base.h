@@ -183,8 +183,9 @@ void cleanup_freep(void *p);
 
 /* ---- trust.c ------------------------------------------------------------ */
 
-/* Does gpurun run as root (real or effective uid 0)?  Then trust_path()
- * judges the paths it executes, binds from a host tree or reads as policy. */
+/* Does gpurun run as root (real or effective uid 0, every id mapped: not
+ * root of a smaller user namespace)?  Then trust_path() judges the paths
+ * it executes, binds from a host tree or reads as policy.  Decided once. */
 int trust_applies(void);
 /* As root: 0 when every component of path, from / down and through the
  * targets of its symlinks, is owned by root and writable by no one else (a
@@ -194,11 +195,20 @@ int trust_applies(void);
  * N"/"by others", or why it could not be looked at.  Not as root: 0
  * without looking (the user's own trees are fine). */
 int trust_path(const char *what, const char *path, struct gerr *err);
+/* The directories of a root found trusted by earlier walks, kept open:
+ * later walks through them in the same root start there.  Zeroed when new. */
+struct trust_memo {
+	char **dirs; /* physical paths in the root */
+	int *fds;
+	size_t n;
+};
+void trust_memo_free(struct trust_memo *m);
 /* The same for path inside a root that was judged already (rootfd, at host
  * path rootpath, "" for /): resolved there as a chroot resolves it
- * (absolute symlinks and ".." stay in it), and named by host path. */
-int trust_path_at(int rootfd, const char *rootpath, const char *what, const char *path,
-		  struct gerr *err);
+ * (absolute symlinks and ".." stay in it), and named by host path.  memo
+ * (optional, for this rootfd only) saves judging a directory twice. */
+int trust_path_at(int rootfd, const char *rootpath, struct trust_memo *memo, const char *what,
+		  const char *path, struct gerr *err);
 
 /* ---- cpu.c -------------------------------------------------------------- */
 

@@ -17,7 +17,9 @@
  * the hooks, only the NVIDIA hook's create-symlinks, update-ldcache and
  * enable-cuda-compat are honoured, as symlink ops and the existing in-root
  * ldconfig step; every other hook is skipped with a warning: a hook binary
- * named by a spec is never executed, on the host or inside. */
+ * named by a spec is never executed, on the host or inside.  Run as root,
+ * a spec decides what root mounts, so a spec directory or spec that anyone
+ * but root could change is refused before it is read (base/trust.c). */
 #include "cdi.h"
 
 #include <dirent.h>

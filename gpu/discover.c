@@ -82,7 +82,7 @@ int drv_trust(const struct gpu_driver *drv, const char *what, const char *host, 
 	 * judged already, and resolves as a chroot there would. */
 	if (strncmp(host, drv->rootpath, rl) || (host[rl] != '/' && host[rl]))
 		return trust_path(what, host, err);
-	return trust_path_at(drv->rootfd, drv->rootpath, what, host + rl, err);
+	return trust_path_at(drv->rootfd, drv->rootpath, drv->trusted, what, host + rl, err);
 }
 
 char *drv_read(const struct gpu_driver *drv, const char *path, size_t max, size_t *len,
@@ -229,6 +229,7 @@ int gpu_discover(const char *root, struct gpu_driver *drv, struct gerr *err)
 		sbuf_free(&q);
 		return -1;
 	}
+	drv->trusted = xcalloc(1, sizeof *drv->trusted);
 	drv->rootpath = fd_path(drv->rootfd);
 	if (!drv->rootpath)
 		return gerr_set(err, errno, "driver root %s: cannot read its path", root);
@@ -270,6 +271,8 @@ void gpu_driver_free(struct gpu_driver *drv)
 	free(drv->migs);
 	free(drv->nvml_migs);
 	ldcache_free(&drv->cache);
+	trust_memo_free(drv->trusted);
+	free(drv->trusted);
 	memset(drv, 0, sizeof *drv);
 	drv->rootfd = -1;
 }
@@ -328,7 +331,7 @@ static int trust_if_there(const struct gpu_driver *drv, const char *what, const 
 	for (int up = 0; up < 2; up++) {
 		_cleanup_fd_ int fd = open_in_root(drv->rootfd, p, O_PATH);
 		if (fd >= 0)
-			return trust_path_at(drv->rootfd, drv->rootpath, what, p, err);
+			return trust_path_at(drv->rootfd, drv->rootpath, drv->trusted, what, p, err);
 		char *slash = strrchr(p, '/');
 		if (errno != ENOENT || !slash || slash == p)
 			return 0;
@@ -351,7 +354,7 @@ int drv_trust_loader(struct gpu_driver *drv, const char *what, const char *path,
 	_cleanup_free_ char *of_interp = xasprintf("%s's ELF interpreter", what);
 	_cleanup_free_ char *of_loader = xasprintf("a file the dynamic loader reads for %s", what);
 	_cleanup_free_ char *of_cache = xasprintf("a library in the ld.so.cache %s may load", what);
-	if (trust_path_at(drv->rootfd, drv->rootpath, what, path, err) < 0 ||
+	if (trust_path_at(drv->rootfd, drv->rootpath, drv->trusted, what, path, err) < 0 ||
 	    (elf_interp(drv, path, interp, sizeof interp) &&
 	     trust_if_there(drv, of_interp, interp, err) < 0))
 		return -1;

@@ -17,7 +17,9 @@
  *   lib/firmware/nvidia/<version>/gsp*.bin and the persistenced,
  *   fabricmanager and MPS paths -> the same path as in the driver root.
  * The caller's PATH and CUDA_MPS_PIPE_DIRECTORY are not consulted: the
- * host environment does not steer what goes into a container. */
+ * host environment does not steer what goes into a container.  Run as
+ * root, inj_trust refuses a set with a file or node someone else could
+ * have changed (DESIGN.md §8). */
 #include "internal.h"
 
 #include <dirent.h>

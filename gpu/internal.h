@@ -144,6 +144,7 @@ struct gpu_driver {
 	unsigned imex_major; /* nvidia-caps-imex-channels, 0 when absent */
 	struct ldcache cache;
 	int cache_loaded;
+	struct trust_memo *trusted; /* as root: directories below rootfd judged (base/trust.c) */
 };
 
 /* Read the driver facts under root.  Fails with "no NVIDIA driver found
