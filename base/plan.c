@@ -246,6 +246,26 @@ void plan_free(struct plan *p)
 	memset(p, 0, sizeof *p);
 }
 
+/* A path that may start with $LIBDIR or $LIBDIR32, which stay shell
+ * variables (the dry-run view defines them); the rest is quoted. */
+static void libdir_word(struct sbuf *b, const char *path)
+{
+	static const char *const vars[] = {LIBDIR32_VAR, LIBDIR_VAR};
+	for (size_t i = 0; i < COUNT_OF(vars); i++) {
+		size_t n = strlen(vars[i]);
+		if (!strncmp(path, vars[i], n) && (path[n] == '/' || !path[n])) {
+			if (!path[n]) { /* a directory name without blanks: bare, as typed */
+				sbuf_puts(b, vars[i]);
+				return;
+			}
+			sbuf_printf(b, "\"%s\"", vars[i]);
+			sbuf_shquote(b, path + n);
+			return;
+		}
+	}
+	sbuf_shquote(b, path);
+}
+
 /* Paths inside the root are printed relative to it, as after `cd $ROOT`.
  * "$LIBDIR/x" stays a shell variable (the dry-run view defines it). */
 static void rel(struct sbuf *b, const char *dst)
@@ -456,7 +476,7 @@ void op_describe(const struct op *op, struct sbuf *b)
 			size_t n = strcspn(s, ":");
 			_cleanup_free_ char *dir = xstrndup(s, n);
 			sbuf_puts(b, " ");
-			sbuf_shquote(b, dir);
+			libdir_word(b, dir);
 			s += n + (s[n] == ':');
 		}
 		break;

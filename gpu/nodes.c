@@ -117,8 +117,14 @@ static char *find_modprobe(const struct gpu_driver *drv)
 /* The shell form of one run: what --dry-run and --verbose print. */
 static char *describe_run(const struct gpu_driver *drv, const char *modprobe, const char *args)
 {
-	return *drv->rootpath ? xasprintf("chroot %s %s %s", drv->rootpath, modprobe, args)
-			      : xasprintf("%s %s", modprobe, args);
+	struct sbuf b = {0};
+	if (*drv->rootpath) { /* a path from the command line, in a root shell's line */
+		sbuf_puts(&b, "chroot ");
+		sbuf_shquote(&b, drv->rootpath);
+		sbuf_puts(&b, " ");
+	}
+	sbuf_printf(&b, "%s %s", modprobe, args);
+	return b.s;
 }
 
 /* Run "modprobe args" chrooted into the driver root; its exit status (or

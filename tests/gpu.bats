@@ -776,6 +776,23 @@ fds: 0 1 2"
 	assert_file_not_exists "$root/dev/nvidia-uvm"
 }
 
+@test "as root, the nvidia-modprobe line of --dry-run quotes a driver root whose name is shell code" {
+	skip_unless_root "nvidia-modprobe runs only as root; copying device nodes needs mknod"
+	local root=$BATS_TEST_TMPDIR/'drv $(touch "$GPURUN_CANARY") x'
+	cp -a "$FAKENOUVM" "$root"
+	export GPURUN_CANARY=$BATS_TEST_TMPDIR/canary
+	run --separate-stderr "$GPURUN" --driver-root "$root" --dry-run --gpus 0 "$GLIBC_TAR" true
+	assert_success
+	local line
+	line=$(grep '^chroot ' <<<"$output")
+	# The shell reads the line back as chroot, the root as one word, the program.
+	sh -c "set -- ${line%%   #*}; printf '%s\n' \"\$2\" \"\$3\"" >"$BATS_TEST_TMPDIR/words"
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/words")" "$root
+/usr/bin/nvidia-modprobe"
+	assert_file_not_exists "$GPURUN_CANARY"
+	assert_file_not_exists "$root/$MODPROBE_LOG"
+}
+
 @test "as root, /dev/nvidiactl and a GPU node gone after a driver reload are made again with nvidia-modprobe -c=MINOR" {
 	skip_unless_root "nvidia-modprobe runs only as root; copying device nodes needs mknod"
 	root=$(driver_copy "$FAKENOUVM")
