@@ -89,6 +89,8 @@ static void usage(FILE *out)
 		"      --platform OS/ARCH[/VARIANT]  the image of a multi-platform index to pull\n"
 		"      --tls-verify=false  the registry may be plain HTTP or have an unverified\n"
 		"                       certificate (also GPURUN_INSECURE_REGISTRIES=HOST[:PORT],...)\n"
+		"                       (a pull's time bounds: GPURUN_PULL_STALL_TIMEOUT, 30 s without\n"
+		"                       a byte; GPURUN_PULL_ANSWER_TIMEOUT, 120 s an answer)\n"
 		"      --dry-run        print the plan as shell commands; change nothing\n"
 		"      --verbose        print each step as it is done\n"
 		"  -h, --help           this text;  -V, --version  the version\n"
