@@ -249,6 +249,22 @@ hostile() {
 	assert_cache_consistent
 }
 
+@test "an image manifest of exactly 4 MiB is read, one byte more is refused, from every format" {
+	local f img
+	for f in oci oci.tar oci.tar.gz docker.tar; do
+		img=$BATS_TEST_TMPDIR/cap.$f
+		build_made_image "$img" "$f" --manifest-size $((4 << 20))
+		run --separate-stderr "$GPURUN" --gpus void "$img" echo ran
+		assert_success
+		assert_output ran
+		img=$BATS_TEST_TMPDIR/over.$f
+		build_made_image "$img" "$f" --manifest-size $(((4 << 20) + 1))
+		run --separate-stderr "$GPURUN" --gpus void "$img" true
+		assert_gpurun_error 125 "image $img: " " is larger than 4194304 bytes"
+	done
+	assert_cache_consistent
+}
+
 @test "a manifest with 1000 layers is refused above the cap of 128" {
 	hostile many-layers "layers (at most 128)"
 }

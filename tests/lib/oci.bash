@@ -43,14 +43,16 @@
 #   build_hostile_image KIND OUT [OPTION...]
 #       hostile_images.py KIND on top of the fixture docker.tar (kinds:
 #       `python3 hostile_images.py list`, options: its --help).
-#   build_made_image OUT FORMAT [--config-size BYTES] [LAYER...]
+#   build_made_image OUT FORMAT [--config-size BYTES] [--manifest-size BYTES] [LAYER...]
 #       an image written here without umoci or skopeo, to sizes a test
 #       picks: FORMAT oci (a layout directory), oci.tar, oci.tar.gz (the
 #       layout packed) or docker.tar (the legacy `docker save` layout, tag
 #       gpurun/made:latest).  Layer 1 is the busybox image's tar; each LAYER
 #       adds one gzip layer: zeros:PATH:BYTES (a file of zeros) or
 #       random:PATH:BYTES (incompressible).  The config (Cmd ["/bin/sh"]) is
-#       padded to exactly BYTES with a label when --config-size is given.
+#       padded to exactly BYTES with a label when --config-size is given;
+#       the manifest (OCI: the image manifest; docker.tar: manifest.json)
+#       likewise with --manifest-size (an annotation, or a Comment field).
 #       Needs common_images.
 #   oci_fixture NAME
 #       the shared, cached copy, as images.bash's fixture does it: built once
@@ -291,11 +293,13 @@ build_made_image() {
 	python3 - "$BUSYBOX_TAR" "$@" <<-'PY'
 		import gzip, hashlib, io, json, os, sys, tarfile
 		base, out, fmt, *args = sys.argv[1:]
-		config_size, specs = None, []
+		config_size, manifest_size, specs = None, None, []
 		while args:
 		    a = args.pop(0)
 		    if a == '--config-size':
 		        config_size = int(args.pop(0))
+		    elif a == '--manifest-size':
+		        manifest_size = int(args.pop(0))
 		    else:
 		        specs.append(a)
 		def sha(b):
@@ -331,8 +335,14 @@ build_made_image() {
 		        names.append(sha(blob) + '/layer.tar')
 		        members[names[-1]] = blob
 		    members[sha(cfg) + '.json'] = cfg
-		    members['manifest.json'] = json.dumps([{'Config': sha(cfg) + '.json',
-		        'RepoTags': ['gpurun/made:latest'], 'Layers': names}]).encode()
+		    def docker_manifest(pad):
+		        return json.dumps([{'Config': sha(cfg) + '.json', 'RepoTags': ['gpurun/made:latest'],
+		                            'Layers': names, 'Comment': 'p' * pad}]).encode()
+		    mraw = docker_manifest(0)
+		    if manifest_size is not None:
+		        mraw = docker_manifest(manifest_size - len(mraw))
+		        assert len(mraw) == manifest_size
+		    members['manifest.json'] = mraw
 		else:
 		    def desc(mt, b):
 		        members['blobs/sha256/' + sha(b)] = b
@@ -341,7 +351,13 @@ build_made_image() {
 		        'config': desc('application/vnd.oci.image.config.v1+json', cfg),
 		        'layers': [desc('application/vnd.oci.image.layer.v1.tar' + ('' if i == 0 else '+gzip'), b)
 		                   for i, (b, _) in enumerate(layers)]}
-		    m = desc('application/vnd.oci.image.manifest.v1+json', json.dumps(manifest).encode())
+		    manifest['annotations'] = {'pad': ''}
+		    mraw = json.dumps(manifest).encode()
+		    if manifest_size is not None:
+		        manifest['annotations']['pad'] = 'p' * (manifest_size - len(mraw))
+		        mraw = json.dumps(manifest).encode()
+		        assert len(mraw) == manifest_size
+		    m = desc('application/vnd.oci.image.manifest.v1+json', mraw)
 		    m['annotations'] = {'org.opencontainers.image.ref.name': 'latest'}
 		    members['index.json'] = json.dumps({'schemaVersion': 2, 'manifests': [m]}).encode()
 		    members['oci-layout'] = b'{"imageLayoutVersion":"1.0.0"}'
