@@ -1,0 +1,311 @@
+/* ns/rootbuild.c — steps 2 and 3 of a plan (ns/exec.c): the bind sources
+ * and cached layers opened as detached clones while the host is still in
+ * view, then the container's root built on a scratch tmpfs of the new
+ * mount namespace (the overlay of a directory image or of the cached
+ * layers, or the unpacked archive), and the image's $LIBDIR and $LIBDIR32. */
+#include "ns.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <sys/sysmacros.h>
+
+#include "../rootfs/rootfs.h"
+#include "exec.h"
+
+/* $LIBDIR of the tree at dirfd (the image's root, or its lower layer). */
+const char *image_libdir(int dirfd)
+{
+	_cleanup_fd_ int fd = open_in_root(dirfd, LIBDIR_MARKER, O_PATH);
+	return plan_libdir_for(fd >= 0);
+}
+
+/* $LIBDIR32 of the tree at dirfd (see base/plan.h for the rule). */
+const char *image_libdir32(int dirfd)
+{
+	struct stat a, b;
+	_cleanup_fd_ int marker = open_in_root(dirfd, LIBDIR_MARKER, O_PATH);
+	_cleanup_fd_ int lib32 = open_in_root(dirfd, LIBDIR32_OTHER, O_PATH | O_DIRECTORY);
+	_cleanup_fd_ int lib = open_in_root(dirfd, LIBDIR32_PLAIN, O_PATH | O_DIRECTORY);
+	_cleanup_fd_ int lib64 = open_in_root(dirfd, LIBDIR_OTHER, O_PATH | O_DIRECTORY);
+	int same = lib >= 0 && lib64 >= 0 && fstat(lib, &a) == 0 && fstat(lib64, &b) == 0 &&
+		   a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	return plan_libdir32_for(marker >= 0, lib32 >= 0, same);
+}
+
+/* Step 2: detached clones of every bind source, made while the host's
+ * paths are untouched. */
+/* A cached layer, cloned and made read-only before anything is mounted. */
+static int preopen_layers(struct op *op, struct gerr *err)
+{
+	op->layer_fds = xcalloc(op->layers.n, sizeof *op->layer_fds);
+	for (size_t i = 0; i < op->layers.n; i++) {
+		int fd = open_tree(AT_FDCWD, op->layers.v[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (fd < 0)
+			return gerr_set(err, errno, "layer %s", op->layers.v[i]);
+		op->layer_fds[i] = fd;
+		struct stat s;
+		if (fstat(fd, &s) < 0 || !S_ISDIR(s.st_mode))
+			return gerr_set(err, ENOTDIR, "layer %s", op->layers.v[i]);
+		if (set_attrs(fd, OPF_RO, 0, op->layers.v[i], err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The directory image P1 opened must be the tree P0 looked at: the path
+ * may have been swapped for a link to another tree (say an OCI layout,
+ * which P0 would have imported instead) in between. */
+static int same_image(int image_fd, int tree, const char *src, struct gerr *err)
+{
+	struct stat a, b;
+	if (image_fd < 0)
+		return 0;
+	if (fstat(image_fd, &a) < 0 || fstat(tree, &b) < 0)
+		return gerr_set(err, errno, "stat image %s", src);
+	if (a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+		return gerr_set(err, 0, "image %s changed since it was read", src);
+	return 0;
+}
+
+int preopen_sources(struct plan *p, int image_fd, struct gerr *err)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		struct op *op = &p->v[i];
+		if (op->kind == OP_ROOTFS && (op->flags & OPF_LAYERS)) {
+			/* --no-cache: the layers do not exist yet. */
+			if (!(op->flags & OPF_IMPORT) && preopen_layers(op, err) < 0)
+				return -1;
+			continue;
+		}
+		int dir_image = op->kind == OP_ROOTFS && (op->flags & OPF_DIR);
+		if (op->kind != OP_BIND && !dir_image)
+			continue;
+		const char *what = dir_image ? "image" : "bind source";
+		unsigned fl = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC;
+		if (dir_image || (op->flags & OPF_REC))
+			fl |= AT_RECURSIVE;
+		op->fd = open_tree(AT_FDCWD, op->src, fl);
+		if (op->fd < 0) {
+			if (errno == ENOENT && (op->flags & OPF_OPTIONAL)) {
+				op->skipped = 1;
+				continue;
+			}
+			return gerr_set(err, errno, "%s %s", what, op->src);
+		}
+		struct stat s;
+		if (fstat(op->fd, &s) < 0)
+			return gerr_set(err, errno, "stat %s", op->src);
+		if ((op->flags & OPF_DEVICE) && (!S_ISCHR(s.st_mode) || s.st_rdev != op->rdev))
+			return gerr_set(err, 0, "%s is not the character device %u:%u", op->src,
+					major(op->rdev), minor(op->rdev));
+		/* The plan says (and prints) whether it is a directory; a source
+		 * swapped since then is refused rather than mounted as a surprise. */
+		if ((op->flags & OPF_DIR) && !S_ISDIR(s.st_mode))
+			return gerr_set(err, ENOTDIR, "%s %s", what, op->src);
+		if (!(op->flags & OPF_DIR) && S_ISDIR(s.st_mode))
+			return gerr_set(err, EISDIR, "%s %s", what, op->src);
+		if (dir_image && same_image(image_fd, op->fd, op->src, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Unprivileged, a directory image's files belong to an unmapped uid, so
+ * the container's root may not create anything in, say, the image's /etc
+ * through the overlay - not even the mount point for /etc/resolv.conf.
+ * But an upper-layer directory is ours, and overlayfs gives a merged
+ * directory the attributes of its upper half.  So before mounting the
+ * overlay, mirror into the upper layer the deepest existing directory (with
+ * symlinks resolved inside the image) above every path the plan will
+ * create.  Best effort: a failure here shows up, with its path, later. */
+static void mirror_into_upper(int lowerfd, int upperfd, const char *dir)
+{
+	_cleanup_free_ char *d = xstrdup(dir);
+	int fd = -1;
+	for (;;) {
+		fd = open_in_root(lowerfd, d, O_PATH | O_DIRECTORY);
+		if (fd >= 0 || errno != ENOENT)
+			break;
+		char *slash = strrchr(d, '/');
+		if (!slash)
+			return;
+		*slash = '\0';
+	}
+	if (fd < 0)
+		return;
+	/* The resolved path, from the kernel's own record of the fd. */
+	char link[64], real[4096];
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, real, sizeof real - 1);
+	close(fd);
+	size_t pl = strlen(PLAN_LOWER);
+	if (n < (ssize_t)pl || strncmp(real, PLAN_LOWER, pl) != 0)
+		return;
+	real[n] = '\0';
+	_cleanup_fd_ int lcur = dup(lowerfd), ucur = dup(upperfd);
+	for (char *save = NULL, *c = strtok_r(real + pl, "/", &save); c && lcur >= 0 && ucur >= 0;
+	     c = strtok_r(NULL, "/", &save)) {
+		struct stat ls;
+		if (fstatat(lcur, c, &ls, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(ls.st_mode))
+			return;
+		if (mkdirat(ucur, c, ls.st_mode & 07777) < 0 && errno != EEXIST)
+			return;
+		int nl = openat(lcur, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int nu = openat(ucur, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(lcur);
+		close(ucur);
+		lcur = nl;
+		ucur = nu;
+	}
+}
+
+static void prepare_upper(const struct plan *p)
+{
+	_cleanup_fd_ int lowerfd = open(PLAN_LOWER, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_fd_ int upperfd = open(PLAN_UPPER, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (lowerfd < 0 || upperfd < 0)
+		return;
+	/* $LIBDIR, decided from the lower layer (the root is not mounted yet). */
+	const char *libdir = image_libdir(lowerfd), *libdir32 = image_libdir32(lowerfd);
+	/* Most ops share a parent (a dozen under /dev): mirror each once. */
+	struct strv done = {0};
+	for (size_t i = 0; i < p->n; i++) {
+		const struct op *op = &p->v[i];
+		if (!op->dst || op->kind == OP_ROOTFS || op->kind == OP_REMOUNT)
+			continue;
+		char buf[4096], buf32[4096];
+		const char *dst = plan_expand_libdir32(plan_expand_libdir(op->dst, libdir, buf, sizeof buf), libdir32,
+						       buf32, sizeof buf32);
+		_cleanup_free_ char *path = xstrdup(dst);
+		if (op->kind != OP_MKDIR) {
+			char *slash = strrchr(path, '/');
+			if (slash)
+				*slash = '\0';
+		}
+		const char *rel = path + strspn(path, "/");
+		int seen = 0;
+		for (size_t j = 0; j < done.n && !seen; j++)
+			seen = !strcmp(done.v[j], rel);
+		if (*rel && !seen) {
+			mirror_into_upper(lowerfd, upperfd, rel);
+			strv_add(&done, xstrdup(rel));
+		}
+	}
+	strv_free(&done);
+}
+
+/* The root: a scratch tmpfs that hides the host's /tmp in this namespace
+ * only, and in it either an overlay of the directory image (a tmpfs upper
+ * layer takes the run's writes) or the unpacked archive bound onto itself,
+ * since pivot_root needs the new root to be a mount point. */
+int do_rootfs(struct exec_state *st, struct op *op, struct gerr *err)
+{
+	const struct run_config *cfg = st->cfg;
+	{
+		_cleanup_fd_ int tmp = open(PLAN_SCRATCH, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (tmp < 0)
+			return gerr_set(err, errno, "open %s", PLAN_SCRATCH);
+		if (mount_fresh("tmpfs", "gpurun", PLAN_SCRATCH_DATA, PLAN_SCRATCH_FLAGS, tmp,
+				"the scratch tmpfs " PLAN_SCRATCH, err) < 0)
+			return -1;
+	}
+	if (mkdir(PLAN_ROOT, 0755) < 0)
+		return gerr_set(err, errno, "mkdir %s", PLAN_ROOT);
+	if (op->flags & OPF_IMPORT) {
+		/* The image's layers into a cache on the scratch tmpfs, read
+		 * through the fd P0 opened (the image may be under /tmp). */
+		struct cache c;
+		struct image img;
+		char path[64];
+		snprintf(path, sizeof path, "/proc/self/fd/%d", cfg->image_fd);
+		int r = cache_open_at(&c, PLAN_RUN_CACHE, 1, err);
+		c.keep_owner = cfg->keep_owner; /* root of a user namespace cannot chown */
+		if (r == 0)
+			r = image_prepare(path, op->src, op->image_sel, &c, IMAGE_QUIET, &img, err);
+		cache_close(&c);
+		if (r < 0)
+			return gerr_prefix(err, "--no-cache");
+		int same = img.layers.n == op->layers.n;
+		for (size_t i = 0; same && i < op->layers.n; i++)
+			same = !strcmp(img.layers.v[i], op->layers.v[i]);
+		image_free(&img);
+		if (!same)
+			return gerr_set(err, 0, "image %s changed since it was read", op->src);
+		if (preopen_layers(op, err) < 0)
+			return -1;
+	}
+	if (op->flags & OPF_LAYERS) {
+		static const char *const dirs[] = {PLAN_LAYERS, PLAN_UPPER, PLAN_WORK};
+		for (size_t i = 0; i < COUNT_OF(dirs); i++)
+			if (mkdir(dirs[i], 0755) < 0)
+				return gerr_set(err, errno, "mkdir %s", dirs[i]);
+		for (size_t i = 0; i < op->layers.n; i++) {
+			char at[64];
+			snprintf(at, sizeof at, PLAN_LAYERS "/%zu", i);
+			if (mkdir(at, 0755) < 0)
+				return gerr_set(err, errno, "mkdir %s", at);
+			if (move_mount(op->layer_fds[i], "", AT_FDCWD, at, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+				return gerr_set(err, errno, "bind layer %s", op->layers.v[i]);
+			close(op->layer_fds[i]);
+			op->layer_fds[i] = -1;
+		}
+		/* mount(2), not fsconfig: the lowerdir list of a many-layer
+		 * image is longer than fsconfig's 256-byte strings. */
+		struct sbuf data = {0};
+		op_mount_data(op, &data);
+		int r = mount("overlay", PLAN_ROOT, "overlay", op_mount_msflags(op->flags), data.s);
+		sbuf_free(&data);
+		if (r < 0)
+			return gerr_set(err, errno, "mount the overlay of the layers of %s", op->src);
+	} else if (op->flags & OPF_DIR) {
+		static const char *const dirs[] = {PLAN_LOWER, PLAN_UPPER, PLAN_WORK};
+		for (size_t i = 0; i < COUNT_OF(dirs); i++)
+			if (mkdir(dirs[i], 0755) < 0)
+				return gerr_set(err, errno, "mkdir %s", dirs[i]);
+		if (move_mount(op->fd, "", AT_FDCWD, PLAN_LOWER, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			return gerr_set(err, errno, "bind image %s", op->src);
+		close(op->fd);
+		op->fd = -1;
+		if (cfg->unprivileged)
+			prepare_upper(cfg->plan);
+		_cleanup_fd_ int root = open(PLAN_ROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (root < 0)
+			return gerr_set(err, errno, "open %s", PLAN_ROOT);
+		if (mount_op(op, "overlay", root, "the overlay of the image", err) < 0) {
+			gerr_prefix(err, "image %s", op->src);
+			return gerr_hint(err, "overlayfs with a tmpfs upper layer needs Linux >= 6.6 in a "
+					      "user namespace; run as root or use a tar image");
+		}
+	} else {
+		_cleanup_fd_ int dfd = open(PLAN_ROOT, O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0)
+			return gerr_set(err, errno, "open %s", PLAN_ROOT);
+		struct unpack_stats us = {0};
+		unsigned how = (op->flags & OPF_KEEP_OWNER) ? UNPACK_KEEP_OWNER : UNPACK_CLEAR_SUID;
+		int r = rootfs_unpack_finish(st->unpack, cfg->image, dfd, how, &us, err);
+		st->unpack = NULL;
+		if (r < 0)
+			return -1;
+		if (us.devices_skipped)
+			warnx_("image %s: %zu device, fifo or socket entries not created", cfg->image,
+			       us.devices_skipped);
+		_cleanup_fd_ int tree = open_tree(AT_FDCWD, PLAN_ROOT, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (tree < 0)
+			return gerr_set(err, errno, "bind %s", PLAN_ROOT);
+		if (set_attrs(tree, op->flags, 0, "the root", err) < 0)
+			return -1;
+		if (move_mount(tree, "", AT_FDCWD, PLAN_ROOT, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			return gerr_set(err, errno, "bind %s onto itself", PLAN_ROOT);
+	}
+	st->rootfd = open(PLAN_ROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (st->rootfd < 0)
+		return gerr_set(err, errno, "open %s", PLAN_ROOT);
+	return 0;
+}
