@@ -252,98 +252,23 @@ static void check_values(const struct cli *c, struct run_config *cfg)
 		die(GPURUN_EXIT_FAIL, "--workdir '%s': must be an absolute path", c->workdir);
 }
 
-/* The image, before any namespace work, so that a bad image fails fast
- * with a plain message: a root file system directory (overlaid, never
- * modified); with --no-cache a root file system archive, opened and sniffed
- * here and unpacked into the run's tmpfs; anything else through the cache
- * (rootfs/image.c), which leaves cfg->layered set. */
+/* The image, before any namespace work (rootfs/open.c): a bad image fails
+ * here, in one line. */
 static void open_image(const struct cli *c, struct run_config *cfg, const char *arg, struct cache *cache,
 		       struct image *img)
 {
-	struct stat st;
 	struct gerr err = {0};
-	unsigned flags = (c->dry_run ? IMAGE_DRY_RUN : 0) | (c->quiet ? IMAGE_QUIET : 0);
-	if (!strncmp(arg, REGISTRY_PREFIX, strlen(REGISTRY_PREFIX))) {
-		struct pull_opts po = {.platform = c->platform, .insecure = c->insecure, .verbose = c->verbose};
-		if (c->no_cache)
-			die(GPURUN_EXIT_FAIL, "image %s: --no-cache cannot be used with a registry image", arg);
-		if (cache_open(cache, !c->dry_run, &err) < 0 && !(c->dry_run && err.errnum == ENOENT))
-			gerr_die(&err);
-		gerr_clear(&err);
-		if (registry_prepare(arg, &po, cache, flags, img, &err) < 0)
-			gerr_die(&err);
-		cfg->image = img->source;
-		cfg->layered = img;
-		return;
-	}
-	if (c->platform)
-		die(GPURUN_EXIT_FAIL, "--platform is for registry images (docker://...)");
-	_cleanup_free_ char *path = xstrdup(arg);
-	char *sel = NULL;
-	/* IMAGE@NAME:TAG, unless a file is really called that. */
-	if (stat(path, &st) < 0 && (sel = strrchr(path, '@')) && sel != path) {
-		*sel++ = '\0';
-		if (!*sel)
-			die(GPURUN_EXIT_FAIL, "image %s: empty NAME:TAG after '@'", arg);
-	} else {
-		sel = NULL;
-	}
-	if (stat(path, &st) < 0)
-		die(GPURUN_EXIT_FAIL, "image %s: %s", path, strerror(errno));
-	/* A directory is resolved once: whether it is a layout, its absolute
-	 * name and the tree P1 overlays all come from this one fd (P1 checks
-	 * the tree it opens against it), so a path swapped meanwhile for a
-	 * link to another tree cannot mix two of them. */
-	int dfd = S_ISDIR(st.st_mode) ? open(path, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
-	if (S_ISDIR(st.st_mode) && dfd < 0)
-		die(GPURUN_EXIT_FAIL, "image %s: %s", path, strerror(errno));
-	char fdpath[64];
-	snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", dfd);
-	if (dfd >= 0 && !image_is_layout_dir(fdpath)) {
-		if (sel)
-			die(GPURUN_EXIT_FAIL, "image %s: a root file system directory holds one image; drop @%s", path, sel);
-		char *abs = realpath(fdpath, NULL);
-		if (!abs || faccessat(dfd, "", R_OK | X_OK, AT_EMPTY_PATH) < 0)
-			die(GPURUN_EXIT_FAIL, "image %s: %s", path, strerror(errno));
-		cfg->image_fd = dfd;
-		cfg->image = abs;
-		cfg->image_is_dir = 1;
-		return;
-	}
-	if (dfd >= 0)
-		close(dfd);
-	if (c->no_cache) {
-		cfg->image = xstrdup(path);
-		cfg->image_fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-		if (cfg->image_fd < 0)
-			die(GPURUN_EXIT_FAIL, "image %s: %s", path, strerror(errno));
-		int kind = S_ISDIR(st.st_mode) ? PROBE_IMAGE : rootfs_probe(cfg->image_fd, path, &err);
-		if (kind < 0)
-			gerr_die(&err);
-		if (kind == PROBE_FLAT) {
-			if (sel)
-				die(GPURUN_EXIT_FAIL, "image %s: a root file system archive holds one image; drop @%s",
-				    path, sel);
-			return;
-		}
-		/* A layered image: read its manifest and config now, unpack its
-		 * layers in the run, into a cache on the run's tmpfs. */
-		cache->root = xstrdup(PLAN_RUN_CACHE); /* named, never opened: the host's /tmp is not it */
-		if (image_prepare(path, NULL, sel, cache, flags | IMAGE_DRY_RUN, img, &err) < 0)
-			gerr_die(&err);
-		cfg->layered = img;
-		cfg->import_run = 1;
-		cfg->import_sel = sel ? xstrdup(sel) : NULL;
-		return;
-	}
-	/* A dry run writes nothing, not even an empty cache. */
-	if (cache_open(cache, !c->dry_run, &err) < 0 && !(c->dry_run && err.errnum == ENOENT))
+	struct image_open_opts o = {.platform = c->platform, .insecure = c->insecure, .verbose = c->verbose,
+				    .dry_run = c->dry_run, .quiet = c->quiet, .no_cache = c->no_cache};
+	struct opened_image oi;
+	if (image_open(arg, &o, cache, img, &oi, &err) < 0)
 		gerr_die(&err);
-	gerr_clear(&err);
-	if (image_prepare(path, NULL, sel, cache, flags, img, &err) < 0)
-		gerr_die(&err);
-	cfg->image = img->source;
-	cfg->layered = img;
+	cfg->image = oi.image;
+	cfg->image_fd = oi.fd;
+	cfg->image_is_dir = oi.is_dir;
+	cfg->layered = oi.layered;
+	cfg->import_run = oi.import_run;
+	cfg->import_sel = oi.import_sel;
 }
 
 /* argv_join(a, b): a then b, as one NULL-terminated list. */
@@ -485,7 +410,6 @@ static int run_main(int argc, char **argv, const char *driver_root)
 	return code;
 }
 
-/* The options of `info` and `list`: "--opt VALUE" or "--opt=VALUE". */
 /* A verb's bad argument: the line (arguments shown, never sent raw to the
  * terminal), then its usage; the status to exit with. */
 __attribute__((format(printf, 2, 3))) static int usage_fail(const char *use, const char *fmt, ...)
@@ -500,6 +424,7 @@ __attribute__((format(printf, 2, 3))) static int usage_fail(const char *use, con
 	return GPURUN_EXIT_FAIL;
 }
 
+/* The options of `info` and `list`: "--opt VALUE" or "--opt=VALUE". */
 static int opt_value(int argc, char **argv, int *i, const char *name, const char **out)
 {
 	size_t n = strlen(name);
@@ -648,8 +573,6 @@ static int gpu_verb(int argc, char **argv, int list)
 	return 0;
 }
 
-/* `gpurun doctor`: one verdict per thing users hit most, each saying what
- * to change; exit 1 when any check failed (gpurun itself did not). */
 /* `gpurun cdi generate|list`. */
 static int cdi_verb(int argc, char **argv)
 {
@@ -692,6 +615,8 @@ static int cdi_verb(int argc, char **argv)
 	return 0;
 }
 
+/* `gpurun doctor`: one verdict per thing users hit most, each saying what
+ * to change; exit 1 when any check failed (gpurun itself did not). */
 static int doctor_verb(int argc, char **argv)
 {
 	static const char use[] = "usage: gpurun doctor [--driver-root DIR]\n";
