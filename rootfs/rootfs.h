@@ -158,6 +158,23 @@ struct pull_opts {
 int registry_prepare(const char *ref, const struct pull_opts *o, struct cache *c, unsigned flags,
 		     struct image *img, struct gerr *err);
 
+/* IMAGE as the command line gives it (rootfs/open.c). */
+struct image_open_opts {
+	const char *platform; /* --platform: only for a registry image */
+	int insecure, verbose, dry_run, quiet, no_cache;
+};
+struct opened_image {
+	const char *image;           /* for the plan and messages; absolute for a directory */
+	int fd;                      /* a directory's tree, or the archive with --no-cache; else -1 */
+	int is_dir;                  /* a root file system directory */
+	const struct image *layered; /* img, when the layers make the root */
+	int import_run;              /* --no-cache with a layered image: unpacked in the run, */
+	char *import_sel;            /* ... picking this NAME:TAG (NULL: the only one) */
+};
+/* Open what arg names, into out (and img, cache when it is layered). */
+int image_open(const char *arg, const struct image_open_opts *o, struct cache *cache, struct image *img,
+	       struct opened_image *out, struct gerr *err);
+
 /* `gpurun cache ls|rm|prune`: print or change the cache; 0 or -1 with err. */
 int cache_list(struct cache *c, struct gerr *err);
 int cache_remove(struct cache *c, const char *what, struct gerr *err);
