@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Pulling from a registry (rootfs/registry.c): `gpurun docker://REF` and
+# Pulling from a registry (rootfs/reg*.c): `gpurun docker://REF` and
 # `gpurun pull REF`, against a real registry server (Debian's
 # docker-registry) on 127.0.0.1 behind a throw-away TLS certificate: one
 # instance with htpasswd basic auth (B), one with token auth (T, with the
