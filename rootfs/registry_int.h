@@ -6,6 +6,7 @@
  *                 perform) and its bounds (mono_now, blob_allowance,
  *                 limit_error), the retries (transient, backoff), and
  *                 insecure_listed
+ *   regauth.c     authenticate, find_credentials, creds_hint
  * Each of those files uses only the ones listed before it, so that calls
  * go one way.  Apart from rootfs_int.h because it brings in libcurl's
  * header, which no other file of rootfs/, fuzz target or unit test needs. */
@@ -120,5 +121,11 @@ CURLcode perform(struct reg *r, struct sink *s, const char *url, const char *acc
 int insecure_listed(const char *host);
 int limit_error(const struct reg *r, const struct sink *s, const char *what, const char *who, int retried,
 		struct gerr *err);
+
+/* ---- regauth.c ------------------------------------------------------------ */
+
+int creds_hint(const struct reg *r, struct gerr *err);
+int authenticate(struct reg *r, CURL *h, const struct resp *rs, unsigned gen_seen, struct gerr *err);
+int find_credentials(struct reg *r, struct gerr *err);
 
 #endif
