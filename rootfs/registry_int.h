@@ -7,6 +7,7 @@
  *                 limit_error), the retries (transient, backoff), and
  *                 insecure_listed
  *   regauth.c     authenticate, find_credentials, creds_hint
+ *   regget.c      reg_get, and struct doc: fetch_doc, doc_free
  * Each of those files uses only the ones listed before it, so that calls
  * go one way.  Apart from rootfs_int.h because it brings in libcurl's
  * header, which no other file of rootfs/, fuzz target or unit test needs. */
@@ -127,5 +128,20 @@ int limit_error(const struct reg *r, const struct sink *s, const char *what, con
 int creds_hint(const struct reg *r, struct gerr *err);
 int authenticate(struct reg *r, CURL *h, const struct resp *rs, unsigned gen_seen, struct gerr *err);
 int find_credentials(struct reg *r, struct gerr *err);
+
+/* ---- regget.c ------------------------------------------------------------- */
+
+int reg_get(struct reg *r, struct sink *s, const char *path, const char *accept, const char *what,
+	    struct gerr *err);
+
+struct doc {
+	struct sbuf body;
+	char hex[DIGEST_HEX_LEN + 1];
+	char mt[256];
+	json_t *j;
+};
+void doc_free(struct doc *d);
+int fetch_doc(struct reg *r, CURL *h, const char *path, const char *accept, const char *what,
+	      const char *want_hex, struct doc *d, struct gerr *err);
 
 #endif
