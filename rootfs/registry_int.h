@@ -8,6 +8,7 @@
  *                 insecure_listed
  *   regauth.c     authenticate, find_credentials, creds_hint
  *   regget.c      reg_get, and struct doc: fetch_doc, doc_free
+ *   regresolve.c  resolve, host_platform, platform_str
  * Each of those files uses only the ones listed before it, so that calls
  * go one way.  Apart from rootfs_int.h because it brings in libcurl's
  * header, which no other file of rootfs/, fuzz target or unit test needs. */
@@ -143,5 +144,11 @@ struct doc {
 void doc_free(struct doc *d);
 int fetch_doc(struct reg *r, CURL *h, const char *path, const char *accept, const char *what,
 	      const char *want_hex, struct doc *d, struct gerr *err);
+
+/* ---- regresolve.c --------------------------------------------------------- */
+
+int host_platform(struct platform *pf);
+void platform_str(const struct platform *pf, char *out, size_t cap);
+int resolve(struct reg *r, CURL *h, const struct platform *pf, struct doc *man, struct gerr *err);
 
 #endif
