@@ -9,6 +9,8 @@
  *   regauth.c     authenticate, find_credentials, creds_hint
  *   regget.c      reg_get, and struct doc: fetch_doc, doc_free
  *   regresolve.c  resolve, host_platform, platform_str
+ *   regpool.c     struct job, struct pool: pool_start, pool_finish,
+ *                 blob_attach
  * Each of those files uses only the ones listed before it, so that calls
  * go one way.  Apart from rootfs_int.h because it brings in libcurl's
  * header, which no other file of rootfs/, fuzz target or unit test needs. */
@@ -150,5 +152,40 @@ int fetch_doc(struct reg *r, CURL *h, const char *path, const char *accept, cons
 int host_platform(struct platform *pf);
 void platform_str(const struct platform *pf, char *out, size_t cap);
 int resolve(struct reg *r, CURL *h, const struct platform *pf, struct doc *man, struct gerr *err);
+
+/* ---- regpool.c ------------------------------------------------------------ */
+
+/* Each layer blob is fetched into a file of the scratch layout by one of
+ * PULL_PARALLEL threads, hashed as it arrives, while image_prepare()
+ * unpacks the layers in order from those same files as they grow (struct
+ * blob_follow): the unpacker waits at the end of what has arrived, and a
+ * blob's real end comes only once its digest has been checked. */
+struct job {
+	char hex[DIGEST_HEX_LEN + 1];
+	unsigned long long size;
+	unsigned long long got;   /* atomic: bytes in the file */
+	int done;                 /* atomic: 1 fetched and verified, -1 failed */
+	struct timespec start;
+	struct pool *pool;
+};
+
+struct pool {
+	struct reg *r;
+	int blobdir;
+	struct job *jobs;
+	size_t n, next;           /* next: atomic */
+	int failed;               /* atomic: a layer failed (err says how) */
+	int cancel;               /* atomic: the unpack failed, stop fetching */
+	int finished;             /* atomic: for the display thread */
+	pthread_mutex_t lock;
+	struct gerr err;          /* the first failure */
+	pthread_t th[PULL_PARALLEL], display;
+	size_t nth;
+	int show;
+	struct timespec start;
+};
+int blob_attach(void *ctx, const char *member, struct fd_source *in);
+int pool_start(struct pool *p, struct gerr *err);
+void pool_finish(struct pool *p, int cancel);
 
 #endif
