@@ -1,9 +1,10 @@
 /* gpu/cdi.h — the Container Device Interface (CDI) as gpurun offers it:
  * parsing spec files (the format docker 25+, podman and Kubernetes read
- * from /etc/cdi and /var/run/cdi), resolving `--device vendor.com/class=name`
- * against them and turning the chosen devices' container edits into plan
- * ops (gpu/cdi.c), and writing a spec for this host's NVIDIA driver the
- * way `nvidia-ctk cdi generate` does (gpu/cdigen.c).
+ * from /etc/cdi and /var/run/cdi; gpu/cdiparse.c), resolving
+ * `--device vendor.com/class=name` against them and turning the chosen
+ * devices' container edits into plan ops (gpu/cdi.c), and writing a spec for
+ * this host's NVIDIA driver the way `nvidia-ctk cdi generate` does
+ * (gpu/cdigen.c).
  *
  * Kept apart from gpu/gpu.h so that GPU injection by --gpus and CDI stay
  * two separate ways in: a launch uses one or the other (gpurun.c refuses
