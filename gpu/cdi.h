@@ -1,10 +1,17 @@
 /* gpu/cdi.h — the Container Device Interface (CDI) as gpurun offers it:
- * parsing spec files (the format docker 25+, podman and Kubernetes read
- * from /etc/cdi and /var/run/cdi; gpu/cdiparse.c), resolving
- * `--device vendor.com/class=name` against them and turning the chosen
- * devices' container edits into plan ops (gpu/cdi.c), and writing a spec for
- * this host's NVIDIA driver the way `nvidia-ctk cdi generate` does
- * (gpu/cdigen.c).
+ * spec files (the format docker 25+, podman and Kubernetes read from
+ * /etc/cdi and /var/run/cdi) parsed, found, applied as plan ops, and
+ * written for this host's NVIDIA driver.  By the file that defines it:
+ *   cdiparse.c  the spec as parsed (struct cdi_spec, cdi_device,
+ *               cdi_edits, cdi_node, cdi_mount, cdi_hook), cdi_parse,
+ *               cdi_spec_free, cdi_split_name; the caps it enforces
+ *               (CDI_MAX_FILE, CDI_MAX_ITEMS, CDI_MAX_STRING)
+ *   cdidirs.c   cdi_spec_dirs (CDI_DEFAULT_DIRS) and cdi_list (CDI_MAX_FILES)
+ *   cdi.c       cdi_configure: resolving `--device vendor.com/class=name`
+ *               and turning the chosen devices' container edits into plan
+ *               ops (struct cdi_result, cdi_result_free)
+ *   cdigen.c    cdi_generate: a spec the way `nvidia-ctk cdi generate`
+ *               writes it (struct cdi_gen_opts)
  *
  * Kept apart from gpu/gpu.h so that GPU injection by --gpus and CDI stay
  * two separate ways in: a launch uses one or the other (gpurun.c refuses
@@ -24,6 +31,8 @@
 #define CDI_MAX_STRING 4096       /* bytes of one string */
 #define CDI_MAX_FILES 256         /* spec files read per directory */
 #define CDI_DEFAULT_DIRS "/etc/cdi:/var/run/cdi"
+
+/* ---- cdiparse.c ------------------------------------------------------------ */
 
 struct cdi_node {
 	char *path;      /* in the container */
@@ -80,9 +89,18 @@ void cdi_spec_free(struct cdi_spec *spec);
 /* "vendor.com/class=name" -> 0 with the two parts checked, else -1. */
 int cdi_split_name(const char *qualified, char *kind, size_t kcap, const char **name);
 
+/* ---- cdidirs.c ------------------------------------------------------------- */
+
 /* The spec directories, lowest priority first: dirs given (--cdi-spec-dir),
  * else GPURUN_CDI_SPEC_DIRS (':' list), else CDI_DEFAULT_DIRS. */
 void cdi_spec_dirs(char *const *given, size_t ngiven, struct strv *out);
+
+/* `gpurun cdi list`: every fully-qualified device name in the spec dirs, one
+ * a line, with a warning per broken spec; -1 with err when, run as root, a
+ * spec directory or spec is not root's alone. */
+int cdi_list(const struct strv *dirs, struct gerr *err);
+
+/* ---- cdi.c ----------------------------------------------------------------- */
 
 struct cdi_result {
 	struct strv env;      /* "K=V" for the container, in spec order */
@@ -101,10 +119,7 @@ int cdi_configure(struct plan *p, char *const *devices, size_t ndevices, const s
 		  struct cdi_result *res, struct gerr *err);
 void cdi_result_free(struct cdi_result *res);
 
-/* `gpurun cdi list`: every fully-qualified device name in the spec dirs, one
- * a line, with a warning per broken spec; -1 with err when, run as root, a
- * spec directory or spec is not root's alone. */
-int cdi_list(const struct strv *dirs, struct gerr *err);
+/* ---- cdigen.c -------------------------------------------------------------- */
 
 /* `gpurun cdi generate`: a spec for the NVIDIA driver under driver_root
  * (NULL: GPURUN_DRIVER_ROOT, else "/"), written as YAML or JSON to output
