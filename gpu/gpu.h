@@ -1,8 +1,15 @@
-/* gpu/gpu.h — what gpu/ offers the rest of gpurun: NVIDIA driver discovery
- * under a driver root, GPU selection, requirement checks, and the plan ops
- * that inject the selected GPUs into a container (what
- * `nvidia-container-cli configure` does).  gpu/ never mounts anything
- * itself: it appends ops to the plan (ns/plan.h). */
+/* gpu/gpu.h — what gpu/ offers the rest of gpurun for GPUs by --gpus (CDI
+ * is gpu/cdi.h), by the file that defines it:
+ *   inject.c  gpu_configure (struct gpu_opts, struct gpu_result): NVIDIA
+ *             driver discovery under a driver root, GPU selection,
+ *             requirement checks, and the plan ops that inject the
+ *             selected GPUs into a container (what
+ *             `nvidia-container-cli configure` does)
+ *   info.c    gpu_info and gpu_list (struct gpu_query): `gpurun info` and
+ *             `gpurun list`
+ *   doctor.c  gpu_doctor: `gpurun doctor`'s driver checks
+ * gpu/ never mounts anything itself: it appends ops to the plan
+ * (base/plan.h). */
 #ifndef GPURUN_GPU_H
 #define GPURUN_GPU_H
 

@@ -1,20 +1,28 @@
-/* gpu/internal.h — shared between the files of gpu/ (and the fuzz targets,
- * which drive the parsers directly).  Nothing here is for the rest of
- * gpurun: that is gpu/gpu.h.
+/* gpu/internal.h — what the files of gpu/ share among themselves (and with
+ * the fuzz targets and unit tests, which drive the parsers directly),
+ * grouped below by the file that defines it.  Nothing here is for the rest
+ * of gpurun: that is gpu/gpu.h (and gpu/cdi.h for CDI).
  *
- * The pieces, in the order a launch uses them:
+ * The pieces, in the order a launch uses them, each with its section here:
  *   ldcache.c   the driver root's /etc/ld.so.cache, parsed natively
  *   procfs.c    the text formats of /proc/driver/nvidia and /proc/devices
  *   discover.c  driver root -> driver version, GPU table, majors, file lists
+ *               (and the types of that table: the GPUs, MIG devices)
+ *   models.c    a GPU's brand and architecture, from its model name
  *   caps.c      driver capabilities -> what gets injected
  *   select.c    --gpus / NVIDIA_VISIBLE_DEVICES -> which GPUs
  *   require.c   NVIDIA_REQUIRE_* constraints
- *   mig.c       MIG instances, IMEX channels and their selection
  *   helper.c    the confined child processes that load a driver library
  *   cudaver.c   the CUDA driver version, from libcuda in such a child
  *   nvmlmig.c   MIG UUIDs, from the driver root's NVML in a chrooted child
+ *   files.c     the set of host objects one launch injects (struct inj_set)
+ *   mig.c       MIG devices, IMEX channels, their selection, what they bring
+ *   nodes.c     missing device nodes, made by the driver's nvidia-modprobe
  *   inject.c    gpu_configure(): all of the above -> plan ops
- *   info.c      the `info` and `list` verbs */
+ * Files with nothing here: info.c (the `info` and `list` verbs) and
+ * doctor.c (`gpurun doctor`'s driver checks), declared in gpu.h; the CDI
+ * files cdiparse.c, cdidirs.c and cdi.c (cdi.h, cdi_int.h), and cdigen.c,
+ * which uses discovery, files.c and mig.c from here. */
 #ifndef GPURUN_GPU_INTERNAL_H
 #define GPURUN_GPU_INTERNAL_H
 
@@ -277,24 +285,6 @@ void gpu_request_free(struct gpu_request *rq);
 /* 1 when a device item names a MIG device (<gpu>:<mig>, MIG-...). */
 int gpu_item_is_mig(const char *item);
 
-/* ---- mig.c -------------------------------------------------------------- */
-
-/* The MIG table and the nvidia-caps majors (gpu_select calls it once). */
-int mig_discover(struct gpu_driver *drv, struct gerr *err);
-/* What selects besides GPUs: the container's NVIDIA_MIG_CONFIG_DEVICES,
- * NVIDIA_MIG_MONITOR_DEVICES and NVIDIA_IMEX_CHANNELS (NULL: unset). */
-struct sel_extras {
-	const char *mig_config, *mig_monitor, *imex;
-};
-/* Check their syntax (before the driver is read): 0, or -1 with err. */
-int sel_extras_check(const struct sel_extras *x, struct gerr *err);
-/* gpu_request_resolve, then the MIG items of rq (a MIG device selects its
- * parent GPU too), `all`'s MIG devices, and the extras (x may be NULL:
- * none, or those already in sel when keep is set). */
-int gpu_select(const struct gpu_request *rq, struct gpu_driver *drv, const char *what,
-	       const char *where, const struct sel_extras *x, int keep, struct gpu_selection *sel,
-	       struct gerr *err);
-
 /* ---- require.c ---------------------------------------------------------- */
 
 /* The facts a requirement is checked against; NULL = unknown, which
@@ -367,7 +357,7 @@ int cuda_driver_version(struct gpu_driver *drv, char *out, size_t cap, struct ge
  * naming what failed. */
 int nvml_mig_uuids(struct gpu_driver *drv, struct gerr *err);
 
-/* ---- inject.c ----------------------------------------------------------- */
+/* ---- files.c ------------------------------------------------------------ */
 
 struct inj_dev {
 	char *dst;  /* "/dev/nvidia0": the path in the driver root and in the container */
@@ -400,21 +390,39 @@ struct inj_set {
 
 int inj_collect(struct gpu_driver *drv, const struct gpu_selection *sel, unsigned inj,
 		struct inj_set *set, struct gerr *err);
-/* mig.c: inj_collect, then the MIG capability nodes and files and the
- * IMEX channels of sel (after gpu_select).  A node the selection needs
- * that is missing is an error naming the fix. */
-int inj_collect_all(struct gpu_driver *drv, const struct gpu_selection *sel, unsigned inj,
-		    struct inj_set *set, struct gerr *err);
-/* files.c: as root, every device node, directory and file of set that a
- * launch binds from the driver root, judged by drv_trust (the IPC sockets
+/* As root, every device node, directory and file of set that a launch
+ * binds from the driver root, judged by drv_trust (the IPC sockets
  * excepted): 0, or -1 with err naming the first one someone else could
  * change.  Not as root: 0. */
 int inj_trust(const struct gpu_driver *drv, const struct inj_set *s, struct gerr *err);
-/* files.c: append a device node / a file to set (used by mig.c too). */
+/* Append a device node / a file to set (used by mig.c too). */
 void inj_add_dev(struct inj_set *s, const char *path, unsigned maj, unsigned min,
 		 const struct gpu_dev *gpu, const char *why);
 void inj_add_file(struct inj_file **v, size_t *n, char *src, char *dst);
 void inj_free(struct inj_set *set);
+
+/* ---- mig.c -------------------------------------------------------------- */
+
+/* The MIG table and the nvidia-caps majors (gpu_select calls it once). */
+int mig_discover(struct gpu_driver *drv, struct gerr *err);
+/* What selects besides GPUs: the container's NVIDIA_MIG_CONFIG_DEVICES,
+ * NVIDIA_MIG_MONITOR_DEVICES and NVIDIA_IMEX_CHANNELS (NULL: unset). */
+struct sel_extras {
+	const char *mig_config, *mig_monitor, *imex;
+};
+/* Check their syntax (before the driver is read): 0, or -1 with err. */
+int sel_extras_check(const struct sel_extras *x, struct gerr *err);
+/* gpu_request_resolve, then the MIG items of rq (a MIG device selects its
+ * parent GPU too), `all`'s MIG devices, and the extras (x may be NULL:
+ * none, or those already in sel when keep is set). */
+int gpu_select(const struct gpu_request *rq, struct gpu_driver *drv, const char *what,
+	       const char *where, const struct sel_extras *x, int keep, struct gpu_selection *sel,
+	       struct gerr *err);
+/* inj_collect (files.c), then the MIG capability nodes and files and the
+ * IMEX channels of sel (after gpu_select).  A node the selection needs
+ * that is missing is an error naming the fix. */
+int inj_collect_all(struct gpu_driver *drv, const struct gpu_selection *sel, unsigned inj,
+		    struct inj_set *set, struct gerr *err);
 
 /* ---- nodes.c ------------------------------------------------------------ */
 
@@ -428,6 +436,8 @@ void inj_free(struct inj_set *set);
 int nodes_ensure(struct gpu_driver *drv, const char *root, const struct gpu_request *rq,
 		 const char *what, struct gpu_selection *sel, unsigned inj, int dry_run, int verbose,
 		 struct strv *host_steps, struct gerr *err);
+
+/* ---- inject.c ----------------------------------------------------------- */
 
 /* Driver root from --driver-root, else GPURUN_DRIVER_ROOT, else "/". */
 const char *gpu_default_root(const char *opt);
