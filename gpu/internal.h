@@ -17,6 +17,7 @@
  *   nvmlmig.c   MIG UUIDs, from the driver root's NVML in a chrooted child
  *   files.c     the set of host objects one launch injects (struct inj_set)
  *   mig.c       MIG devices, IMEX channels, their selection, what they bring
+ *   devices.c   GPUs and MIG together: gpu_select(), inj_collect_all()
  *   nodes.c     missing device nodes, made by the driver's nvidia-modprobe
  *   inject.c    gpu_configure(): all of the above -> plan ops
  * Files with nothing here: info.c (the `info` and `list` verbs) and
@@ -412,15 +413,34 @@ struct sel_extras {
 };
 /* Check their syntax (before the driver is read): 0, or -1 with err. */
 int sel_extras_check(const struct sel_extras *x, struct gerr *err);
+/* NVIDIA_MIG_CONFIG_DEVICES or NVIDIA_MIG_MONITOR_DEVICES (what names it):
+ * *out 1 for "all", 0 unset or empty; -1 with err for anything else, or
+ * "all" when not root. */
+int parse_mig_all(const char *v, const char *what, int *out, struct gerr *err);
+/* NVIDIA_IMEX_CHANNELS: the channel numbers into ch (IMEX_MAX of them),
+ * *n of them; 0, or -1 with err. */
+int parse_imex(const char *v, unsigned *ch, size_t *n, struct gerr *err);
+/* The position in drv->migs of the MIG device an item names ("1:0",
+ * "MIG-GPU-<uuid>/2/0", "MIG-<uuid>", which asks NVML), or -1 with err. */
+long match_mig(const char *item, struct gpu_driver *drv, const char *what,
+	       const char *where, struct gerr *err);
+/* The MIG capability nodes and files and the IMEX channels of sel, added
+ * to s.  A node the selection needs that is missing is an error naming
+ * the fix. */
+int mig_collect(const struct gpu_driver *drv, const struct gpu_selection *sel, struct inj_set *s,
+		struct gerr *err);
+
+/* ---- devices.c ---------------------------------------------------------- */
+
 /* gpu_request_resolve, then the MIG items of rq (a MIG device selects its
  * parent GPU too), `all`'s MIG devices, and the extras (x may be NULL:
  * none, or those already in sel when keep is set). */
 int gpu_select(const struct gpu_request *rq, struct gpu_driver *drv, const char *what,
 	       const char *where, const struct sel_extras *x, int keep, struct gpu_selection *sel,
 	       struct gerr *err);
-/* inj_collect (files.c), then the MIG capability nodes and files and the
- * IMEX channels of sel (after gpu_select).  A node the selection needs
- * that is missing is an error naming the fix. */
+/* inj_collect (files.c), then mig_collect: the MIG capability nodes and
+ * files and the IMEX channels of sel (after gpu_select).  A node the
+ * selection needs that is missing is an error naming the fix. */
 int inj_collect_all(struct gpu_driver *drv, const struct gpu_selection *sel, unsigned inj,
 		    struct inj_set *set, struct gerr *err);
 

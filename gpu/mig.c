@@ -203,7 +203,7 @@ static void split_list(const char *s, struct strv *out)
 }
 
 /* NVIDIA_MIG_{CONFIG,MONITOR}_DEVICES: 1 for "all", 0 unset or empty. */
-static int parse_mig_all(const char *v, const char *what, int *out, struct gerr *err)
+int parse_mig_all(const char *v, const char *what, int *out, struct gerr *err)
 {
 	struct strv items = {0};
 	int r = 0;
@@ -226,7 +226,7 @@ static int parse_mig_all(const char *v, const char *what, int *out, struct gerr 
 
 /* NVIDIA_IMEX_CHANNELS: channel numbers; "all" alone, void, none and
  * empty give none (the toolkit ignores "all" from the environment). */
-static int parse_imex(const char *v, unsigned *ch, size_t *n, struct gerr *err)
+int parse_imex(const char *v, unsigned *ch, size_t *n, struct gerr *err)
 {
 	struct strv items = {0};
 	int r = 0;
@@ -270,8 +270,8 @@ int sel_extras_check(const struct sel_extras *x, struct gerr *err)
 }
 
 /* The MIG device an item names ("1:0", "MIG-GPU-<uuid>/2/0"), or -1 with err. */
-static long match_mig(const char *item, struct gpu_driver *drv, const char *what,
-		      const char *where, struct gerr *err)
+long match_mig(const char *item, struct gpu_driver *drv, const char *what,
+	       const char *where, struct gerr *err)
 {
 	unsigned long g, a, b;
 	const char *p;
@@ -327,59 +327,6 @@ static long match_mig(const char *item, struct gpu_driver *drv, const char *what
 	}
 	return gerr_set(err, 0, "%s: unknown device %.64s (NVML lists %zu MIG device%s under %s)", what, item,
 			drv->nnvml_migs, drv->nnvml_migs == 1 ? "" : "s", where);
-}
-
-int gpu_select(const struct gpu_request *rq, struct gpu_driver *drv, const char *what,
-	       const char *where, const struct sel_extras *x, int keep, struct gpu_selection *sel,
-	       struct gerr *err)
-{
-	int cfg = 0, mon = 0;
-	unsigned imex[IMEX_MAX];
-	size_t nimex = 0;
-	if (keep) {
-		cfg = sel->mig_config;
-		mon = sel->mig_monitor;
-		nimex = sel->nimex;
-		memcpy(imex, sel->imex, sizeof imex);
-	}
-	if (!drv->migs && mig_discover(drv, err) < 0)
-		return -1;
-	if (gpu_request_resolve(rq, drv->gpus, drv->ngpus, drv->nexcluded, what, where, sel, err) < 0)
-		return -1;
-	size_t nmig = 0;
-	if (rq->kind == SEL_SOME && rq->all) {
-		for (size_t i = 0; i < drv->nmigs; i++)
-			sel->migmask[i] = 1;
-	} else if (rq->kind == SEL_SOME && rq->count < 0) {
-		for (size_t i = 0; i < rq->items.n; i++) {
-			if (!gpu_item_is_mig(rq->items.v[i]))
-				continue;
-			long m = match_mig(rq->items.v[i], drv, what, where, err);
-			if (m < 0)
-				return -1;
-			sel->migmask[m] = 1;
-			sel->mask[drv->migs[m].gpu] = 1; /* its parent GPU comes along */
-			nmig++;
-		}
-	}
-	if (keep) {
-		sel->mig_config = cfg;
-		sel->mig_monitor = mon;
-		sel->nimex = nimex;
-		memcpy(sel->imex, imex, sizeof imex);
-		return 0;
-	}
-	if (!x)
-		return 0;
-	if (parse_mig_all(x->mig_config, "NVIDIA_MIG_CONFIG_DEVICES", &sel->mig_config, err) < 0 ||
-	    parse_mig_all(x->mig_monitor, "NVIDIA_MIG_MONITOR_DEVICES", &sel->mig_monitor, err) < 0 ||
-	    parse_imex(x->imex, sel->imex, &sel->nimex, err) < 0)
-		return -1;
-	if (nmig && (sel->mig_config || sel->mig_monitor))
-		return gerr_set(err, 0, "%s: all: cannot enable mig-%s with specific MIG devices selected",
-				sel->mig_config ? "NVIDIA_MIG_CONFIG_DEVICES" : "NVIDIA_MIG_MONITOR_DEVICES",
-				sel->mig_config ? "config" : "monitor");
-	return 0;
 }
 
 /* ---- what it injects --------------------------------------------------- */
@@ -452,8 +399,8 @@ static int add_whole_dir(const struct gpu_driver *drv, struct inj_set *s, const 
 	return 0;
 }
 
-static int mig_collect(const struct gpu_driver *drv, const struct gpu_selection *sel, struct inj_set *s,
-		       struct gerr *err)
+int mig_collect(const struct gpu_driver *drv, const struct gpu_selection *sel, struct inj_set *s,
+		struct gerr *err)
 {
 	int whole = 0;
 	for (size_t i = 0; i < drv->ngpus && sel->kind == SEL_SOME; i++)
@@ -493,10 +440,4 @@ static int mig_collect(const struct gpu_driver *drv, const struct gpu_selection 
 		inj_add_dev(s, node, drv->imex_major, sel->imex[i], NULL, why);
 	}
 	return 0;
-}
-
-int inj_collect_all(struct gpu_driver *drv, const struct gpu_selection *sel, unsigned inj,
-		    struct inj_set *set, struct gerr *err)
-{
-	return inj_collect(drv, sel, inj, set, err) < 0 ? -1 : mig_collect(drv, sel, set, err);
 }

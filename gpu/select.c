@@ -340,7 +340,7 @@ int gpu_request_resolve(const struct gpu_request *rq, const struct gpu_dev *gpus
 	for (size_t i = 0; i < rq->items.n; i++) {
 		char bus[32];
 		if (classify(rq->items.v[i], bus, sizeof bus) == ITEM_MIG)
-			continue; /* gpu_select() (mig.c) resolves those */
+			continue; /* gpu_select() (devices.c) resolves those */
 		long g = match_item(rq->items.v[i], gpus, ngpus);
 		if (g < 0) {
 			gerr_set(err, 0, "%s: unknown device %.64s (%zu GPU%s under %s)", what,
