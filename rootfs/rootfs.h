@@ -175,12 +175,13 @@ struct opened_image {
 int image_open(const char *arg, const struct image_open_opts *o, struct cache *cache, struct image *img,
 	       struct opened_image *out, struct gerr *err);
 
-/* `gpurun cache ls|rm|prune`: print or change the cache; 0 or -1 with err. */
+/* `gpurun cache ls|rm|prune` (rootfs/cacheadmin.c): print or change the
+ * cache; 0 or -1 with err. */
 int cache_list(struct cache *c, struct gerr *err);
 int cache_remove(struct cache *c, const char *what, struct gerr *err);
 int cache_prune(struct cache *c, unsigned long long max_bytes, struct gerr *err);
-/* `gpurun doctor`'s verdict on the cache directory; returns its path
- * (malloc'ed) or NULL when there is none to be had. */
+/* `gpurun doctor`'s verdict on the cache directory (rootfs/cachedoctor.c);
+ * returns its path (malloc'ed) or NULL when there is none to be had. */
 char *cache_doctor(struct checks *ck);
 
 /* Pure parsers behind rootfs_lookup_user (fuzzed): find a passwd/group line

@@ -270,9 +270,10 @@ struct blob_follow {
 };
 extern __thread const struct blob_follow *image_blob_follow;
 
-/* ---- cache.c (for image.c) ---------------------------------------------- */
+/* ---- cache.c, cacherecord.c (for the image and registry files) ---------- */
 
 #define IMAGE_JSON_MAX (4 << 20) /* an image record, manifest, index or config */
+/* cache.c: locks, layers, scratch directories */
 int cache_lock(const struct cache *c, const char *name, struct gerr *err);
 void cache_unlock(int lockfd);
 char *cache_layer_path(const struct cache *c, const char *hex);
@@ -283,6 +284,7 @@ char *cache_tmpdir(const struct cache *c, const char *what, int *dirfd, struct g
 int cache_commit_layer(const struct cache *c, const char *tmprel, const char *hex, unsigned long long bytes,
 		       struct gerr *err);
 int cache_remove_tree(int dirfd, const char *name);
+/* cacherecord.c: image records and the fast path */
 int cache_put_image(const struct cache *c, const char *hex, const struct image *img, struct gerr *err);
 int cache_get_image(const struct cache *c, const char *hex, struct image *img, struct gerr *err);
 char *cache_source_key(const struct stat *st, const char *selector);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The image cache (rootfs/cache.c): archives are unpacked once, keyed by
+# The image cache (rootfs/cache*.c): archives are unpacked once, keyed by
 # content; a second launch takes the fast path and reads no archive; every
 # run writes only to its own tmpfs layer; launches at once, launches killed
 # half-way, damaged entries and a full disk leave nothing a later run would

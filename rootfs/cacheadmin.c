@@ -1,0 +1,246 @@
+/* rootfs/cacheadmin.c — `gpurun cache ls`, `cache rm` and `cache prune`:
+ * listing the image records, and removing images and whatever no record
+ * needs any more, under the cache's exclusive lock (rootfs/cache.c says what
+ * the lock guards). */
+#include "cache_int.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- ls, rm, prune ------------------------------------------------------- */
+
+struct entry {
+	char hex[DIGEST_HEX_LEN + 1];
+	struct image img;
+	struct timespec used;
+};
+
+static int by_use(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	if (x->used.tv_sec != y->used.tv_sec)
+		return x->used.tv_sec < y->used.tv_sec ? -1 : 1;
+	return (x->used.tv_nsec > y->used.tv_nsec) - (x->used.tv_nsec < y->used.tv_nsec);
+}
+
+/* Every image record, oldest use first.  Damaged records are skipped (and
+ * later removed by prune). */
+static struct entry *read_entries(const struct cache *c, size_t *n, int remove_bad)
+{
+	struct entry *v = NULL;
+	*n = 0;
+	int fd = openat(c->fd, "images", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		if (l != DIGEST_HEX_LEN + 5 || strcmp(de->d_name + DIGEST_HEX_LEN, ".json"))
+			continue;
+		struct entry e = {0};
+		memcpy(e.hex, de->d_name, DIGEST_HEX_LEN);
+		struct stat st;
+		struct gerr ignore = {0};
+		if (!digest_hex_ok(e.hex) || fstatat(fd, de->d_name, &st, 0) < 0)
+			continue;
+		e.used = st.st_mtim;
+		if (cache_get_image(c, e.hex, &e.img, &ignore) < 0) {
+			image_free(&e.img);
+			if (remove_bad) /* a layer is gone: the record cannot be used */
+				(void)unlinkat(fd, de->d_name, 0);
+			continue;
+		}
+		/* cache_get_image marked it used: put the time back. */
+		struct timespec t[2] = {st.st_atim, st.st_mtim};
+		(void)utimensat(fd, de->d_name, t, 0);
+		v = xrealloc(v, (*n + 1) * sizeof *v);
+		v[(*n)++] = e;
+	}
+	if (d)
+		closedir(d);
+	else if (fd >= 0)
+		close(fd);
+	qsort(v, *n, sizeof *v, by_use);
+	return v;
+}
+
+static void free_entries(struct entry *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		image_free(&v[i].img);
+	free(v);
+}
+
+void human(char *buf, size_t cap, unsigned long long b)
+{
+	static const char *const units[] = {"B", "kB", "MB", "GB", "TB"};
+	double x = (double)b;
+	size_t u = 0;
+	while (x >= 1000 && u + 1 < COUNT_OF(units)) {
+		x /= 1000;
+		u++;
+	}
+	snprintf(buf, cap, u ? "%.1f%s" : "%.0f%s", x, units[u]);
+}
+
+int cache_list(struct cache *c, struct gerr *err)
+{
+	(void)err;
+	size_t n;
+	struct entry *v = read_entries(c, &n, 0);
+	printf("%-14s %-9s %-16s %s\n", "IMAGE ID", "SIZE", "LAST USE", "SOURCE");
+	for (size_t i = n; i-- > 0;) {
+		char size[32], when[32];
+		struct tm tm;
+		human(size, sizeof size, v[i].img.bytes);
+		strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime_r(&v[i].used.tv_sec, &tm));
+		/* Sources and ref names come from images: shown, never acted on. */
+		_cleanup_free_ char *source = xvisible(v[i].img.source ? v[i].img.source : "?");
+		_cleanup_free_ char *ref = xvisible(v[i].img.ref ? v[i].img.ref : "");
+		printf("%-14.12s %-9s %-16s %s%s%s\n", v[i].hex, size, when, source, *ref ? "@" : "", ref);
+	}
+	free_entries(v, n);
+	return fflush(stdout) == 0 ? 0 : gerr_set(err, errno, "write the list");
+}
+
+/* rm and prune change what running launches read: they wait for none. */
+static int lock_exclusive(struct cache *c, struct gerr *err)
+{
+	c->lockfd = openat(c->fd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (c->lockfd < 0)
+		return gerr_set(err, errno, "cache: open %s/lock", c->root);
+	if (flock(c->lockfd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno == EWOULDBLOCK)
+			return gerr_set(err, 0, "cache %s is in use by a running gpurun; try again when it ends",
+					c->root);
+		return gerr_set(err, errno, "cache: lock %s/lock", c->root);
+	}
+	return 0;
+}
+
+static void remove_image_record(const struct cache *c, const char *hex)
+{
+	char rel[DIGEST_HEX_LEN + 16];
+	snprintf(rel, sizeof rel, "images/%s.json", hex);
+	(void)unlinkat(c->fd, rel, 0);
+}
+
+/* Everything no image record needs: layers, partial unpacks, sources that
+ * point nowhere, and the lock files (under the exclusive lock no launch can
+ * hold or be waiting for one).  A layer's .ok goes first, so a half-removed
+ * layer is never trusted. */
+static void collect_garbage(const struct cache *c)
+{
+	size_t n;
+	struct entry *v = read_entries(c, &n, 1);
+	const char *const subdirs[] = {"layers", "sources", "tmp", "locks"};
+	for (size_t s = 0; s < COUNT_OF(subdirs); s++) {
+		int fd = openat(c->fd, subdirs[s], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			int keep = 0;
+			if (s == 0) {
+				char hex[DIGEST_HEX_LEN + 1];
+				snprintf(hex, sizeof hex, "%.64s", de->d_name);
+				for (size_t i = 0; i < n && !keep; i++)
+					for (size_t l = 0; l < v[i].img.layer_ids.n && !keep; l++)
+						keep = !strcmp(v[i].img.layer_ids.v[l] + 7, hex);
+			} else if (s == 1) {
+				char hex[DIGEST_HEX_LEN + 1];
+				keep = cache_lookup_source(c, de->d_name, hex);
+				for (size_t i = 0; keep && i < n; i++)
+					if (!strcmp(v[i].hex, hex))
+						keep = 2;
+				keep = keep == 2;
+			}
+			if (keep)
+				continue;
+			_cleanup_free_ char *ok = xasprintf("%s.ok", de->d_name);
+			if (s == 0)
+				(void)unlinkat(fd, ok, 0);
+			cache_remove_tree(fd, de->d_name);
+		}
+		if (d)
+			closedir(d);
+		else if (fd >= 0)
+			close(fd);
+	}
+	free_entries(v, n);
+}
+
+int cache_remove(struct cache *c, const char *what, struct gerr *err)
+{
+	if (lock_exclusive(c, err) < 0)
+		return -1;
+	const char *want = !strncmp(what, "sha256:", 7) ? what + 7 : what;
+	char hex[DIGEST_HEX_LEN + 1] = "";
+	struct stat st;
+	if (stat(what, &st) == 0) {
+		_cleanup_free_ char *key = cache_source_key(&st, NULL);
+		if (!cache_lookup_source(c, key, hex))
+			return gerr_set(err, 0, "cache: %s is not in the cache %s", what, c->root);
+	} else {
+		size_t n, found = 0;
+		struct entry *v = read_entries(c, &n, 0);
+		size_t wl = strlen(want);
+		for (size_t i = 0; i < n; i++)
+			if (wl >= 4 && !strncmp(v[i].hex, want, wl)) {
+				memcpy(hex, v[i].hex, sizeof hex);
+				found++;
+			}
+		free_entries(v, n);
+		if (found == 0)
+			return gerr_set(err, 0, "cache: no image %s in %s (see gpurun cache ls)", what, c->root);
+		if (found > 1)
+			return gerr_set(err, 0, "cache: %s names %zu images; give more of the digest", what, found);
+	}
+	remove_image_record(c, hex);
+	collect_garbage(c);
+	printf("removed %.12s\n", hex);
+	return 0;
+}
+
+int cache_prune(struct cache *c, unsigned long long max_bytes, struct gerr *err)
+{
+	if (lock_exclusive(c, err) < 0)
+		return -1;
+	collect_garbage(c);
+	size_t n, removed = 0;
+	struct entry *v = read_entries(c, &n, 0);
+	/* Least recently used first, until the rest fits. */
+	for (size_t i = 0; i < n; i++) {
+		unsigned long long total = 0;
+		struct strv seen = {0};
+		for (size_t j = i; j < n; j++)
+			for (size_t l = 0; l < v[j].img.layer_ids.n; l++) {
+				const char *id = v[j].img.layer_ids.v[l];
+				int dup = 0;
+				for (size_t k = 0; k < seen.n && !dup; k++)
+					dup = !strcmp(seen.v[k], id);
+				if (dup)
+					continue;
+				strv_add(&seen, xstrdup(id));
+				total += cache_layer_bytes(c, id + 7);
+			}
+		strv_free(&seen);
+		if (total <= max_bytes)
+			break;
+		remove_image_record(c, v[i].hex);
+		removed++;
+	}
+	free_entries(v, n);
+	if (removed)
+		collect_garbage(c);
+	printf("pruned %zu image%s\n", removed, removed == 1 ? "" : "s");
+	return 0;
+}
