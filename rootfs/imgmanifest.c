@@ -1,0 +1,315 @@
+/* rootfs/imgmanifest.c — what an image's JSON says: docker save's
+ * manifest.json, an OCI layout's index.json (and a multi-platform index it
+ * names), the image manifest, and the config; the image picked by name,
+ * every path and digest they name checked before use (no "..", no absolute
+ * path, "sha256:" and 64 hex digits). */
+#include "image_int.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+void parsed_free(struct parsed *p)
+{
+	free(p->ref);
+	free(p->config_member);
+	strv_free(&p->layer_members);
+	strv_free(&p->layer_blob_hex);
+}
+
+/* A path that an image's JSON names: relative, no "..", not empty. */
+static int json_path_ok(const char *p)
+{
+	if (!p || !*p || *p == '/')
+		return 0;
+	for (const char *c = p; *c; c++)
+		if ((c == p || c[-1] == '/') && c[0] == '.' && c[1] == '.' && (c[2] == '/' || !c[2]))
+			return 0;
+	return 1;
+}
+
+static int bad_digest(const struct isrc *s, const char *digest, struct gerr *err)
+{
+	char q[QUOTED_NAME_MAX];
+	quote_name(q, sizeof q, digest ? digest : "(none)");
+	return gerr_set(err, 0, "image %s: invalid digest '%s' (want sha256: and 64 hex digits)", s->name, q);
+}
+
+/* The member a digest names in an OCI layout, after checking the digest. */
+static char *blob_member(struct isrc *s, const char *digest, struct gerr *err)
+{
+	const char *hex = digest_parse(digest);
+	if (!hex) {
+		bad_digest(s, digest, err);
+		return NULL;
+	}
+	return xasprintf("blobs/sha256/%s", hex);
+}
+
+/* ---- the manifest ------------------------------------------------------- */
+
+/* Does an image's name match what the user picked?  Registries' default
+ * prefixes may be left out, as with docker ("gpurun/test:latest" for
+ * "docker.io/gpurun/test:latest", "busybox:1" for
+ * "docker.io/library/busybox:1"). */
+static int name_matches(const char *name, const char *sel)
+{
+	static const char *const prefixes[] = {"", "docker.io/", "docker.io/library/", "library/"};
+	for (size_t i = 0; i < COUNT_OF(prefixes); i++) {
+		size_t pl = strlen(prefixes[i]);
+		if (!strncmp(name, prefixes[i], pl) && !strcmp(name + pl, sel))
+			return 1;
+		if (!strncmp(sel, prefixes[i], pl) && !strcmp(sel + pl, name))
+			return 1;
+	}
+	return 0;
+}
+
+/* No image picked: say which there are. */
+static int pick_error(const struct isrc *s, const char *sel, size_t count, const struct sbuf *names,
+		      struct gerr *err)
+{
+	const char *list = names->s ? names->s : "none with a name";
+	if (sel)
+		return gerr_set(err, 0, "image %s: no image named %s (there are: %s)", s->name, sel, list);
+	return gerr_set(err, 0, "image %s: holds %zu images; pick one with %s@NAME:TAG (%s)", s->name, count,
+			s->name, list);
+}
+
+static void list_names(struct sbuf *b, const char *name)
+{
+	sbuf_puts(b, b->len ? ", " : "");
+	sbuf_puts(b, name);
+}
+
+/* docker save: manifest.json lists the images, each with RepoTags, Config
+ * and Layers (member paths). */
+int parse_docker(struct isrc *s, const char *sel, struct parsed *p, struct gerr *err)
+{
+	json_t *root = member_json(s, "manifest.json", NULL, NULL, err);
+	if (!root)
+		return -1;
+	int rc = -1;
+	json_t *pick = NULL, *e;
+	size_t i, j;
+	struct sbuf names = {0};
+	const char *ref = NULL;
+	if (!json_is_array(root) || !json_array_size(root)) {
+		gerr_set(err, 0, "image %s: manifest.json lists no image", s->name);
+		goto out;
+	}
+	json_array_foreach(root, i, e)
+	{
+		json_t *tags = json_object_get(e, "RepoTags"), *t;
+		json_array_foreach(tags, j, t)
+		{
+			const char *tag = json_string_value(t);
+			if (!tag)
+				continue;
+			list_names(&names, tag);
+			if (sel && !pick && name_matches(tag, sel)) {
+				pick = e;
+				ref = tag;
+			}
+		}
+	}
+	if (!sel && json_array_size(root) == 1) {
+		pick = json_array_get(root, 0);
+		ref = json_string_value(json_array_get(json_object_get(pick, "RepoTags"), 0));
+	}
+	if (!pick) {
+		pick_error(s, sel, json_array_size(root), &names, err);
+		goto out;
+	}
+	const char *config = json_string_value(json_object_get(pick, "Config"));
+	json_t *layers = json_object_get(pick, "Layers"), *l;
+	if (!json_path_ok(config)) {
+		gerr_set(err, 0, "image %s: manifest.json: config path '%s' leaves the archive", s->name,
+			 config ? config : "(none)");
+		goto out;
+	}
+	if (!json_is_array(layers)) {
+		gerr_set(err, 0, "image %s: manifest.json: no Layers", s->name);
+		goto out;
+	}
+	p->config_member = xstrdup(config);
+	p->ref = ref ? xstrdup(ref) : NULL;
+	json_array_foreach(layers, i, l)
+	{
+		const char *path = json_string_value(l);
+		if (!json_path_ok(path)) {
+			char q[QUOTED_NAME_MAX];
+			quote_name(q, sizeof q, path ? path : "(none)");
+			gerr_set(err, 0, "image %s: manifest.json: layer path '%s' leaves the archive", s->name, q);
+			goto out;
+		}
+		strv_add(&p->layer_members, xstrdup(path));
+		/* Docker 25 names layers by digest: the name is a promise to check. */
+		const char *hex = !strncmp(path, "blobs/sha256/", 13) && digest_hex_ok(path + 13) ? path + 13 : "";
+		strv_add(&p->layer_blob_hex, xstrdup(hex));
+	}
+	rc = 0;
+out:
+	sbuf_free(&names);
+	json_decref(root);
+	return rc;
+}
+
+static const char *ref_name(json_t *desc)
+{
+	json_t *ann = json_object_get(desc, "annotations");
+	const char *n = json_string_value(json_object_get(ann, "org.opencontainers.image.ref.name"));
+	return n ? n : json_string_value(json_object_get(ann, "io.containerd.image.name"));
+}
+
+static int is_index_type(const char *mt)
+{
+	return mt && (!strcmp(mt, "application/vnd.oci.image.index.v1+json") ||
+		      !strcmp(mt, "application/vnd.docker.distribution.manifest.list.v2+json"));
+}
+
+/* For a multi-platform index: this machine's platform, else the first. */
+static json_t *pick_platform(json_t *manifests)
+{
+	size_t i;
+	json_t *d;
+	json_array_foreach(manifests, i, d)
+	{
+		json_t *pf = json_object_get(d, "platform");
+		const char *os = json_string_value(json_object_get(pf, "os"));
+		const char *arch = json_string_value(json_object_get(pf, "architecture"));
+		if (os && arch && !strcmp(os, "linux") && !strcmp(arch, "amd64"))
+			return d;
+	}
+	return json_array_get(manifests, 0);
+}
+
+/* OCI layout: index.json's manifests, picked by their ref.name. */
+int parse_oci(struct isrc *s, const char *sel, struct parsed *p, struct gerr *err)
+{
+	json_t *index = member_json(s, "index.json", NULL, NULL, err), *nested = NULL, *manifest = NULL;
+	if (!index)
+		return -1;
+	char *mm = NULL; /* freed at out: no cleanup attribute a goto could jump over */
+	int rc = -1;
+	struct sbuf names = {0};
+	json_t *ms = json_object_get(index, "manifests"), *d, *pick = NULL;
+	size_t i;
+	if (!json_is_array(ms) || !json_array_size(ms)) {
+		gerr_set(err, 0, "image %s: index.json lists no manifest", s->name);
+		goto out;
+	}
+	json_array_foreach(ms, i, d)
+	{
+		const char *n = ref_name(d);
+		if (n)
+			list_names(&names, n);
+		/* "NAME:TAG" or the bare tag an OCI ref.name often is. */
+		const char *colon = sel ? strrchr(sel, ':') : NULL;
+		if (sel && n && !pick && (name_matches(n, sel) || (colon && !strcmp(n, colon + 1))))
+			pick = d;
+	}
+	if (!sel && json_array_size(ms) == 1)
+		pick = json_array_get(ms, 0);
+	if (!pick) {
+		pick_error(s, sel, json_array_size(ms), &names, err);
+		goto out;
+	}
+	p->ref = ref_name(pick) ? xstrdup(ref_name(pick)) : NULL;
+	if (is_index_type(json_string_value(json_object_get(pick, "mediaType")))) {
+		_cleanup_free_ char *m = blob_member(s, json_string_value(json_object_get(pick, "digest")), err);
+		if (!m || !(nested = member_json(s, m, m + 13, NULL, err)))
+			goto out;
+		pick = pick_platform(json_object_get(nested, "manifests"));
+		if (!pick) {
+			gerr_set(err, 0, "image %s: %s lists no manifest", s->name, m);
+			goto out;
+		}
+	}
+	mm = blob_member(s, json_string_value(json_object_get(pick, "digest")), err);
+	if (!mm || !(manifest = member_json(s, mm, mm + 13, NULL, err)))
+		goto out;
+	p->config_member = blob_member(s, json_string_value(json_object_get(json_object_get(manifest, "config"), "digest")), err);
+	if (!p->config_member)
+		goto out;
+	json_t *layers = json_object_get(manifest, "layers"), *l;
+	if (!json_is_array(layers)) {
+		gerr_set(err, 0, "image %s: %s has no layers", s->name, mm);
+		goto out;
+	}
+	json_array_foreach(layers, i, l)
+	{
+		char *lm = blob_member(s, json_string_value(json_object_get(l, "digest")), err);
+		if (!lm)
+			goto out;
+		strv_add(&p->layer_members, lm);
+		strv_add(&p->layer_blob_hex, xstrdup(lm + 13));
+	}
+	rc = 0;
+out:
+	free(mm);
+	sbuf_free(&names);
+	json_decref(manifest);
+	json_decref(nested);
+	json_decref(index);
+	return rc;
+}
+
+static char *config_str(json_t *o, const char *key)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+	return v && *v ? xstrdup(v) : NULL;
+}
+
+/* The config: what to run, and the layers' diff_ids.  *hex gets the
+ * config's own digest, which names the image in the cache. */
+int parse_config(struct isrc *s, const struct parsed *p, struct image *img, struct strv *diff_ids,
+		 char hex[DIGEST_HEX_LEN + 1], struct gerr *err)
+{
+	const char *promised = NULL;
+	const char *base = strrchr(p->config_member, '/');
+	base = base ? base + 1 : p->config_member;
+	char name_hex[DIGEST_HEX_LEN + 1];
+	/* "blobs/sha256/HEX" or docker's "HEX.json": the name is the digest. */
+	if (strlen(base) >= DIGEST_HEX_LEN) {
+		memcpy(name_hex, base, DIGEST_HEX_LEN);
+		name_hex[DIGEST_HEX_LEN] = '\0';
+		if (digest_hex_ok(name_hex) && (!base[DIGEST_HEX_LEN] || !strcmp(base + DIGEST_HEX_LEN, ".json")))
+			promised = name_hex;
+	}
+	json_t *cfg = member_json(s, p->config_member, promised, hex, err);
+	if (!cfg)
+		return -1;
+	int rc = -1;
+	json_t *c = json_object_get(cfg, "config"), *ids = json_object_get(json_object_get(cfg, "rootfs"), "diff_ids"), *d;
+	size_t i;
+	if (!json_is_array(ids)) {
+		gerr_set(err, 0, "image %s: config %s has no rootfs.diff_ids", s->name, p->config_member);
+		goto out;
+	}
+	json_array_foreach(ids, i, d)
+	{
+		const char *id = json_string_value(d);
+		if (!digest_parse(id)) {
+			bad_digest(s, id, err);
+			goto out;
+		}
+		strv_add(diff_ids, xstrdup(id));
+	}
+	if (diff_ids->n != p->layer_members.n) {
+		gerr_set(err, 0, "image %s: %zu layers but %zu diff_ids in the config", s->name, p->layer_members.n,
+			 diff_ids->n);
+		goto out;
+	}
+	if (json_is_object(c)) {
+		img->config.env = json_to_strv(json_object_get(c, "Env"));
+		img->config.entrypoint = json_to_strv(json_object_get(c, "Entrypoint"));
+		img->config.cmd = json_to_strv(json_object_get(c, "Cmd"));
+		img->config.workdir = config_str(c, "WorkingDir");
+		img->config.user = config_str(c, "User");
+	}
+	rc = 0;
+out:
+	json_decref(cfg);
+	return rc;
+}
