@@ -281,7 +281,7 @@ victim_untouched() {
 
 @test "an archive cut short while it is unpacked: one line naming it, exit 125, nothing left (gzip, zstd, tar)" {
 	# The decoders and the plain tar's reader read the file through a
-	# mapping (rootfs/stream.c): cut short under it, a read would otherwise
+	# mapping (rootfs/source.c): cut short under it, a read would otherwise
 	# be a SIGBUS that kills the launch without a word, or zeros that read
 	# as a quiet end of the archive.  48 MiB of random data take tens of
 	# milliseconds to read; the file is cut to 8 MiB at delays across that.

@@ -1,4 +1,4 @@
-/* tests/unit/source_test.c — the decoders' mapped input (rootfs/stream.c):
+/* tests/unit/source_test.c — the decoders' mapped input (rootfs/source.c):
  * a regular file is read through a mapping from its current offset, the
  * file offset ends where read() would have left it, what cannot be mapped
  * is read as before, and a file cut short under the mapping is an error of
