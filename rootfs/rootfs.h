@@ -1,7 +1,20 @@
-/* rootfs/rootfs.h — what rootfs/ offers the rest of gpurun: safe unpacking
- * of a rootfs tar archive with libarchive, and user lookup in the image's
- * own /etc/passwd and /etc/group.  Errors come back as values (struct gerr);
- * nothing here exits. */
+/* rootfs/rootfs.h — what rootfs/ offers the rest of gpurun, grouped here by
+ * the file that defines it:
+ *
+ *   unpack.c       safe unpacking of a root file system tar archive with
+ *                  libarchive (rootfs_unpack, and in two steps), the cap
+ *                  on an image's size, the check of an entry's path
+ *   probe.c        rootfs_probe: is a file an archive gpurun accepts
+ *   user.c         --user lookup in the image's own /etc/passwd and
+ *                  /etc/group, and its pure parsers
+ *   image.c        image_prepare: an image file or layout, into the cache
+ *                  (struct image; image_free is cacherecord.c's)
+ *   cache.c        opening and closing the cache (struct cache)
+ *   registry.c     registry_prepare: an image pulled from a registry
+ *   cacheadmin.c   `gpurun cache ls|rm|prune`
+ *   cachedoctor.c  `gpurun doctor`'s check of the cache
+ *
+ * Errors come back as values (struct gerr); nothing here exits. */
 #ifndef GPURUN_ROOTFS_H
 #define GPURUN_ROOTFS_H
 
@@ -91,7 +104,7 @@ int rootfs_check_entry_path(const char *path, struct gerr *err);
 int rootfs_lookup_user(int rootfd, const char *spec, uid_t *uid, gid_t *gid, char **home,
 		       struct gerr *err);
 
-/* ---- images and the cache (image.c, cache.c) ----------------------------- */
+/* ---- images and the cache (image.c, cache*.c, registry.c) ---------------- */
 
 /* What an image's config asks for (NULL: it does not say). */
 struct image_config {

@@ -1,7 +1,34 @@
 /* rootfs/rootfs_int.h — what the files of rootfs/ share among themselves and
- * with the fuzz targets, but not with the launcher: the one place that says
- * which archive formats and filters gpurun reads, the decompressor thread,
- * the unpack limits, and how entry names are quoted in messages. */
+ * with the fuzz targets and unit tests, but not with the launcher, grouped
+ * here by the file that defines it:
+ *
+ *   unpack.c       the unpack limits and the image's budget (struct
+ *                  unpack_limits, size_words, image_cap_error),
+ *                  rootfs_unpack_limited, unpack_source, and the hooks a
+ *                  layer's import sets (unpack_lowers, unpack_progress_hook)
+ *   source.c       the one place that says which archive formats and
+ *                  filters gpurun reads (reader_new, raw_open), the
+ *                  compression a stream starts with (compression_of,
+ *                  compression_at), and struct fd_source with its calls
+ *                  (source_open, source_free, source_map, source_guarded,
+ *                  source_watch, source_unwatch, source_drain)
+ *   handoff.c      struct handoff, the decompressor thread's blocks
+ *   stream.c       the decompressor thread (struct stream, stream_start,
+ *                  stream_join) and struct frame_check, the checksums its
+ *                  decoders leave to the reader
+ *   image.c        image_blob_follow, set by a registry pull
+ *   cache.c, cacherecord.c
+ *                  the cache's calls for the image and registry files
+ *                  (locks, layers, records, the fast path; json_to_strv)
+ *   digest.c       SHA-256 digests
+ *   ref.c          the pure parsers of registry pulls (references,
+ *                  challenges, platforms)
+ *   names.c        quote_name, and the UTF-8 locale entry names are read in
+ *   place.c        making unpacked entries inside a target (struct placer)
+ *
+ * Besides these, LA_ERRNO_FILE_FORMAT, libarchive's errno for an unknown
+ * format.  The image, cache and decompressor files share more among
+ * themselves in image_int.h, cache_int.h and stream_int.h. */
 #ifndef GPURUN_ROOTFS_INT_H
 #define GPURUN_ROOTFS_INT_H
 
