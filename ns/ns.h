@@ -1,6 +1,6 @@
 /* ns/ns.h — what ns/ offers gpurun.c: the baseline layout of a container as
  * plan ops, carrying out a plan inside fresh namespaces (ns/launch.c: the
- * host-side monitor, P0; ns/init.c: pid 1 and the command), the teaching
+ * host-side monitor, P0; ns/init.c: pid 1; ns/command.c: the command), the teaching
  * view of a launch, and the in-root path and security helpers the executor
  * and the init use.
  *

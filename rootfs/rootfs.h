@@ -11,6 +11,8 @@
  *                  (struct image; image_free is cacherecord.c's)
  *   cache.c        opening and closing the cache (struct cache)
  *   registry.c     registry_prepare: an image pulled from a registry
+ *                  (the files that help it share registry_int.h)
+ *   open.c         image_open: what IMAGE on the command line names
  *   cacheadmin.c   `gpurun cache ls|rm|prune`
  *   cachedoctor.c  `gpurun doctor`'s check of the cache
  *

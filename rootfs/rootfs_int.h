@@ -28,7 +28,9 @@
  *
  * Besides these, LA_ERRNO_FILE_FORMAT, libarchive's errno for an unknown
  * format.  The image, cache and decompressor files share more among
- * themselves in image_int.h, cache_int.h and stream_int.h. */
+ * themselves in image_int.h, cache_int.h and stream_int.h, the registry's
+ * files (registry.c, reghttp.c, regauth.c, regget.c, regresolve.c,
+ * regpool.c) in registry_int.h. */
 #ifndef GPURUN_ROOTFS_INT_H
 #define GPURUN_ROOTFS_INT_H
 
