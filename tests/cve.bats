@@ -14,6 +14,7 @@
 
 load lib/common
 load lib/gpu
+load lib/swap
 load lib/cve
 
 setup_file() {

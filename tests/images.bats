@@ -233,36 +233,30 @@ hostile() {
 	done
 }
 
-@test "an image config of exactly 4 MiB is read, one byte more is refused, from every format" {
+# json_cap_case WHAT: an image whose WHAT (config or manifest) is exactly
+# the 4 MiB cap is read, one byte more refused, from every format.
+json_cap_case() {
 	local f img
 	for f in oci oci.tar oci.tar.gz docker.tar; do
 		img=$BATS_TEST_TMPDIR/cap.$f
-		build_made_image "$img" "$f" --config-size $((4 << 20))
+		build_made_image "$img" "$f" "--$1-size" $((4 << 20))
 		run --separate-stderr "$GPURUN" --gpus void "$img" echo ran
 		assert_success
 		assert_output ran
 		img=$BATS_TEST_TMPDIR/over.$f
-		build_made_image "$img" "$f" --config-size $(((4 << 20) + 1))
+		build_made_image "$img" "$f" "--$1-size" $(((4 << 20) + 1))
 		run --separate-stderr "$GPURUN" --gpus void "$img" true
 		assert_gpurun_error 125 "image $img: " " is larger than 4194304 bytes"
 	done
 	assert_cache_consistent
 }
 
+@test "an image config of exactly 4 MiB is read, one byte more is refused, from every format" {
+	json_cap_case config
+}
+
 @test "an image manifest of exactly 4 MiB is read, one byte more is refused, from every format" {
-	local f img
-	for f in oci oci.tar oci.tar.gz docker.tar; do
-		img=$BATS_TEST_TMPDIR/cap.$f
-		build_made_image "$img" "$f" --manifest-size $((4 << 20))
-		run --separate-stderr "$GPURUN" --gpus void "$img" echo ran
-		assert_success
-		assert_output ran
-		img=$BATS_TEST_TMPDIR/over.$f
-		build_made_image "$img" "$f" --manifest-size $(((4 << 20) + 1))
-		run --separate-stderr "$GPURUN" --gpus void "$img" true
-		assert_gpurun_error 125 "image $img: " " is larger than 4194304 bytes"
-	done
-	assert_cache_consistent
+	json_cap_case manifest
 }
 
 @test "a manifest with 1000 layers is refused above the cap of 128" {

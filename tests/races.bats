@@ -24,6 +24,7 @@
 # milliseconds, the swapper keeps one core busy).
 
 load lib/common
+load lib/swap
 
 LAUNCHES=${RACE_LAUNCHES:-500}
 
@@ -36,40 +37,11 @@ setup() {
 	R=$BATS_TEST_TMPDIR/race
 	CANARY=$BATS_TEST_TMPDIR/canary
 	OUT=$BATS_TEST_TMPDIR/out
-	STOP=$BATS_TEST_TMPDIR/stop
 	mkdir -p "$R" "$OUT"
 }
 
 teardown() {
 	stop_swapper
-}
-
-# swapper NAME OTHER...: in the background, exchange NAME with a random
-# OTHER, atomically, until $STOP exists.  NAME always exists; it holds each
-# of the objects in turn.  Prints the number of exchanges at the end.
-swapper() {
-	python3 - "$STOP" "$@" >"$BATS_TEST_TMPDIR/swaps" 2>&1 <<-'PY' &
-		import ctypes, os, random, sys
-		libc = ctypes.CDLL(None, use_errno=True)
-		AT_FDCWD, RENAME_EXCHANGE = -100, 2
-		stop, name, others = sys.argv[1], sys.argv[2].encode(), [o.encode() for o in sys.argv[3:]]
-		n = 0
-		while not os.path.exists(stop):
-		    if libc.renameat2(AT_FDCWD, name, AT_FDCWD, random.choice(others), RENAME_EXCHANGE) != 0:
-		        e = ctypes.get_errno()
-		        sys.exit("renameat2: " + os.strerror(e))
-		    n += 1
-		print(n)
-	PY
-	SWAPPER_PID=$! SWAPPER_RAN=1
-}
-
-stop_swapper() {
-	if [[ -n "${SWAPPER_PID:-}" ]]; then
-		touch "$STOP"
-		wait "$SWAPPER_PID" || fail "the swapper failed: $(cat "$BATS_TEST_TMPDIR/swaps")"
-		SWAPPER_PID=
-	fi
 }
 
 # tree_state DIR: everything about DIR a write would change: names, types,

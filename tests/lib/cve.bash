@@ -80,33 +80,6 @@ if libc.renameat2(-100, sys.argv[1].encode(), -100, sys.argv[2].encode(), 2) != 
     sys.exit("renameat2: " + os.strerror(ctypes.get_errno()))' "$1" "$2"
 }
 
-# swapper NAME OTHER...: tests/races.bats' swapper: in the background,
-# exchange NAME with a random OTHER, atomically, until $BATS_TEST_TMPDIR/stop
-# exists; the count of exchanges goes to $BATS_TEST_TMPDIR/swaps.
-swapper() {
-	python3 - "$BATS_TEST_TMPDIR/stop" "$@" >"$BATS_TEST_TMPDIR/swaps" 2>&1 <<-'PY' &
-		import ctypes, os, random, sys
-		libc = ctypes.CDLL(None, use_errno=True)
-		AT_FDCWD, RENAME_EXCHANGE = -100, 2
-		stop, name, others = sys.argv[1], sys.argv[2].encode(), [o.encode() for o in sys.argv[3:]]
-		n = 0
-		while not os.path.exists(stop):
-		    if libc.renameat2(AT_FDCWD, name, AT_FDCWD, random.choice(others), RENAME_EXCHANGE) != 0:
-		        sys.exit("renameat2: " + os.strerror(ctypes.get_errno()))
-		    n += 1
-		print(n)
-	PY
-	SWAPPER_PID=$!
-}
-
-stop_swapper() {
-	if [[ -n "${SWAPPER_PID:-}" ]]; then
-		touch "$BATS_TEST_TMPDIR/stop"
-		wait "$SWAPPER_PID" || fail "the swapper failed: $(cat "$BATS_TEST_TMPDIR/swaps")"
-		SWAPPER_PID=
-	fi
-}
-
 # race_launches N EXPECTED ARG...: N launches of gpurun ARG... one after
 # the other while the swapper runs; then every launch either ran and
 # printed exactly EXPECTED (its last line "done"), or failed with exactly
