@@ -412,17 +412,7 @@ static int run_main(int argc, char **argv, const char *driver_root)
 
 /* A verb's bad argument: the line (arguments shown, never sent raw to the
  * terminal), then its usage; the status to exit with. */
-__attribute__((format(printf, 2, 3))) static int usage_fail(const char *use, const char *fmt, ...)
-{
-	va_list ap;
-	size_t n;
-	va_start(ap, fmt);
-	_cleanup_free_ char *msg = xvasprintf(&n, fmt, ap);
-	va_end(ap);
-	_cleanup_free_ char *shown = xvisible(msg);
-	fprintf(stderr, "gpurun: %s\n%s", shown, use);
-	return GPURUN_EXIT_FAIL;
-}
+#define usage_fail(use, ...) (errorx_(__VA_ARGS__), fputs((use), stderr), GPURUN_EXIT_FAIL)
 
 /* The options of `info` and `list`: "--opt VALUE" or "--opt=VALUE". */
 static int opt_value(int argc, char **argv, int *i, const char *name, const char **out)

@@ -65,6 +65,8 @@ void gerr_format(const struct gerr *err, struct sbuf *b);
 __attribute__((noreturn)) void gerr_die(const struct gerr *err);
 __attribute__((noreturn, format(printf, 2, 3))) void die(int code, const char *fmt, ...);
 __attribute__((format(printf, 1, 2))) void warnx_(const char *fmt, ...);
+/* "gpurun: <message>" on stderr, shown as die() shows it, without exiting. */
+__attribute__((format(printf, 1, 2))) void errorx_(const char *fmt, ...);
 
 /* ---- check.c ------------------------------------------------------------ */
 

@@ -116,6 +116,14 @@ void die(int code, const char *fmt, ...)
 	exit(code);
 }
 
+void errorx_(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	print_line("gpurun: ", fmt, ap);
+	va_end(ap);
+}
+
 void warnx_(const char *fmt, ...)
 {
 	va_list ap;

@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -44,17 +43,8 @@ static const char *skip_dot_slash(const char *p)
  * files).  Refused now, in one line, rather than when the disk is full. */
 int room_for(const struct isrc *s, unsigned long long need, const char *what, struct gerr *err)
 {
-	struct statvfs vs;
-	if (fstatvfs(s->c->fd, &vs) < 0)
-		return gerr_set(err, errno, "cache: statvfs %s", s->c->root);
-	unsigned long long avail = (unsigned long long)vs.f_bavail * vs.f_frsize;
-	if (need <= avail)
-		return 0;
-	char n[64], a[64];
-	size_words(n, sizeof n, need);
-	size_words(a, sizeof a, avail);
-	return gerr_set(err, 0, "image %s: needs at least %s (%s), but the file system of %s has %s free", s->name,
-			n, what, s->c->root, a);
+	_cleanup_free_ char *who = xasprintf("image %s", s->name);
+	return room_check(s->c->fd, need, who, what, s->c->root, err);
 }
 
 static int spool_member(struct isrc *s, struct archive *a, struct member *m, struct gerr *err)

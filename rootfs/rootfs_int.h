@@ -3,7 +3,7 @@
  * here by the file that defines it:
  *
  *   unpack.c       the unpack limits and the image's budget (struct
- *                  unpack_limits, size_words, image_cap_error),
+ *                  unpack_limits, size_words, image_cap_error, room_check),
  *                  rootfs_unpack_limited, unpack_source, and the hooks a
  *                  layer's import sets (unpack_lowers, unpack_progress_hook)
  *   source.c       the one place that says which archive formats and
@@ -74,6 +74,12 @@ void size_words(char *buf, size_t cap, unsigned long long n);
 /* The error when an image passes max: "the image unpacks to more than
  * <max>, the cap on an image's size (...)"; returns -1. */
 int image_cap_error(struct gerr *err, unsigned long long max);
+/* The free-space check before an import: 0 when the file system of fd
+ * (named where) has need bytes free, else -1 with "WHO: needs at least N
+ * (WHAT), but the file system of WHERE has M free" (errnum set when
+ * fstatvfs itself failed). */
+int room_check(int fd, unsigned long long need, const char *who, const char *what, const char *where,
+	       struct gerr *err);
 
 int rootfs_unpack_limited(int in_fd, const char *name, int dirfd, unsigned flags,
 			  const struct unpack_limits *lim, struct unpack_stats *st, struct gerr *err);

@@ -514,6 +514,22 @@ int rootfs_unpack_limited(int in_fd, const char *name, int dirfd, unsigned flags
 	return unpack_source(&in, NULL, name, dirfd, flags, lim, st, err);
 }
 
+int room_check(int fd, unsigned long long need, const char *who, const char *what, const char *where,
+	       struct gerr *err)
+{
+	struct statvfs vs;
+	if (fstatvfs(fd, &vs) < 0)
+		return gerr_set(err, errno, "%s: statvfs %s", who, where);
+	unsigned long long avail = (unsigned long long)vs.f_bavail * vs.f_frsize;
+	if (need <= avail)
+		return 0;
+	char n[64], a[64];
+	size_words(n, sizeof n, need);
+	size_words(a, sizeof a, avail);
+	return gerr_set(err, 0, "%s: needs at least %s (%s), but the file system of %s has %s free", who, n, what,
+			where, a);
+}
+
 /* Before a whole image is unpacked into dirfd: its file system must have
  * room for at least the archive's size, a lower bound of what a tar (even a
  * compressed one: compression only pays on the way in) unpacks to, rarely
@@ -521,17 +537,16 @@ int rootfs_unpack_limited(int in_fd, const char *name, int dirfd, unsigned flags
 static int check_room(int in_fd, const char *name, int dirfd, struct gerr *err)
 {
 	struct stat st;
-	struct statvfs vs;
-	if (fstat(in_fd, &st) < 0 || !S_ISREG(st.st_mode) || fstatvfs(dirfd, &vs) < 0)
+	if (fstat(in_fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return 0; /* nothing to go by: the unpack says ENOSPC if it comes to it */
-	unsigned long long avail = (unsigned long long)vs.f_bavail * vs.f_frsize;
-	if ((unsigned long long)st.st_size <= avail)
+	_cleanup_free_ char *who = xasprintf("unpack %s", name);
+	if (room_check(dirfd, (unsigned long long)st.st_size, who, "the archive's size", "the root", err) == 0)
 		return 0;
-	char need[64], have[64];
-	size_words(need, sizeof need, (unsigned long long)st.st_size);
-	size_words(have, sizeof have, avail);
-	return gerr_set(err, 0, "unpack %s: needs at least %s (the archive's size), but its file system has %s free",
-			name, need, have);
+	if (err->errnum) { /* no statvfs: as above */
+		gerr_clear(err);
+		return 0;
+	}
+	return -1;
 }
 
 /* A whole image: the cap on an image's size applies to this one archive. */
