@@ -3,6 +3,8 @@
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 DESTDIR ?=
 CC ?= cc
 PKG_CONFIG ?= pkg-config
@@ -46,9 +48,10 @@ DEPS_DEMO := busybox-static libc-bin python3 zstd xz-utils bzip2 gzip tar
 DEPS_TEST := bats bats-assert bats-support bats-file clang libclang-rt-14-dev llvm \
 	busybox-static util-linux passwd procps zstd xz-utils bzip2 gzip tar iproute2 libc-bin file python3 \
 	umoci skopeo docker-registry openssl apache2-utils curl python3-jwt python3-cryptography
+DEPS_DOC := go-md2man
 DEPS_BENCH := hyperfine bubblewrap crun runc debootstrap libarchive-tools
 
-.PHONY: all clean install demo check test sanitize fuzz unit bench lint layering deps deps-test deps-bench
+.PHONY: all clean install man demo check test sanitize fuzz unit bench lint layering deps deps-test deps-bench
 
 all: gpurun
 
@@ -70,20 +73,31 @@ ns/gen/seccomp_gen: ns/gen/seccomp_gen.c
 ns/seccomp_bpf.h: ns/gen/seccomp_gen
 	./ns/gen/seccomp_gen >$@.tmp && mv $@.tmp $@
 
-install: gpurun
-	install -d $(DESTDIR)$(BINDIR)
+# The man page is written in docs/gpurun.1.md (its synopsis, run options and
+# exit status generated from `gpurun --help` by docs/gen-options.py) and
+# rendered here; the markers of those generated parts are not for roff.
+man: docs/gpurun.1
+
+docs/gpurun.1: docs/gpurun.1.md
+	@sh tests/deps.sh $(DEPS_DOC)
+	sed '/^<!-- generated:/d' $< | go-md2man -out $@.tmp && mv $@.tmp $@
+
+install: gpurun docs/gpurun.1
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR)
 	install -m 0755 gpurun $(DESTDIR)$(BINDIR)/gpurun
+	install -m 0644 docs/gpurun.1 $(DESTDIR)$(MANDIR)/man1/gpurun.1
+	install -m 0644 docs/gpurun.bash-completion $(DESTDIR)$(BASHCOMPDIR)/gpurun
 
 clean:
-	rm -f gpurun gpurun.o libgpurun.a $(LIB_OBJS) ns/gen/seccomp_gen ns/seccomp_bpf.h
+	rm -f gpurun gpurun.o libgpurun.a $(LIB_OBJS) ns/gen/seccomp_gen ns/seccomp_bpf.h docs/gpurun.1
 	rm -rf tests/build
 
 deps:
 	@sh tests/deps.sh $(DEPS_BUILD) $(DEPS_DEMO)
 deps-test:
-	@sh tests/deps.sh $(DEPS_BUILD) $(DEPS_TEST)
+	@sh tests/deps.sh $(DEPS_BUILD) $(DEPS_TEST) $(DEPS_DOC)
 deps-bench:
-	@sh tests/deps.sh $(DEPS_BUILD) $(DEPS_TEST) $(DEPS_BENCH)
+	@sh tests/deps.sh $(DEPS_BUILD) $(DEPS_TEST) $(DEPS_DOC) $(DEPS_BENCH)
 
 # The main job on a bundled demo image: builds the image offline from
 # Debian's busybox-static, then runs gpurun in it (and the GPU demo against
