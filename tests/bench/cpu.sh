@@ -28,8 +28,8 @@
 # per process, mostly exit work in the kernel).
 #
 # Knobs: BENCH_CPU_LAUNCHES (N, default 300), BENCH_PERF_PERIOD (ns of CPU
-# per sample, default 100000), GPURUN, BENCH_README=0 (leave README.md
-# alone).  Results: tests/build/bench/cpu.md (rows of the README table
+# per sample, default 100000), GPURUN, BENCH_DOCS=0 (leave
+# docs/performance.md alone).  Results: tests/build/bench/cpu.md (rows of the docs/performance.md table
 # between bench:cpu:begin and bench:cpu:end), cpu.perf.data.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
@@ -122,7 +122,7 @@ with open(md, "w") as f:
             f"task-clock of the same loop before and after, per iteration | {s:.2f} ms "
             f"| perf stat {b:.2f} / {a:.2f} ms | {s / e:.2f}x | |\n")
 PY
-if [[ "${BENCH_README:-1}" != 0 ]]; then
-	python3 tests/bench/ratios.py --splice README.md "$OUT/cpu.md" cpu && echo "README.md: the bench:cpu table regenerated"
+if [[ "${BENCH_DOCS:-1}" != 0 ]]; then
+	python3 tests/bench/ratios.py --splice docs/performance.md "$OUT/cpu.md" cpu && echo "docs/performance.md: the bench:cpu table regenerated"
 fi
 exit 0

@@ -19,9 +19,9 @@
 #
 # Then, on the eight-GPU fake driver, rounds in alternating order of the
 # same image with no GPU, `--gpus 0`, `--gpus 0,1,2,3` and `--gpus all` (8): what each
-# GPU adds (target: 8 GPUs within 1.2x of 1).  Its rows are the README table
+# GPU adds (target: 8 GPUs within 1.2x of 1).  Its rows are the docs/performance.md table
 # between bench:gpu:begin and bench:gpu:end (tests/build/bench/gpu.md,
-# spliced by ratios.py; BENCH_README=0 leaves README.md alone).
+# spliced by ratios.py; BENCH_DOCS=0 leaves docs/performance.md alone).
 #
 # Knobs: BENCH_GPU_RUNS (default 100), GPURUN (default ./gpurun).
 # Results: tests/build/bench/gpu-<round>.json, gpus-1-4-8.json, gpu.md
@@ -178,6 +178,6 @@ python3 tests/bench/ratios.py --pool "$OUT/gpus-1-4-8.json" "$OUT"/gpus-1-4-8.*.
 } >"$OUT/gpu.md"
 python3 tests/bench/ratios.py "$OUT/gpus-1-4-8.json" "8 GPUs" "1 GPU (\`--gpus 0\`)<=1.2" \
 	--md "$OUT/gpu.md" "\`/bin/true\`: 8 GPUs against 1, 4 and none"
-if [ "${BENCH_README:-1}" != 0 ] && [ -w README.md ]; then
-	python3 tests/bench/ratios.py --splice README.md "$OUT/gpu.md" gpu && echo "README.md: the bench:gpu table regenerated"
+if [ "${BENCH_DOCS:-1}" != 0 ] && [ -w docs/performance.md ]; then
+	python3 tests/bench/ratios.py --splice docs/performance.md "$OUT/gpu.md" gpu && echo "docs/performance.md: the bench:gpu table regenerated"
 fi

@@ -16,10 +16,10 @@
 #      bsdtar, and GNU tar, into a fresh tmpfs then bwrap (tarbwrap.sh), for
 #      the repeated one bwrap on the image unpacked in a directory.
 #
-# Sections 1-3 are the rows of the README table between bench:images:begin
+# Sections 1-3 are the rows of the docs/performance.md table between bench:images:begin
 # and bench:images:end (tests/build/bench/images.md), section 4 those
 # between bench:scale:begin and bench:scale:end (scale.md); ratios.py
-# splices both (BENCH_README=0 leaves README.md alone).
+# splices both (BENCH_DOCS=0 leaves docs/performance.md alone).
 #
 # Knobs: BENCH_COLD_RUNS (default 10; the 1 GB image's first launch at most
 # 3), BENCH_RUNS (default 100), GPURUN.
@@ -158,8 +158,8 @@ for spec in "busybox.tar.gz:$(fixture busybox.tar.gz):$(fixture busybox)" \
 		"repeated launch, $name (cache hit; peer: bwrap on the tree unpacked in a directory)"
 done
 rm -rf "$CACHE" "$PEER_DISK"
-if [[ "${BENCH_README:-1}" != 0 ]]; then
-	$RATIOS --splice "$REPO/README.md" "$OUT/images.md" images && say "README.md: the bench:images table regenerated"
-	$RATIOS --splice "$REPO/README.md" "$OUT/scale.md" scale && say "README.md: the bench:scale table regenerated"
+if [[ "${BENCH_DOCS:-1}" != 0 ]]; then
+	$RATIOS --splice "$REPO/docs/performance.md" "$OUT/images.md" images && say "docs/performance.md: the bench:images table regenerated"
+	$RATIOS --splice "$REPO/docs/performance.md" "$OUT/scale.md" scale && say "docs/performance.md: the bench:scale table regenerated"
 fi
 exit 0

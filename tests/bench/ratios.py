@@ -11,13 +11,13 @@ NAME>  (reference faster than NAME), or  <=Nms  (reference median at most
 N milliseconds).
 
 With --md, the same figures are appended to TABLE.md as markdown rows (the
-README's benchmark table is made of them: tests/bench/run.sh splices the
-file into README.md, so that no figure there is typed by hand).
+tables of docs/performance.md are made of them: tests/bench/run.sh splices
+the file into docs/performance.md, so that no figure there is typed by hand).
 
-  ratios.py --splice README.md TABLE.md [NAME]   replace what lies between
+  ratios.py --splice FILE.md TABLE.md [NAME]   replace what lies between
       the <!-- bench:NAME:begin --> and <!-- bench:NAME:end --> lines of
-      README.md (without NAME: <!-- bench:begin --> and <!-- bench:end -->,
-      the launch table).  Each README benchmark table has its own NAME and
+      FILE.md (without NAME: <!-- bench:begin --> and <!-- bench:end -->,
+      the launch table).  Each benchmark table has its own NAME and
       its own TABLE.md, written by the script that measures it.
 
   ratios.py --pool OUT.json IN.json...   pool hyperfine runs of the same
@@ -46,18 +46,18 @@ def cpu(r):
     return r["user"] + r["system"]
 
 
-def splice(readme, table, name=None):
+def splice(doc, table, name=None):
     BEGIN, END = markers(name)
-    with open(readme) as f:
+    with open(doc) as f:
         text = f.read()
     with open(table) as f:
         rows = f.read()
     if BEGIN not in text or END not in text:
-        print(f"ratios: {readme} has no {BEGIN} ... {END} block", file=sys.stderr)
+        print(f"ratios: {doc} has no {BEGIN} ... {END} block", file=sys.stderr)
         return 1
     head, rest = text.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
-    with open(readme, "w") as f:
+    with open(doc, "w") as f:
         f.write(head + BEGIN + "\n" + rows + END + tail)
     return 0
 

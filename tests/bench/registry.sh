@@ -11,9 +11,9 @@
 # The image: the busybox fixture as layer 1, then four layers of 50 MB each
 # (200 files of 256 KiB of random data: gzip cannot shrink them, so about
 # 200 MB cross the wire and 200 MB are unpacked).  Knobs: BENCH_COLD_RUNS
-# (default 10), GPURUN.  Its rows are the README table between
+# (default 10), GPURUN.  Its rows are the docs/performance.md table between
 # bench:registry:begin and bench:registry:end (tests/build/bench/registry.md,
-# spliced by ratios.py; BENCH_README=0 leaves README.md alone).
+# spliced by ratios.py; BENCH_DOCS=0 leaves docs/performance.md alone).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 REPO=$(pwd)
@@ -107,7 +107,7 @@ hyperfine -N --style basic --warmup 1 --runs "$RUNS" \
 } >"$OUT/registry.md"
 $RATIOS "$OUT/registry-pull.json" gpurun-pull 'skopeo+umoci<=1.2' 'skopeo+tar<=1.2' --md "$OUT/registry.md" \
 	"\`gpurun pull docker://...\`, 5 layers, $MB MB (gzip), docker-registry on 127.0.0.1 over TLS, $RUNS runs (peers: \`skopeo copy docker://... oci:DIR\`, then \`umoci raw unpack\` or \`tar -xzf\` of each layer)"
-if [[ "${BENCH_README:-1}" != 0 ]]; then
-	$RATIOS --splice "$REPO/README.md" "$OUT/registry.md" registry && say "README.md: the bench:registry table regenerated"
+if [[ "${BENCH_DOCS:-1}" != 0 ]]; then
+	$RATIOS --splice "$REPO/docs/performance.md" "$OUT/registry.md" registry && say "docs/performance.md: the bench:registry table regenerated"
 fi
 exit 0

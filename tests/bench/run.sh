@@ -11,7 +11,7 @@
 #      Targets: gpurun no slower than bwrap (median); faster than crun.
 #      As root, tests/bench/cpu.sh then splits the CPU of that launch by
 #      process and mode from perf samples (target: gpurun's own user CPU
-#      under 1 ms per launch; its own README table, bench:cpu).
+#      under 1 ms per launch; its own table, bench:cpu).
 #   2. cold launch with --no-cache (what a cache miss pays) from busybox
 #      .tar.gz (busybox alone, 1.0 MB as in the issue, and the test fixture,
 #      which adds the tests' probe: 1.4 MB), and Debian bookworm minbase
@@ -24,14 +24,14 @@
 #
 # Each hyperfine run measures gpurun and its peers together (ratios from one
 # run; the warm launches of section 1, a few ms each, in four alternating
-# rounds pooled, see bench_rounds); every row of the README's table between its bench:begin/bench:end
+# rounds pooled, see bench_rounds); every row of docs/performance.md's table between its bench:begin/bench:end
 # markers comes from these runs (ratios.py --md, spliced at the end).  The
 # other scripts splice their own tables (bench:cpu, bench:images,
 # bench:scale, bench:registry, bench:gpu) the same way.
 #
 # Knobs: BENCH_RUNS (warm, default 400), BENCH_COLD_RUNS (default 10),
-# BENCH_SKIP_DEBIAN=1, GPURUN (binary, default ./gpurun), BENCH_README=0
-# (leave README.md alone), BENCH_QUICK=1 (sections 1 and 2 only).
+# BENCH_SKIP_DEBIAN=1, GPURUN (binary, default ./gpurun), BENCH_DOCS=0
+# (leave docs/performance.md alone), BENCH_QUICK=1 (sections 1 and 2 only).
 # Results: tests/build/bench/*.json (hyperfine --export-json), table.md.
 set -uo pipefail
 
@@ -370,9 +370,9 @@ if [[ $ROOT -eq 1 ]]; then
 	PY
 fi
 
-# The README's table is these runs' rows, not figures typed by hand.
-if [[ "${BENCH_README:-1}" != 0 ]]; then
-	$RATIOS --splice "$REPO/README.md" "$TABLE" && say "" "README.md: benchmark table regenerated from $TABLE"
+# docs/performance.md's table is these runs' rows, not figures typed by hand.
+if [[ "${BENCH_DOCS:-1}" != 0 ]]; then
+	$RATIOS --splice "$REPO/docs/performance.md" "$TABLE" && say "" "docs/performance.md: benchmark table regenerated from $TABLE"
 fi
 
 [[ "${BENCH_QUICK:-0}" == 1 ]] && exit 0
