@@ -6,8 +6,16 @@
 #
 #   tests/run-bats.sh [SUITE.bats ...]     default: tests/*.bats
 #   RUN_MODES="user" tests/run-bats.sh     only one mode
+#   BATS_JOBS=N      suites run at once (default: twice the CPUs, at least 2)
 #   SUITE_TIMEOUT=900 (s, per file), BATS_TEST_TIMEOUT=120 (s, per test),
 #   GPURUN_TEST_USER=gpurun-test (created when missing)
+#
+# Run by root, each suite (one file in one mode) runs in mount and pid
+# namespaces of its own, with its own TMPDIR and HOME, so that suites can run
+# side by side: what a suite's host-state checks see (the mount table, the
+# processes, the temporary directory) is that suite's alone, and a mount or a
+# process one suite's gpurun leaves behind fails that suite and no other.
+# The namespaces are private: nothing a suite mounts reaches the machine.
 #
 # Before both runs, as root, it builds the shared fixtures (the test images
 # and, when tests/fakedriver/build.sh exists, the fake NVIDIA drivers), so
@@ -65,6 +73,8 @@ if [[ -f tests/fakedriver/build.sh ]]; then
 fi
 
 work=$(mktemp -d /tmp/gpurun-bats.XXXXXX)
+# A runner killed by Ctrl-C or timeout takes its suites with it (each is
+# pid 1 of its own namespace under unshare --kill-child).
 chmod 0755 "$work"
 cleanup() {
 	rm -rf "$work" 2>/dev/null
@@ -94,8 +104,6 @@ if [[ " $RUN_MODES " == *" user "* && $(id -u) -eq 0 ]]; then
 			SUITES_UNDER_TEST[i]="$work/repo/${suites[i]#"$REPO/"}"
 		done
 	fi
-	mkdir -p "$work/user/tmp"
-	chown -R "$TEST_USER:" "$work/user"
 	if [[ -r /proc/sys/kernel/unprivileged_userns_clone &&
 		$(cat /proc/sys/kernel/unprivileged_userns_clone) == 0 ]]; then
 		say "warning: kernel.unprivileged_userns_clone=0: the unprivileged run cannot create user namespaces"
@@ -105,7 +113,7 @@ fi
 # ---- run and count -----------------------------------------------------------------
 total_pass=0 total_fail=0 total_skip=0
 
-# count TAPFILE STATUS: add a run's results to the totals.
+# count TAPFILE STATUS LABEL: add a run's results to the totals.
 count() {
 	local tap=$1 status=$2 pass fail skip plan
 	pass=$(grep -cE '^ok [0-9]+ ' "$tap")
@@ -131,58 +139,94 @@ count() {
 clean_env=(env -i "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 	"LANG=C.UTF-8" "BATS_TEST_TIMEOUT=$BATS_TEST_TIMEOUT")
 
-# run_suite MODE SUITE TAPFILE: one bats file under a time limit.  bats'
-# own per-test timeout cannot end a test whose output pipe is held by a
-# process that escaped (a container that outlived its launcher), so each file
-# also runs under timeout(1), writing to a file (no pipe anyone could hold)
-# that tail shows live.
-run_suite() {
-	local mode=$1 suite=$2 tap=$3 cmd
+# suite_cmd MODE SUITE DIR: the command line that runs one bats file, into
+# the array cmd.  DIR is the suite's own directory (TMPDIR, HOME).
+suite_cmd() {
+	local mode=$1 suite=$2 dir=$3
 	case $mode in
 	root)
-		cmd=("${clean_env[@]}" HOME=/root TMPDIR="$work/root/tmp" GPURUN_TEST_MODE=root
+		cmd=("${clean_env[@]}" HOME="$dir/home" TMPDIR="$dir/tmp" GPURUN_TEST_MODE=root
 			GPURUN="$REPO/gpurun")
 		;;
 	user-as-root)
-		cmd=("${clean_env[@]}" HOME="$work/user" TMPDIR="$work/user/tmp" USER="$TEST_USER"
+		cmd=("${clean_env[@]}" HOME="$dir/home" TMPDIR="$dir/tmp" USER="$TEST_USER"
 			GPURUN_TEST_MODE=user GPURUN="$GPURUN_UNDER_TEST"
 			setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --init-groups --)
 		;;
 	user)
-		cmd=("${clean_env[@]}" HOME="${HOME:-$work/user}" TMPDIR="$work/user/tmp"
+		cmd=("${clean_env[@]}" HOME="${HOME:-$dir/home}" TMPDIR="$dir/tmp"
 			GPURUN_TEST_MODE=user GPURUN="$REPO/gpurun")
 		;;
 	esac
-	: >"$tap"
-	(cd "${HOME_DIR:-/}" && exec timeout -k 10 "$SUITE_TIMEOUT" "${cmd[@]}" \
-		bats --tap --jobs 1 "$suite") </dev/null >"$tap" 2>&1 &
-	local pid=$!
-	tail -n +1 -f --pid="$pid" "$tap"
-	wait "$pid"
-	local status=$?
-	[[ $status -eq 124 || $status -eq 137 ]] && say "$(basename "$suite"): stopped after ${SUITE_TIMEOUT}s"
-	count "$tap" "$status" "$mode $(basename "$suite")"
+	cmd+=(bats --tap --jobs 1 "$suite")
+}
+
+# start_suite MODE SUITE LABEL: run one bats file in the background under a
+# time limit, its TAP output into $work/LABEL.tap.  bats' own per-test
+# timeout cannot end a test whose output pipe is held by a process that
+# escaped (a container that outlived its launcher), so each file also runs
+# under timeout(1), writing to a file that no such process could hold open
+# for us.  As root, the suite gets its own mount and pid namespaces (see the
+# top of this file); --kill-child ends everything in them with the suite.
+start_suite() {
+	local mode=$1 suite=$2 label=$3 dir=$work/$3 cmd
+	mkdir -p "$dir/tmp" "$dir/home"
+	[[ $mode == user-as-root ]] && chown -R "$TEST_USER:" "$dir"
+	suite_cmd "$mode" "$suite" "$dir"
+	if [[ $(id -u) -eq 0 ]]; then
+		cmd=(unshare --mount --pid --fork --kill-child --mount-proc --propagation private -- "${cmd[@]}")
+	fi
+	(cd "$dir/home" && exec timeout -k 10 "$SUITE_TIMEOUT" "${cmd[@]}") </dev/null >"$work/$label.tap" 2>&1 &
+	running[$!]=$label
+	started[$!]=$SECONDS
+}
+
+# finish_one: wait for any running suite, show its output and count it.
+finish_one() {
+	local pid status label
+	wait -n -p pid "${!running[@]}"
+	status=$?
+	label=${running[$pid]}
+	unset "running[$pid]"
+	echo "#### $label ($((SECONDS - started[pid])) s) ####"
+	cat "$work/$label.tap"
+	[[ $status -eq 124 || $status -eq 137 ]] && say "$label: stopped after ${SUITE_TIMEOUT}s"
+	count "$work/$label.tap" "$status" "$label"
 }
 
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-900}
-mkdir -p "$work/root/tmp" "$work/user/tmp"
+if [[ -z ${BATS_JOBS:-} ]]; then
+	BATS_JOBS=$(($(nproc) * 2))
+	((BATS_JOBS < 2)) && BATS_JOBS=2
+fi
+# Without root there are no namespaces to keep suites apart: one at a time.
+[[ $(id -u) -ne 0 ]] && BATS_JOBS=1
+
+# The queue: every (mode, suite), the suites with the most tests first so
+# that the longest do not start last.
+queue=()
 for mode in $RUN_MODES; do
-	echo "#### gpurun tests as $mode ####"
-	if [[ $mode == root ]]; then
-		for suite in "${suites[@]}"; do
-			run_suite root "$suite" "$work/root-$(basename "$suite").tap"
-		done
-	elif [[ $(id -u) -eq 0 ]]; then
-		chown -R "$TEST_USER:" "$work/user"
-		for i in "${!SUITES_UNDER_TEST[@]}"; do
-			HOME_DIR="$work/user" run_suite user-as-root "${SUITES_UNDER_TEST[i]}" \
-				"$work/user-$(basename "${suites[i]}").tap"
-		done
-	else
-		for suite in "${suites[@]}"; do
-			run_suite user "$suite" "$work/user-$(basename "$suite").tap"
-		done
-	fi
+	m=$mode
+	[[ $mode == user && $(id -u) -eq 0 ]] && m=user-as-root
+	for i in "${!suites[@]}"; do
+		s=${suites[i]}
+		[[ $m == user-as-root ]] && s=${SUITES_UNDER_TEST[i]}
+		queue+=("$(grep -c '^@test' "${suites[i]}") $m $s $mode-$(basename "${suites[i]}" .bats)")
+	done
+done
+mapfile -t queue < <(printf '%s\n' "${queue[@]}" | sort -rn -k1,1)
+
+declare -A running=() started=()
+say "running ${#queue[@]} suites, $BATS_JOBS at a time"
+for entry in "${queue[@]}"; do
+	read -r _ m s label <<<"$entry"
+	while ((${#running[@]} >= BATS_JOBS)); do
+		finish_one
+	done
+	start_suite "$m" "$s" "$label"
+done
+while ((${#running[@]} > 0)); do
+	finish_one
 done
 
 echo "$total_pass passed, $total_fail failed, $total_skip skipped"
