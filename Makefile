@@ -108,11 +108,11 @@ demo: deps
 
 # Every test: the layering check, C units under sanitizers and the fuzz
 # corpora, then the bats suites as root and as an unprivileged user.
+NPROC := $(shell nproc 2>/dev/null || echo 2)
 check: deps-test
-	$(MAKE) gpurun
+	$(MAKE) -j$(NPROC) gpurun
 	$(MAKE) layering
-	$(MAKE) sanitize
-	$(MAKE) unit
+	$(MAKE) -j$(NPROC) sanitize unit
 	bash tests/run-bats.sh
 
 test: check
