@@ -365,6 +365,8 @@ static int run_main(int argc, char **argv, const char *driver_root)
 	cfg.host_uid = geteuid();
 	cfg.host_gid = getegid();
 	cfg.unprivileged = cfg.host_uid != 0;
+	/* One id mapped: no other id exists to switch to or give files to. */
+	cfg.fake_ids = cfg.unprivileged;
 	cfg.keep_owner = !cfg.unprivileged && ids_all_mapped();
 	cfg.read_only = c.read_only;
 	cfg.verbose = c.verbose;

@@ -387,6 +387,14 @@ static void describe_fresh(const struct op *op, struct sbuf *b)
 
 static void describe_file(const struct op *op, struct sbuf *b)
 {
+	if (op->flags & OPF_OPTIONAL) {
+		/* Only where the image has the directory (ns/exec.c). */
+		const char *slash = strrchr(op->dst, '/');
+		_cleanup_free_ char *dir = xstrndup(op->dst, slash && slash != op->dst ? (size_t)(slash - op->dst) : 1);
+		sbuf_puts(b, "[ ! -d ");
+		rel(b, dir);
+		sbuf_puts(b, " ] || ");
+	}
 	/* Short files are shown in full (they are the point of the lesson,
 	 * e.g. the rewritten params), long ones by size. */
 	if (op->len >= 512) {

@@ -67,7 +67,8 @@ enum op_kind {
 #define OPF_NOEXEC 0x0008
 #define OPF_MOUNT_MASK (OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC)
 #define OPF_REC 0x0010      /* bind: recursive (submounts too) */
-#define OPF_OPTIONAL 0x0020 /* bind: a missing source is skipped; a target the image will
+#define OPF_OPTIONAL 0x0020 /* file: skipped when the image lacks its directory.
+			     * bind: a missing source is skipped; a target the image will
 			     * not let us create (EACCES, EROFS, EPERM) is skipped with a warning */
 #define OPF_DEVICE 0x0040   /* bind: source must be a char device with st_rdev == op->rdev */
 #define OPF_DIR 0x0080      /* bind, rootfs: the source is a directory (else a file) */

@@ -144,6 +144,8 @@ static void shed_privileges(const struct run_config *cfg, uid_t uid, gid_t gid, 
 		setup_failf(err_fd, errno, "close_range");
 	if (sec_seccomp(&err) < 0)
 		setup_fail(err_fd, &err);
+	if (cfg->fake_ids && sec_seccomp_fake_ids(&err) < 0)
+		setup_fail(err_fd, &err);
 }
 
 /* P2: the command.  It is forked before the setup and sheds what it can

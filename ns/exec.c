@@ -120,6 +120,15 @@ static int do_file(struct exec_state *st, const struct op *op, const char *dst, 
 {
 	const char *base;
 	struct stat s;
+	if (op->flags & OPF_OPTIONAL) {
+		/* Only where the image has the directory: look, create nothing. */
+		_cleanup_free_ char *dir = xstrdup(dst);
+		*strrchr(dir, '/') = '\0';
+		struct gerr ignored = {0};
+		_cleanup_fd_ int dfd = root_open(st->rootfd, *dir ? dir : "/", O_PATH | O_DIRECTORY, &ignored);
+		if (dfd < 0)
+			return 0;
+	}
 	_cleanup_fd_ int pfd = root_parent(st->rootfd, dst, &base, err);
 	if (pfd < 0)
 		return -1;

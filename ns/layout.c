@@ -116,6 +116,20 @@ static void layout_masks(struct plan *p)
 	}
 }
 
+/* With one id mapped, apt's switch to _apt before each download "works"
+ * (ns/security.c answers setgroups and set*id with success) but apt then
+ * checks that its ids changed, finds they did not, and stops ("Could not
+ * switch group").  Told to download as root, apt skips the switch; there
+ * is no other user in the container to protect anything from.  Only in an
+ * image that has apt's configuration directory. */
+static void layout_apt_sandbox(struct plan *p)
+{
+	static const char conf[] = "APT::Sandbox::User \"root\";\n";
+	struct op *op = plan_file(p, "/etc/apt/apt.conf.d/00gpurun-single-id", conf, sizeof conf - 1, 0644);
+	op->flags |= OPF_OPTIONAL;
+	plan_why(op, "one id mapped: apt downloads as root instead of switching to _apt");
+}
+
 void layout_base(struct plan *p, const struct run_config *cfg)
 {
 	layout_root(p, cfg);
@@ -135,6 +149,8 @@ void layout_base(struct plan *p, const struct run_config *cfg)
 	plan_tmpfs(p, "/run", "mode=0755", OPF_NOSUID | OPF_NODEV);
 	if (!cfg->new_net)
 		layout_host_net_files(p);
+	if (cfg->fake_ids)
+		layout_apt_sandbox(p);
 }
 
 int layout_volume(struct plan *p, const char *spec, struct gerr *err)

@@ -30,6 +30,8 @@ struct run_config {
 	int import_run;
 	int read_only;
 	int unprivileged;      /* add a user namespace mapping the caller to root */
+	int fake_ids;          /* one id mapped: setgroups, set*id and chown succeed doing nothing
+				* (ns/security.c), so that package managers run */
 	int keep_owner;        /* root with every id mapped: archives keep their owners */
 	uid_t host_uid;
 	gid_t host_gid;
@@ -119,5 +121,6 @@ int sec_drop_caps(int keep_root_caps, struct gerr *err);
 int sec_drop_all_caps(struct gerr *err);
 int sec_no_new_privs(struct gerr *err);
 int sec_seccomp(struct gerr *err);
+int sec_seccomp_fake_ids(struct gerr *err);
 
 #endif

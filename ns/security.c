@@ -86,17 +86,30 @@ int sec_no_new_privs(struct gerr *err)
  * libseccomp's rule trees (a quarter of a launch's user CPU). */
 #include "seccomp_bpf.h"
 
-int sec_seccomp(struct gerr *err)
+static int load_program(const struct sock_filter *insns, size_t n, const char *what, struct gerr *err)
 {
-	struct sock_fprog prog = {
-		.len = (unsigned short)COUNT_OF(seccomp_bpf),
-		.filter = (struct sock_filter *)seccomp_bpf,
-	};
+	struct sock_fprog prog = {.len = (unsigned short)n, .filter = (struct sock_filter *)insns};
 	/* As seccomp_load() did: without CAP_SYS_ADMIN the kernel wants
 	 * no_new_privs first, and the filter is never meant without it. */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return gerr_set(err, errno, "prctl(PR_SET_NO_NEW_PRIVS)");
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
-		return gerr_set(err, errno, "load the seccomp filter");
+		return gerr_set(err, errno, "load %s", what);
 	return 0;
+}
+
+int sec_seccomp(struct gerr *err)
+{
+	return load_program(seccomp_bpf, COUNT_OF(seccomp_bpf), "the seccomp filter", err);
+}
+
+/* The id calls a single-id user namespace cannot honour (setgroups, set*id,
+ * chown to another id) answered with success, so that package managers run
+ * (ns/gen/seccomp_gen.c says why that withholds nothing).  A second filter
+ * on top of the deny-list: the kernel runs both and the stricter answer
+ * wins, and "errno 0" is stricter than "allow". */
+int sec_seccomp_fake_ids(struct gerr *err)
+{
+	return load_program(seccomp_fake_ids_bpf, COUNT_OF(seccomp_fake_ids_bpf), "the seccomp filter of the id calls",
+			    err);
 }

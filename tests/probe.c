@@ -272,12 +272,20 @@ static int cmd_write(const char *path)
 	return 0;
 }
 
+/* Judged by what it did: an unprivileged container answers setgroups with
+ * success and changes nothing (ns/security.c), which is SAFE too. */
 static int cmd_setgroups(void)
 {
-	gid_t g = 0;
+	gid_t g = 0, before[256], after[256];
+	int nb = getgroups(256, before);
 	int rc = setgroups(1, &g);
-	printf("%s setgroups: %s\n", rc == 0 && geteuid() != 0 ? "RISK" : "SAFE",
-	       rc == 0 ? "ok" : errname(errno));
+	int e = errno;
+	int na = getgroups(256, after);
+	int changed = rc == 0 && (na != nb || (na > 0 && memcmp(before, after, (size_t)na * sizeof *after)));
+	if (rc == 0 && !changed)
+		printf("SAFE setgroups: ok, but nothing changed\n");
+	else
+		printf("%s setgroups: %s\n", rc == 0 && geteuid() != 0 ? "RISK" : "SAFE", rc == 0 ? "ok" : errname(e));
 	return 0;
 }
 

@@ -72,6 +72,13 @@ if [[ -f tests/fakedriver/build.sh ]]; then
 	done
 fi
 
+# Downloaded fixtures live outside the clone (tests/lib/debian_minbase.sh
+# says where) and are fetched once; a machine without the network skips
+# the suites that need them.
+if [[ $(id -u) -eq 0 ]]; then
+	say "the Debian minbase image: $(bash tests/lib/debian_minbase.sh 2>&1 </dev/null | tail -n1)"
+fi
+
 work=$(mktemp -d /tmp/gpurun-bats.XXXXXX)
 # A runner killed by Ctrl-C or timeout takes its suites with it (each is
 # pid 1 of its own namespace under unshare --kill-child).
