@@ -1,0 +1,51 @@
+#!/usr/bin/env bats
+# The examples the docs show are what gpurun prints today: every command
+# marked `<!-- run: ... -->` in README.md and docs/lesson.md runs against
+# the test suite's fixtures and fake driver (docs/gen-examples.py).  As root
+# the output must be what the file shows (the docs show root's plans); as
+# an unprivileged user every command must still exit as marked.
+
+load lib/common
+
+GEN="python3 $BATS_TEST_DIRNAME/../docs/gen-examples.py"
+DOCS=$BATS_TEST_DIRNAME/..
+
+setup_file() {
+	require_gpurun
+	common_images
+	[[ -d $TESTS_BUILD/fakedriver-four ]] ||
+		skip "no fake NVIDIA driver (build it as root: tests/run-bats.sh)"
+}
+
+check_examples() {
+	if [[ $GPURUN_TEST_MODE == root ]]; then
+		run $GEN --check "$DOCS/$1"
+	else
+		run $GEN --run "$DOCS/$1"
+	fi
+	assert_success
+}
+
+@test "every example in README.md prints what the README shows" {
+	check_examples README.md
+}
+
+@test "every command of the lesson runs and prints what the lesson shows" {
+	check_examples docs/lesson.md
+}
+
+@test "an example whose output changed is caught" {
+	skip_unless_root "the outputs are root's"
+	cp "$DOCS/docs/lesson.md" "$BATS_TEST_TMPDIR/lesson.md"
+	sed -i 's/^GPU 0: NVIDIA H100 80GB HBM3/GPU 0: NVIDIA H200/' "$BATS_TEST_TMPDIR/lesson.md"
+	run $GEN --check "$BATS_TEST_TMPDIR/lesson.md"
+	assert_failure
+	assert_output --partial "is out of date"
+}
+
+@test "an example whose command fails is caught" {
+	printf '%s\n' '<!-- run: gpurun --gpus 9 "$IMAGE" true -->' '```console' '```' >"$BATS_TEST_TMPDIR/bad.md"
+	run $GEN --run "$BATS_TEST_TMPDIR/bad.md"
+	assert_failure
+	assert_output --partial "exited 125, expected 0"
+}
