@@ -365,8 +365,12 @@ static int run_main(int argc, char **argv, const char *driver_root)
 	cfg.host_uid = geteuid();
 	cfg.host_gid = getegid();
 	cfg.unprivileged = cfg.host_uid != 0;
-	/* One id mapped: no other id exists to switch to or give files to. */
-	cfg.fake_ids = cfg.unprivileged;
+	/* With ranges and Debian's uidmap, a full map as podman makes it;
+	 * else one id mapped: no other id exists to switch to or give files
+	 * to, and the calls that would need one are answered (ns/security.c). */
+	if (cfg.unprivileged)
+		(void)subid_lookup(cfg.host_uid, cfg.host_gid, &cfg.subids);
+	cfg.fake_ids = cfg.unprivileged && !cfg.subids.uid_count;
 	cfg.keep_owner = !cfg.unprivileged && ids_all_mapped();
 	cfg.read_only = c.read_only;
 	cfg.verbose = c.verbose;

@@ -1,6 +1,6 @@
 /* ns/command.c — P2, the command: forked by P1 (ns/init.c) before the
  * setup, it sheds its privileges (capabilities, no_new_privs, inherited
- * fds, seccomp; for an unprivileged --user a nested user namespace), waits
+ * fds, seccomp; for a --user with one id mapped a nested user namespace), waits
  * for the go-ahead, takes its working directory and terminal, switches to
  * --user's ids as root and execs the command with the container's PATH. */
 #include <errno.h>
@@ -126,7 +126,7 @@ static char **command_env(const struct run_config *cfg, uid_t uid, const char *h
 
 /* What P2 sheds before exec: capabilities (as root, docker's set stays
  * in the effective set for --user's setresuid, which then clears it;
- * unprivileged, a non-root --user gets its nested user namespace first,
+ * with one id mapped, a non-root --user gets its nested user namespace first,
  * since a new user namespace starts with every capability), no_new_privs,
  * every fd above 2 (CVE-2024-21626: a leaked host fd is a way out; err_fd
  * is already close-on-exec), then seccomp, which also denies what the
@@ -134,9 +134,9 @@ static char **command_env(const struct run_config *cfg, uid_t uid, const char *h
 static void shed_privileges(const struct run_config *cfg, uid_t uid, gid_t gid, int err_fd)
 {
 	struct gerr err = {0};
-	if (cfg->unprivileged && (uid || gid) && nested_userns(uid, gid, &err) < 0)
+	if (cfg->fake_ids && (uid || gid) && nested_userns(uid, gid, &err) < 0)
 		setup_fail(err_fd, &err);
-	if (sec_drop_caps(!cfg->unprivileged || uid == 0, &err) < 0)
+	if (sec_drop_caps(!cfg->fake_ids || uid == 0, &err) < 0)
 		setup_fail(err_fd, &err);
 	if (sec_no_new_privs(&err) < 0)
 		setup_fail(err_fd, &err);
@@ -150,15 +150,15 @@ static void shed_privileges(const struct run_config *cfg, uid_t uid, gid_t gid, 
 
 /* P2: the command.  It is forked before the setup and sheds what it can
  * while P1 builds the root (on two cores the seccomp JIT and the
- * capability drop then cost the launch nothing).  Only an unprivileged
- * --user waits: its nested user namespace needs unshare(2), which the
+ * capability drop then cost the launch nothing).  Only a --user with one
+ * id mapped waits: its nested user namespace needs unshare(2), which the
  * filter denies, and its ids are known only from the image.  As root,
  * --user's ids are switched after the go-ahead with the CAP_SETUID and
  * CAP_SETGID that docker's set keeps. */
 void command_main(const struct run_config *cfg, int go_fd, const sigset_t *orig, int err_fd,
 		  const struct cpu_spread *cpus)
 {
-	const int early = !(cfg->unprivileged && cfg->user_spec);
+	const int early = !(cfg->fake_ids && cfg->user_spec);
 	for (int s = 1; s < NSIG; s++)
 		signal(s, SIG_DFL);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -208,7 +208,7 @@ void command_main(const struct run_config *cfg, int go_fd, const sigset_t *orig,
 	if (!early)
 		shed_privileges(cfg, uid, gid, err_fd);
 	/* chroot --userspec: the one group, no supplementary ones. */
-	if (!cfg->unprivileged && (uid || gid) &&
+	if (!cfg->fake_ids && (uid || gid) &&
 	    (setgroups(1, &gid) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0))
 		setup_failf(err_fd, errno, "switch to user %u:%u", (unsigned)uid, (unsigned)gid);
 	exec_command(cfg->argv, envp, err_fd);

@@ -157,7 +157,8 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 	close(errp[1]);
 	close(statusp[1]);
 
-	if (cfg->unprivileged && write_id_maps(cfg, pid, err) < 0)
+	if (cfg->unprivileged &&
+	    (cfg->subids.uid_count ? subid_write_maps(&cfg->subids, pid, err) : write_id_maps(cfg, pid, err)) < 0)
 		return abandon(pid);
 	if (write_all(syncp[1], "g", 1) < 0) {
 		gerr_set(err, errno, "start the container");

@@ -10,9 +10,14 @@
 
 void ns_describe_unshare(const struct run_config *cfg, struct sbuf *b)
 {
-	sbuf_printf(b, "unshare --mount --pid --ipc%s%s%s --fork --kill-child",
-		    cfg->unprivileged ? " --user --map-root-user" : "", cfg->hostname ? " --uts" : "",
-		    cfg->new_net ? " --net" : "");
+	sbuf_puts(b, "unshare --mount --pid --ipc");
+	if (cfg->unprivileged)
+		sbuf_puts(b, " --user --map-root-user");
+	/* util-linux runs newuidmap and newgidmap for these, as gpurun does. */
+	if (cfg->subids.uid_count)
+		sbuf_printf(b, " --map-users=%lu,1,%lu --map-groups=%lu,1,%lu", cfg->subids.uid_start,
+			    cfg->subids.uid_count, cfg->subids.gid_start, cfg->subids.gid_count);
+	sbuf_printf(b, "%s%s --fork --kill-child", cfg->hostname ? " --uts" : "", cfg->new_net ? " --net" : "");
 }
 
 void ns_describe_exec(const struct run_config *cfg, const char *userspec, struct sbuf *b)

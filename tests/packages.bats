@@ -15,8 +15,12 @@ setup_file() {
 	DEBIAN_TGZ=$(bash "$BATS_TEST_DIRNAME/lib/debian_minbase.sh" 2>"$BATS_FILE_TMPDIR/minbase.err") ||
 		skip "no Debian minbase image: $(tail -n1 "$BATS_FILE_TMPDIR/minbase.err") (built as root by tests/run-bats.sh)"
 	export DEBIAN_TGZ
+	# Readable by every user the suite runs (bats' own directories are not).
+	SHARED=$(mktemp -d "${TMPDIR:-/tmp}/gpurun-packages.XXXXXX")
+	chmod 0755 "$SHARED"
+	export SHARED
 	# The repository: one package with a program and a data file.
-	REPO=$BATS_FILE_TMPDIR/repo
+	REPO=$SHARED/repo
 	local pkg=$BATS_FILE_TMPDIR/pkg
 	mkdir -p "$pkg/DEBIAN" "$pkg/usr/bin" "$pkg/var/lib/gpurun-hello" "$REPO"
 	cat >"$pkg/DEBIAN/control" <<-'CTL'
@@ -31,8 +35,12 @@ setup_file() {
 	echo state >"$pkg/var/lib/gpurun-hello/state"
 	dpkg-deb --root-owner-group -Zgzip --build "$pkg" "$REPO/gpurun-hello_1.0_all.deb" >/dev/null
 	(cd "$REPO" && dpkg-scanpackages --multiversion . /dev/null >Packages 2>/dev/null)
-	chmod -R a+rX "$BATS_FILE_TMPDIR"
+	chmod -R a+rX "$REPO"
 	export REPO
+}
+
+teardown_file() {
+	[[ -z ${SHARED:-} ]] || rm -rf "$SHARED"
 }
 
 # apt_in_container ARGS...: apt-get update and install from /repo, then run
@@ -87,4 +95,68 @@ id -u'
 	else
 		refute_line --partial "APT::Sandbox"
 	fi
+}
+
+# ---- a caller with subordinate id ranges (/etc/subuid, /etc/subgid) ------------
+# Run by the root suite as GPURUN_TEST_SUBUSER, an ordinary user to whom
+# useradd gave ranges (tests/run-bats.sh creates it); newuidmap and
+# newgidmap come from Debian's uidmap.
+
+# as_subuser CMD...: CMD as that user, with a cache and TMPDIR of its own.
+as_subuser() {
+	local u=${GPURUN_TEST_SUBUSER:-gpurun-test-sub} d=$SHARED/subuser-$BATS_TEST_NUMBER
+	mkdir -p "$d" && chown "$u:" "$d"
+	(cd "$d" && runuser -u "$u" -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
+		GPURUN_CACHE="$d/cache" TMPDIR="$d" "$@")
+}
+
+need_subuser() {
+	skip_unless_root "runs a second unprivileged user, which takes root to start"
+	local u=${GPURUN_TEST_SUBUSER:-gpurun-test-sub}
+	id "$u" >/dev/null 2>&1 || skip "no user $u (tests/run-bats.sh creates it)"
+	grep -q "^$u:" /etc/subuid || skip "$u has no range in /etc/subuid"
+	[[ -x /usr/bin/newuidmap && -x /usr/bin/newgidmap ]] || skip "Debian's uidmap is not installed"
+	as_subuser test -x "$GPURUN" -a -r "$DEBIAN_TGZ" || skip "$u cannot run $GPURUN or read the image"
+	SUB_START=$(grep "^$u:" /etc/subuid | head -n1 | cut -d: -f2)
+	SUB_COUNT=$(grep "^$u:" /etc/subuid | head -n1 | cut -d: -f3)
+}
+
+@test "with subordinate ranges and uidmap, an unprivileged container gets the full id map podman makes" {
+	need_subuser
+	run as_subuser "$GPURUN" "$DEBIAN_TGZ" cat /proc/self/uid_map
+	assert_success
+	assert_line --index 0 --regexp "^ +0 +$(id -u "${GPURUN_TEST_SUBUSER:-gpurun-test-sub}") +1$"
+	assert_line --index 1 --regexp "^ +1 +$SUB_START +$SUB_COUNT$"
+}
+
+@test "with subordinate ranges, chown and setuid are real, and apt needs no setting" {
+	need_subuser
+	run as_subuser "$GPURUN" "$DEBIAN_TGZ" sh -c 'touch /f && chown 42:42 /f && stat -c "%u:%g" /f &&
+		setpriv --reuid 42 --regid 42 --clear-groups id -u; ls /etc/apt/apt.conf.d'
+	assert_success
+	assert_line --index 0 "42:42"
+	assert_line --index 1 42
+	refute_line 00gpurun-single-id
+}
+
+@test "with subordinate ranges, apt-get update and install switch to _apt for real and work" {
+	need_subuser
+	run as_subuser "$GPURUN" -v "$REPO:/repo:ro" "$DEBIAN_TGZ" sh -c "$APT_SCRIPT"
+	assert_success
+	assert_line --index 0 "hello from a package"
+}
+
+@test "with subordinate ranges, -u 1000:1000 switches to that user inside the full map" {
+	need_subuser
+	run as_subuser "$GPURUN" -u 1000:1000 "$DEBIAN_TGZ" sh -c 'id -u; id -g; cat /proc/self/uid_map | wc -l'
+	assert_success
+	assert_output $'1000\n1000\n2'
+}
+
+@test "with subordinate ranges, the plan maps them as the launch does" {
+	need_subuser
+	run as_subuser "$GPURUN" --dry-run "$DEBIAN_TGZ" true
+	assert_success
+	assert_line --partial "--user --map-root-user --map-users=$SUB_START,1,$SUB_COUNT --map-groups="
+	refute_line --partial "APT::Sandbox"
 }

@@ -9,6 +9,8 @@
 #   BATS_JOBS=N      suites run at once (default: twice the CPUs, at least 2)
 #   SUITE_TIMEOUT=900 (s, per file), BATS_TEST_TIMEOUT=120 (s, per test),
 #   GPURUN_TEST_USER=gpurun-test (created when missing)
+#   GPURUN_TEST_SUBUSER=gpurun-test-sub (created when missing, with the
+#     subordinate id ranges useradd gives an ordinary user)
 #
 # Run by root, each suite (one file in one mode) runs in mount and pid
 # namespaces of its own, with its own TMPDIR and HOME, so that suites can run
@@ -27,6 +29,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 REPO=$(pwd)
 TEST_USER=${GPURUN_TEST_USER:-gpurun-test}
+SUB_USER=${GPURUN_TEST_SUBUSER:-gpurun-test-sub}
 RUN_MODES=${RUN_MODES:-root user}
 export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
 
@@ -143,7 +146,15 @@ count() {
 	total_skip=$((total_skip + skip))
 }
 
-clean_env=(env -i "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# The second unprivileged user, with /etc/subuid and /etc/subgid ranges: the
+# root suites run it (runuser) where a full id map matters.
+if [[ $(id -u) -eq 0 ]] && ! id "$SUB_USER" >/dev/null 2>&1; then
+	say "creating the unprivileged test user $SUB_USER (with subordinate id ranges)"
+	useradd -M -d /nonexistent -s /usr/sbin/nologin "$SUB_USER" || exit 2
+	grep -q "^$SUB_USER:" /etc/subuid || usermod --add-subuids 1000000-1065535 --add-subgids 1000000-1065535 "$SUB_USER"
+fi
+
+clean_env=(env -i "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" "GPURUN_TEST_SUBUSER=$SUB_USER"
 	"LANG=C.UTF-8" "BATS_TEST_TIMEOUT=$BATS_TEST_TIMEOUT")
 
 # suite_cmd MODE SUITE DIR: the command line that runs one bats file, into
