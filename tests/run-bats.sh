@@ -74,6 +74,7 @@ if [[ -f tests/fakedriver/build.sh ]]; then
 			say "tests/fakedriver/build.sh $n failed (the GPU suites will say what is missing)"
 	done
 fi
+bash tests/lib/realdriver.bash build </dev/null >/dev/null || say "no real NVIDIA driver root (tests/lib/realdriver.bash build failed): realdriver.bats skips"
 
 # Downloaded fixtures live outside the clone (tests/lib/debian_minbase.sh
 # says where) and are fetched once; a machine without the network skips
