@@ -11,8 +11,13 @@
  * legacy hook does not inject a second time), the control nodes, the
  * nvidia-cdi-hook hooks (create-symlinks for the SONAME and -lcuda links,
  * enable-cuda-compat, update-ldcache over the library directories) and one
- * bind mount per file, hostPath in the driver root, containerPath the same
- * path relative to it, with nvidia-ctk's ro,nosuid,nodev,rbind,rprivate.
+ * bind mount per file, hostPath in the driver root, with nvidia-ctk's
+ * ro,nosuid,nodev,rbind,rprivate.  containerPath is the path relative to
+ * the driver root, but for libraries: there it is the directory the root's
+ * loader cache names for them (its SONAME link's, not the file's: on
+ * Debian the files are in nvidia/current, which no loader searches), plus
+ * what --gpus puts below $LIBDIR (vdpau/), so that libGLX_indirect.so.0,
+ * the VDPAU driver and the GBM backend are where their loaders look.
  * The document is built as a jansson tree and written as JSON, or as YAML
  * in nvidia-ctk's block style with every string double-quoted (a JSON
  * string is a valid YAML double-quoted scalar). */
@@ -91,6 +96,23 @@ static const struct inj_file *lib_with(const struct inj_set *s, const char *pref
 		if (!strncmp(strrchr(s->libs[i].src, '/') + 1, prefix, strlen(prefix)))
 			return &s->libs[i];
 	return NULL;
+}
+
+/* Where a library goes in the container (see the top): its dst below
+ * $LIBDIR, under the directory the cache names for its SONAME, or under
+ * libdir for one the cache does not know. */
+static char *lib_ctr_path(const struct gpu_driver *drv, const struct inj_file *f, const char *libdir)
+{
+	const char *rest = f->dst + strlen(LIBDIR_VAR);
+	if (strncmp(f->dst, LIBDIR_VAR "/", strlen(LIBDIR_VAR) + 1))
+		return xstrdup(in_root(drv, f->src));
+	_cleanup_free_ char *dir = strchr(rest + 1, '/') ? NULL : drv_lib_dir(drv, f->soname, 64);
+	return xasprintf("%s%s", dir ? dir : libdir, rest);
+}
+
+static char *dir_of(const char *path)
+{
+	return xstrndup(path, (size_t)(strrchr(path, '/') - path));
 }
 
 static json_t *build(const struct gpu_driver *drv, const struct inj_set *s)
@@ -174,10 +196,14 @@ static json_t *build(const struct gpu_driver *drv, const struct inj_set *s)
 	json_t *links = json_array(), *folders = json_array();
 	json_array_append_new(links, str("nvidia-cdi-hook"));
 	json_array_append_new(links, str("create-symlinks"));
-	struct strv dirs = {0};
+	struct strv dirs = {0}, ctr = {0};
+	_cleanup_free_ char *libdir = s->nlibs ? drv_lib_dir(drv, s->libs[0].soname, 64) : NULL;
+	if (!libdir && s->nlibs)
+		libdir = dir_of(in_root(drv, s->libs[0].src));
 	for (size_t i = 0; i < s->nlibs; i++) {
-		const char *ctr = in_root(drv, s->libs[i].src), *base = strrchr(ctr, '/') + 1;
-		char *dir = xstrndup(ctr, (size_t)(base - 1 - ctr));
+		strv_add(&ctr, lib_ctr_path(drv, &s->libs[i], libdir));
+		const char *base = strrchr(s->libs[i].src, '/') + 1;
+		char *dir = dir_of(ctr.v[i]);
 		size_t k = 0;
 		while (k < dirs.n && strcmp(dirs.v[k], dir))
 			k++;
@@ -198,10 +224,19 @@ static json_t *build(const struct gpu_driver *drv, const struct inj_set *s)
 		const struct inj_file *f = lib_with(s, extra[i].prefix);
 		if (!f)
 			continue;
-		const char *ctr = in_root(drv, f->src), *base = strrchr(ctr, '/') + 1;
-		char *dir = xstrndup(ctr, (size_t)(base - 1 - ctr));
-		add_link(links, extra[i].target ? extra[i].target : base, dir, extra[i].name);
+		char *dir = dir_of(ctr.v[f - s->libs]);
+		add_link(links, extra[i].target ? extra[i].target : strrchr(f->src, '/') + 1, dir, extra[i].name);
 		free(dir);
+	}
+	/* And those no SONAME names (the GBM backend), below the same directory. */
+	for (size_t i = 0; i < s->nlinks && libdir; i++) {
+		const char *rest = s->links[i].dst + strlen(LIBDIR_VAR);
+		if (strncmp(s->links[i].dst, LIBDIR_VAR "/", strlen(LIBDIR_VAR) + 1))
+			continue;
+		char *v = xasprintf("%s::%s%s", s->links[i].src, libdir, rest);
+		json_array_append_new(links, str("--link"));
+		json_array_append_new(links, str(v));
+		free(v);
 	}
 	if (json_array_size(links) > 2)
 		json_array_append_new(hooks, hook(links));
@@ -229,7 +264,8 @@ static json_t *build(const struct gpu_driver *drv, const struct inj_set *s)
 	strv_free(&dirs);
 
 	for (size_t i = 0; i < s->nlibs; i++)
-		json_array_append_new(mounts, mount_entry(s->libs[i].src, in_root(drv, s->libs[i].src), 0));
+		json_array_append_new(mounts, mount_entry(s->libs[i].src, ctr.v[i], 0));
+	strv_free(&ctr);
 	for (size_t i = 0; i < s->nbins; i++)
 		json_array_append_new(mounts, mount_entry(s->bins[i].src, s->bins[i].dst, 0));
 	for (size_t i = 0; i < s->nfirmware; i++)

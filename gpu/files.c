@@ -10,9 +10,14 @@
  *   libraries from the driver root's ld.so.cache -> $LIBDIR (the image's
  *   distro lib dir, decided when the op runs), 32-bit ones (compat32) ->
  *   $LIBDIR32;
- *   with graphics, the Vulkan ICD and EGL vendor/platform JSON files the
- *   toolkit adds -> the same path, and the EGL platform libraries it adds
- *   (versioned on their own) -> $LIBDIR;
+ *   with graphics, the Vulkan ICD and EGL vendor/platform JSON files, the
+ *   OptiX data file and the driver's application profiles -> the same path,
+ *   and the EGL platform libraries the toolkit adds (versioned on their
+ *   own) -> $LIBDIR;
+ *   what loaders look for outside ld.so.cache (a Debian host keeps it in
+ *   nvidia/current, reached only through /etc/alternatives): the VDPAU
+ *   driver -> $LIBDIR/vdpau, libnvidia-vulkan-producer, and the GBM backend
+ *   $LIBDIR/gbm/nvidia-drm_gbm.so -> ../libnvidia-allocator.so.1;
  *   MIG capability nodes and files, IMEX channels: see mig.c;
  *   lib/firmware/nvidia/<version>/gsp*.bin and the persistenced,
  *   fabricmanager and MPS paths -> the same path as in the driver root.
@@ -148,9 +153,117 @@ static int collect_libs(struct gpu_driver *drv, unsigned inj, int bits, struct i
 	return r;
 }
 
+char *drv_lib_dir(const struct gpu_driver *drv, const char *soname, int bits)
+{
+	for (size_t i = 0; soname && i < drv->cache.n; i++) {
+		const struct ldcache_entry *e = &drv->cache.v[i];
+		const char *slash = strrchr(e->value, '/');
+		if (ldcache_entry_is(e->flags, bits) && !strcmp(e->key, soname) && slash && slash != e->value)
+			return xstrndup(e->value, (size_t)(slash - e->value));
+	}
+	return NULL;
+}
+
+static int has_lib(const struct inj_file *v, size_t n, const char *prefix)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(strrchr(v[i].src, '/') + 1, prefix, strlen(prefix)))
+			return 1;
+	return 0;
+}
+
+/* dir/name in the driver root, when it leads (through any absolute links,
+ * resolved in the root) to a regular file named "<stem>.so.<version>": its
+ * host path, else NULL. */
+static char *driver_file_in(const struct gpu_driver *drv, const char *dir, const char *name)
+{
+	struct stat st;
+	_cleanup_free_ char *path = xasprintf("%s/%s", dir, name);
+	char *host = drv_resolve(drv, path, &st, NULL);
+	const char *base = host ? strrchr(host, '/') + 1 : NULL;
+	size_t bl = base ? strlen(base) : 0, vl = strlen(drv->version);
+	if (host && S_ISREG(st.st_mode) && bl > vl + 4 && !strcmp(base + bl - vl, drv->version) &&
+	    !strncmp(base + bl - vl - 4, ".so.", 4))
+		return host;
+	free(host);
+	return NULL;
+}
+
+/* What the loaders of video and graphics look for outside ld.so.cache.
+ * On a host from NVIDIA's installer these sit next to the other
+ * libraries; on Debian the real files are in nvidia/current, and
+ * vdpau/libvdpau_nvidia.so.1 and gbm/nvidia-drm_gbm.so are links made by
+ * update-alternatives.  Looked for beside the directory the cache names
+ * for the driver's libraries (dir) and in the directories their files are
+ * really in. */
+static int collect_uncached(struct gpu_driver *drv, unsigned inj, int bits, struct inj_file **v,
+			    size_t *n, struct inj_set *s, struct gerr *err)
+{
+	if (!*n)
+		return 0;
+	const char *libdir = bits == 64 ? LIBDIR_VAR : LIBDIR32_VAR;
+	_cleanup_free_ char *dir = drv_lib_dir(drv, (*v)[0].soname, bits);
+	if (!dir)
+		return 0;
+	char name[128];
+	/* libvdpau opens $LIBDIR/vdpau/libvdpau_nvidia.so.1 (VDPAU_DRIVER). */
+	if ((inj & INJ_VIDEO_LIBS) && !has_lib(*v, *n, "libvdpau_nvidia.so.")) {
+		_cleanup_free_ char *vdpau = xasprintf("%s/vdpau", dir);
+		snprintf(name, sizeof name, "libvdpau_nvidia.so.%s", drv->version);
+		char *host = driver_file_in(drv, vdpau, name);
+		if (!host)
+			host = driver_file_in(drv, vdpau, "libvdpau_nvidia.so.1");
+		if (host) {
+			inj_add_file(v, n, host, xasprintf("%s/vdpau/%s", libdir, strrchr(host, '/') + 1));
+			(*v)[*n - 1].soname = xstrdup("libvdpau_nvidia.so.1");
+		}
+	}
+	if (!(inj & INJ_GRAPHICS_LIBS))
+		return 0;
+	/* Loaded by its file name (it has no SONAME): the Vulkan WSI layer of
+	 * the driver; the toolkit adds its .so link too. */
+	snprintf(name, sizeof name, "libnvidia-vulkan-producer.so.%s", drv->version);
+	char *host = driver_file_in(drv, dir, name);
+	for (size_t i = 0; !host && i < *n; i++) {
+		_cleanup_free_ char *real = xstrndup((*v)[i].src, (size_t)(strrchr((*v)[i].src, '/') - (*v)[i].src));
+		host = driver_file_in(drv, real + strlen(drv->rootpath), name);
+	}
+	if (host && !has_lib(*v, *n, "libnvidia-vulkan-producer.so.")) {
+		inj_add_file(v, n, host, xasprintf("%s/%s", libdir, name));
+		(*v)[*n - 1].soname = xstrdup("libnvidia-vulkan-producer.so");
+	} else {
+		free(host);
+	}
+	/* libgbm loads the backend $LIBDIR/gbm/<driver>_gbm.so; NVIDIA's is
+	 * libnvidia-allocator, a compute library of the reference, needed
+	 * here with graphics alone too. */
+	_cleanup_free_ char *gbm = xasprintf("%s/gbm", dir);
+	_cleanup_free_ char *backend = driver_file_in(drv, gbm, "nvidia-drm_gbm.so");
+	if (!backend)
+		return 0;
+	if (!has_lib(*v, *n, "libnvidia-allocator.so.")) {
+		static const char *const allocator[] = {"libnvidia-allocator.so"};
+		struct strv found = {0}, sonames = {0};
+		if (drv_find_libs(drv, allocator, 1, bits, &found, &sonames, err) < 0)
+			return -1;
+		for (size_t i = 0; i < found.n; i++) {
+			inj_add_file(v, n, found.v[i], xasprintf("%s/%s", libdir, strrchr(found.v[i], '/') + 1));
+			(*v)[*n - 1].soname = sonames.v[i];
+		}
+		free(found.v);
+		free(sonames.v);
+	}
+	if (has_lib(*v, *n, "libnvidia-allocator.so."))
+		inj_add_file(&s->links, &s->nlinks, xstrdup("../libnvidia-allocator.so.1"),
+			     xasprintf("%s/gbm/nvidia-drm_gbm.so", libdir));
+	return 0;
+}
+
 /* Graphics configuration files the toolkit adds (nvidia-ctk's graphics
  * mounts; nvidia-container-cli adds none): the Vulkan ICD and layers, the
- * GLVND EGL vendor file and EGL's external platforms.  Each is looked for
+ * GLVND EGL vendor file, EGL's external platforms and OptiX's nvoptix.bin;
+ * and the driver's own application profiles, which its GL and EGL
+ * libraries read by their versioned names.  Each is looked for
  * where the toolkit looks (/etc, then the XDG data dirs /usr/local/share
  * and /usr/share, fixed: the caller's XDG_DATA_DIRS does not steer what
  * goes in) and lands at the same path. */
@@ -165,6 +278,7 @@ static const char *const config_names[] = {
 	"egl/egl_external_platform.d/09_nvidia_wayland2.json",
 	"egl/egl_external_platform.d/20_nvidia_xcb.json",
 	"egl/egl_external_platform.d/20_nvidia_xlib.json",
+	"nvidia/nvoptix.bin", /* libnvoptix's data, read from /usr/share/nvidia */
 };
 static const char *const config_dirs[] = {"/etc", "/usr/local/share", "/usr/share"};
 
@@ -183,6 +297,18 @@ static void collect_configs(const struct gpu_driver *drv, unsigned inj, struct i
 				break;
 			}
 			free(host);
+		}
+	}
+	static const char *const profiles[] = {"rc", "key-documentation"};
+	for (size_t i = 0; i < COUNT_OF(profiles); i++) {
+		struct stat st;
+		char *path = xasprintf("/usr/share/nvidia/nvidia-application-profiles-%s-%s", drv->version, profiles[i]);
+		char *host = drv_resolve(drv, path, &st, NULL);
+		if (host && S_ISREG(st.st_mode)) {
+			inj_add_file(&s->configs, &s->nconfigs, host, path);
+		} else {
+			free(host);
+			free(path);
 		}
 	}
 }
@@ -254,9 +380,11 @@ int inj_collect(struct gpu_driver *drv, const struct gpu_selection *sel, unsigne
 			s->gpus[s->ngpus++] = &drv->gpus[i];
 	collect_devices(drv, inj, s);
 	collect_bins(drv, inj, s);
-	if (collect_libs(drv, inj, 64, &s->libs, &s->nlibs, err) < 0)
+	if (collect_libs(drv, inj, 64, &s->libs, &s->nlibs, err) < 0 ||
+	    collect_uncached(drv, inj, 64, &s->libs, &s->nlibs, s, err) < 0)
 		return -1;
-	if ((inj & INJ_COMPAT32) && collect_libs(drv, inj, 32, &s->libs32, &s->nlibs32, err) < 0)
+	if ((inj & INJ_COMPAT32) && (collect_libs(drv, inj, 32, &s->libs32, &s->nlibs32, err) < 0 ||
+				     collect_uncached(drv, inj, 32, &s->libs32, &s->nlibs32, s, err) < 0))
 		return -1;
 	collect_ipcs(drv, inj, s);
 	collect_firmware(drv, s);
@@ -328,6 +456,7 @@ void inj_free(struct inj_set *s)
 	free_files(s->ipcs, s->nipcs);
 	free_files(s->caps, s->ncaps);
 	free_files(s->configs, s->nconfigs);
+	free_files(s->links, s->nlinks);
 	free(s->gpus);
 	memset(s, 0, sizeof *s);
 }

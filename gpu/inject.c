@@ -288,16 +288,17 @@ static const struct inj_file *find_lib(const struct inj_set *set, const char *pr
 
 /* The SONAME links, as nvidia-container-cli makes them: an image
  * without ldconfig (distroless, busybox + glibc) or whose ldconfig
- * fails still finds libcuda.so.1 and libnvidia-ml.so.1. */
-static void add_soname_links(struct plan *p, const struct inj_file *libs, size_t n, const char *dir,
-			     const char *why)
+ * fails still finds libcuda.so.1 and libnvidia-ml.so.1.  Each beside its
+ * library ($LIBDIR/vdpau/libvdpau_nvidia.so.1 too). */
+static void add_soname_links(struct plan *p, const struct inj_file *libs, size_t n, const char *why)
 {
 	int first = 1;
 	for (size_t i = 0; i < n; i++) {
 		const char *base = strrchr(libs[i].src, '/') + 1, *so = libs[i].soname;
 		if (!so || !strcmp(so, base) || strchr(so, '/'))
 			continue;
-		_cleanup_free_ char *dst = xasprintf("%s/%s", dir, so);
+		const char *slash = strrchr(libs[i].dst, '/');
+		_cleanup_free_ char *dst = xasprintf("%.*s/%s", (int)(slash - libs[i].dst), libs[i].dst, so);
 		struct op *op = plan_symlink(p, base, dst);
 		if (first)
 			plan_why(op, "%s", why);
@@ -311,14 +312,14 @@ static void add_files(struct plan *p, const struct inj_set *set)
 		plan_bind(p, set->bins[i].src, set->bins[i].dst, OPF_DRIVER_FILE);
 	for (size_t i = 0; i < set->nlibs; i++)
 		plan_bind(p, set->libs[i].src, set->libs[i].dst, OPF_DRIVER_FILE);
-	add_soname_links(p, set->libs, set->nlibs, LIBDIR_VAR, "the SONAME links, for images without ldconfig");
+	add_soname_links(p, set->libs, set->nlibs, "the SONAME links, for images without ldconfig");
 	/* compat32: the 32-bit libraries into the image's 32-bit directory. */
 	for (size_t i = 0; i < set->nlibs32; i++) {
 		struct op *op = plan_bind(p, set->libs32[i].src, set->libs32[i].dst, OPF_DRIVER_FILE);
 		if (i == 0)
 			plan_why(op, "compat32: the 32-bit driver libraries");
 	}
-	add_soname_links(p, set->libs32, set->nlibs32, LIBDIR32_VAR, "their SONAME links");
+	add_soname_links(p, set->libs32, set->nlibs32, "their SONAME links");
 	/* And the three links nvidia-container-cli adds beyond them. */
 	if (find_lib(set, "libcuda.so."))
 		plan_why(plan_symlink(p, "libcuda.so.1", "$LIBDIR/libcuda.so"), "for programs linked with -lcuda");
@@ -327,6 +328,9 @@ static void add_files(struct plan *p, const struct inj_set *set)
 		plan_symlink(p, strrchr(glx->src, '/') + 1, "$LIBDIR/libGLX_indirect.so.0");
 	if (find_lib(set, "libnvidia-opticalflow.so."))
 		plan_symlink(p, "libnvidia-opticalflow.so.1", "$LIBDIR/libnvidia-opticalflow.so");
+	/* Links loaders look for that no SONAME names (the GBM backend). */
+	for (size_t i = 0; i < set->nlinks; i++)
+		plan_symlink(p, set->links[i].src, set->links[i].dst);
 	for (size_t i = 0; i < set->nfirmware; i++)
 		plan_bind(p, set->firmware[i].src, set->firmware[i].dst, OPF_DRIVER_FILE);
 	/* Graphics: the loaders (Vulkan, GLVND's EGL) find the driver by these. */

@@ -383,14 +383,21 @@ struct inj_set {
 	size_t nbins, nlibs, nlibs32, nfirmware, nipcs;
 	struct inj_file *caps;    /* MIG capability files and directories (/proc, /dev) */
 	size_t ncaps;
-	struct inj_file *configs; /* graphics: Vulkan ICD, EGL vendor and platform JSON */
+	struct inj_file *configs; /* graphics: Vulkan ICD, EGL vendor and platform JSON, OptiX, profiles */
 	size_t nconfigs;
+	struct inj_file *links;   /* symlinks to make: src the target, dst the link ("$LIBDIR/...") */
+	size_t nlinks;
 	const struct gpu_dev **gpus; /* selected, in index order */
 	size_t ngpus;
 };
 
 int inj_collect(struct gpu_driver *drv, const struct gpu_selection *sel, unsigned inj,
 		struct inj_set *set, struct gerr *err);
+/* The directory the driver root's loader cache names for soname (its
+ * unresolved path there: "/usr/lib/x86_64-linux-gnu" for libcuda.so.1 on
+ * Debian, whose file is in nvidia/current), or NULL when the cache has no
+ * such entry of that word size.  The cache must be loaded. */
+char *drv_lib_dir(const struct gpu_driver *drv, const char *soname, int bits);
 /* As root, every device node, directory and file of set that a launch
  * binds from the driver root, judged by drv_trust (the IPC sockets
  * excepted): 0, or -1 with err naming the first one someone else could
