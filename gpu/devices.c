@@ -8,6 +8,7 @@
  * through mig.c). */
 #include "internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 int gpu_select(const struct gpu_request *rq, struct gpu_driver *drv, const char *what,
@@ -25,17 +26,33 @@ int gpu_select(const struct gpu_request *rq, struct gpu_driver *drv, const char 
 	}
 	if (!drv->migs && mig_discover(drv, err) < 0)
 		return -1;
-	if (gpu_request_resolve(rq, drv->gpus, drv->ngpus, drv->nexcluded, what, where, sel, err) < 0)
+	/* In a Slurm step, its allocation bounds everything below (slurm.c). */
+	struct slurm_ceiling ceil;
+	if (rq->kind == SEL_SOME && slurm_ceiling_read(drv, &ceil, err) < 0)
 		return -1;
+	int bounded = rq->kind == SEL_SOME && ceil.active;
+	if (bounded ? slurm_resolve(rq, drv, &ceil, what, sel, err) < 0
+		    : gpu_request_resolve(rq, drv->gpus, drv->ngpus, drv->nexcluded, what, where, sel, err) < 0)
+		return -1;
+	if (bounded)
+		snprintf(sel->ceiling, sizeof sel->ceiling, "%s", ceil.from);
 	size_t nmig = 0;
 	if (rq->kind == SEL_SOME && rq->all) {
 		for (size_t i = 0; i < drv->nmigs; i++)
-			sel->migmask[i] = 1;
+			sel->migmask[i] = !bounded || slurm_ceiling_allows(&ceil, drv->migs[i].gpu);
 	} else if (rq->kind == SEL_SOME && rq->count < 0) {
 		for (size_t i = 0; i < rq->items.n; i++) {
+			char item[128];
 			if (!gpu_item_is_mig(rq->items.v[i]))
 				continue;
-			long m = match_mig(rq->items.v[i], drv, what, where, err);
+			long m = -1;
+			if (bounded && slurm_ceiling_item(&ceil, rq->items.v[i], item, sizeof item) < 0)
+				gerr_set(err, 0, "%s: device %.64s is outside this Slurm step's %zu GPU%s (%s)", what,
+					 rq->items.v[i], ceil.n, ceil.n == 1 ? "" : "s", ceil.from);
+			else if ((m = match_mig(bounded ? item : rq->items.v[i], drv, what, where, err)) >= 0 &&
+				 bounded && !slurm_ceiling_allows(&ceil, drv->migs[m].gpu))
+				m = gerr_set(err, 0, "%s: device %.64s is outside this Slurm step's %zu GPU%s (%s)",
+					     what, rq->items.v[i], ceil.n, ceil.n == 1 ? "" : "s", ceil.from);
 			if (m < 0)
 				return -1;
 			sel->migmask[m] = 1;

@@ -47,6 +47,13 @@ int gpu_info(const struct gpu_query *q, struct gerr *err)
 		       version, cuda);
 	else
 		printf("%-15s %s\n%-15s %s\n", "NVRM version:", version, "CUDA version:", cuda);
+	/* gpurun's own line: inside a Slurm step, the GPUs a launch may have. */
+	struct slurm_ceiling ceil;
+	struct gerr swhy = {0};
+	if (slurm_ceiling_read(&drv, &ceil, &swhy) < 0)
+		warnx_("Slurm allocation unknown: %s", swhy.msg);
+	else if (ceil.active && !q->csv)
+		printf("%-15s %s\n", "Slurm ceiling:", ceil.from);
 	for (size_t i = 0; i < drv.ngpus; i++) {
 		const struct gpu_dev *g = &drv.gpus[i];
 		/* Read from the driver root's files: shown, never acted on. */

@@ -384,6 +384,8 @@ static int configure(struct plan *p, const struct gpu_opts *o, const struct gpu_
 		goto out;
 	if (gpu_select(rq, &drv, what, root, &extras, 0, &sel, err) < 0)
 		goto out;
+	if (sel.ceiling[0])
+		strv_add(&res->host_steps, xasprintf("# GPUs bounded by %s", sel.ceiling));
 	unsigned inj = caps_inject_flags(caps);
 	/* As root, nothing is bound that someone else could have changed
 	 * (DESIGN.md §8): judged before libcuda is loaded for a requirement. */

@@ -17,6 +17,7 @@
  *   nvmlmig.c   MIG UUIDs, from the driver root's NVML in a chrooted child
  *   files.c     the set of host objects one launch injects (struct inj_set)
  *   mig.c       MIG devices, IMEX channels, their selection, what they bring
+ *   slurm.c     a Slurm step's GPU allocation: the ceiling of the selection
  *   devices.c   GPUs and MIG together: gpu_select(), inj_collect_all()
  *   nodes.c     missing device nodes, made by the driver's nvidia-modprobe
  *   inject.c    gpu_configure(): all of the above -> plan ops
@@ -268,6 +269,7 @@ struct gpu_selection {
 	int mig_config, mig_monitor;  /* NVIDIA_MIG_CONFIG/MONITOR_DEVICES=all */
 	unsigned imex[IMEX_MAX];      /* NVIDIA_IMEX_CHANNELS */
 	size_t nimex;
+	char ceiling[320]; /* where a Slurm ceiling came from (slurm.c), "" when none */
 };
 
 /* Normalise a PCI bus id ("3b:00.0", "0000:3B:00.0", "00000000:3b:00.0")
@@ -437,9 +439,53 @@ long match_mig(const char *item, struct gpu_driver *drv, const char *what,
 int mig_collect(const struct gpu_driver *drv, const struct gpu_selection *sel, struct inj_set *s,
 		struct gerr *err);
 
+/* ---- slurm.c ------------------------------------------------------------ */
+
+/* A Slurm step's GPUs on this node, as indexes of the GPU table. */
+struct slurm_ceiling {
+	int active;            /* in a step on this node, and gres.conf declares gpu here */
+	unsigned gpu[GPU_MAX]; /* the allocated GPUs, in index (PCI) order */
+	size_t n;
+	char from[256];        /* the variables, gres.conf and files it came from (shown) */
+};
+/* "0,1,3" / "0-2,5" (SLURM_STEP_GPUS) into out[cap], *n of them: 0, or -1
+ * when malformed or more than cap. */
+int slurm_parse_indexes(const char *list, unsigned *out, size_t cap, size_t *n);
+/* 1 when a Slurm host list ("gpu[01-04,07],login") names host, 0 not,
+ * -1 malformed. */
+int slurm_hostlist_match(const char *list, const char *host);
+/* A gres.conf File= value ("/dev/nvidia[0-3]", "/dev/nvidia0,/dev/nvidia2")
+ * expanded in order onto out: 0, or -1 when malformed or too long. */
+int slurm_expand_files(const char *value, struct strv *out);
+/* gres.conf text: the GPU device files it lists for node, in order, onto
+ * files.  1 when it declares gpu for node, 0 when not, -1 with err when
+ * what it says for node cannot be mapped to device files (AutoDetect,
+ * Name=gpu without File=, MultipleFiles, Include, a bad list). */
+int slurm_gres_parse(const char *text, size_t len, const char *node, struct strv *files,
+		     struct gerr *err);
+/* The part of a host name before the first dot: 0, or -1 (empty, too long). */
+int slurm_short_name(const char *name, char *out, size_t cap);
+/* The ceiling from this process's Slurm variables (SLURMD_NODENAME,
+ * SLURM_JOB_ID, SLURM_STEP_GPUS or SLURM_JOB_GPUS, SLURM_CONF) and the
+ * node's gres.conf: 0 (c->active 0 outside a step on this node or without
+ * gres/gpu), or -1 with err when the allocation cannot be mapped. */
+int slurm_ceiling_read(const struct gpu_driver *drv, struct slurm_ceiling *c, struct gerr *err);
+/* 1 when GPU (an index of the table) is in the ceiling (always when inactive). */
+int slurm_ceiling_allows(const struct slurm_ceiling *c, unsigned gpu);
+/* A MIG item "<k>:<mig>" with k counted within the allocation, rewritten
+ * with the GPU's table index into buf; other items copied.  -1 when k is
+ * outside the allocation or buf too small. */
+int slurm_ceiling_item(const struct slurm_ceiling *c, const char *item, char *buf, size_t cap);
+/* gpu_request_resolve against the allocated GPUs only, mapped back to the
+ * table; a device outside them is one error naming the allocation. */
+int slurm_resolve(const struct gpu_request *rq, const struct gpu_driver *drv,
+		  const struct slurm_ceiling *c, const char *what, struct gpu_selection *sel,
+		  struct gerr *err);
+
 /* ---- devices.c ---------------------------------------------------------- */
 
-/* gpu_request_resolve, then the MIG items of rq (a MIG device selects its
+/* gpu_request_resolve (bounded by a Slurm step's allocation, slurm.c),
+ * then the MIG items of rq (a MIG device selects its
  * parent GPU too), `all`'s MIG devices, and the extras (x may be NULL:
  * none, or those already in sel when keep is set). */
 int gpu_select(const struct gpu_request *rq, struct gpu_driver *drv, const char *what,

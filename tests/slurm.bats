@@ -1,0 +1,187 @@
+#!/usr/bin/env bats
+# Inside a Slurm step the step's GPU allocation is the ceiling (DESIGN.md
+# §9, gpu/slurm.c), tested against a real one-node Slurm that setup_file
+# starts (tests/lib/slurm.bash) with the fake four-GPU driver, whose minors
+# are not in PCI order: gres.conf lists /dev/nvidia[0-3], so the gres index
+# N is minor N, and minor 0 is gpurun's GPU 1, minor 1 its GPU 3.
+#
+# Slurm's daemons run as root (SlurmUser=root), so the suite runs in the
+# root mode; the unprivileged mode is covered there by a job submitted as
+# the unprivileged test user, whose gpurun then makes its own user namespace.
+
+load lib/common
+load lib/gpu
+load lib/slurm
+
+# bats 1.8 cannot skip from setup_file: it leaves the reason to setup().
+setup_file() {
+	if [[ $GPURUN_TEST_MODE != root || $(id -u) -ne 0 ]]; then
+		export SLURM_SKIP="Slurm's daemons run as root here (SlurmUser=root): the root run covers this suite, and submits one job as the unprivileged user"
+		return 0
+	fi
+	command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v srun >/dev/null &&
+		command -v munged >/dev/null || fail "Slurm is not installed: run 'make deps-test'"
+	gpu_setup_file
+	slurm_start "$FAKE4" || fail "the one-node Slurm did not start"
+}
+
+teardown_file() {
+	slurm_stop
+}
+
+setup() {
+	if [[ -n ${SLURM_SKIP:-} ]]; then
+		skip "$SLURM_SKIP"
+	fi
+}
+
+# What nvidia-smi -L prints for gpurun's GPU I as the Nth visible one.
+smi_line() {
+	echo "GPU $2: ${FOUR_MODEL[$1]} (UUID: ${FOUR_UUID[$1]})"
+}
+
+# step SRUN-OPTIONS... -- GPURUN-ARGS...: one srun step running gpurun on
+# the fake driver.
+step() {
+	local opts=()
+	while [[ $1 != -- ]]; do
+		opts+=("$1")
+		shift
+	done
+	shift
+	timeout 60 srun --quiet "${opts[@]}" "$GPURUN" --driver-root "$FAKE4" "$@"
+}
+
+# assert_step_error LINE: the step failed with gpurun's 125 and its stderr,
+# srun's own lines aside, is exactly LINE.
+assert_step_error() {
+	assert_equal "$status" 125
+	assert_equal "$output" ""
+	assert_equal "$(grep -v '^srun: ' <<<"$stderr")" "$1"
+}
+
+# The job of the next step: Slurm numbers jobs one after the other.
+next_job() {
+	SLURM_JOB=$(($(scontrol show config | sed -n 's/^NEXT_JOB_ID *= *//p')))
+}
+
+@test "srun --gres=gpu:2: the container sees exactly the two allocated GPUs, matched by minor" {
+	run --separate-stderr step --gres=gpu:2 -- --gpus all "$GLIBC_TAR" nvidia-smi -L
+	assert_success
+	assert_output "$(smi_line 1 0)
+$(smi_line 3 1)"
+}
+
+@test "an image's NVIDIA_VISIBLE_DEVICES=all means the allocated GPUs" {
+	run --separate-stderr step --gres=gpu:1 -- -e NVIDIA_VISIBLE_DEVICES=all "$GLIBC_TAR" nvidia-smi -L
+	assert_success
+	assert_output "$(smi_line 1 0)"
+}
+
+# gres 0-2 are minors 0-2: GPUs 1, 3 and 0, which in PCI order are 0, 1, 3.
+@test "indexes count within the allocation, in PCI order" {
+	run --separate-stderr step --gres=gpu:3 -- --gpus 0 "$GLIBC_TAR" nvidia-smi -L
+	assert_success
+	assert_output "$(smi_line 0 0)"
+	run --separate-stderr step --gres=gpu:3 -- --gpus 2 "$GLIBC_TAR" nvidia-smi -L
+	assert_success
+	assert_output "$(smi_line 3 0)"
+}
+
+@test "srun -n 2 --gpus-per-task=1 gives each task a different GPU" {
+	run --separate-stderr step -n 2 --gpus-per-task=1 -- --gpus all "$GLIBC_TAR" nvidia-smi -L
+	assert_success
+	assert_equal "$(sort <<<"$output")" "$(smi_line 1 0)
+$(smi_line 3 0)"
+}
+
+@test "a job without GPUs gets none, even from an image asking for all" {
+	run --separate-stderr step -- -e NVIDIA_VISIBLE_DEVICES=all "$GLIBC_TAR" \
+		sh -c 'ls /dev | grep "^nvidia[0-9]"; nvidia-smi -L || true'
+	assert_success
+	assert_output "No devices were found"
+	run --separate-stderr step -- --gpus all "$GLIBC_TAR" sh -c 'ls /dev | grep "^nvidia[0-9]"; nvidia-smi -L || true'
+	assert_success
+	assert_output "No devices were found"
+}
+
+@test "naming a GPU outside the allocation is refused with one line" {
+	next_job
+	run --separate-stderr step --gres=gpu:2 -- --gpus "${FOUR_UUID[0]}" "$GLIBC_TAR" true
+	assert_step_error "gpurun: --gpus: device ${FOUR_UUID[0]} is outside this Slurm step's 2 GPUs (Slurm job $SLURM_JOB on node $(hostname -s): SLURM_STEP_GPUS=0,1 of $SLURM_DIR/gres.conf -> $FAKE4/dev/nvidia0 = GPU 1, $FAKE4/dev/nvidia1 = GPU 3)"
+	run --separate-stderr step --gres=gpu:2 -- --gpus 2 "$GLIBC_TAR" true
+	SLURM_JOB=$((SLURM_JOB + 1))
+	assert_step_error "gpurun: --gpus: device 2 is outside this Slurm step's 2 GPUs (Slurm job $SLURM_JOB on node $(hostname -s): SLURM_STEP_GPUS=0,1 of $SLURM_DIR/gres.conf -> $FAKE4/dev/nvidia0 = GPU 1, $FAKE4/dev/nvidia1 = GPU 3)"
+}
+
+@test "--dry-run says where the ceiling came from" {
+	run --separate-stderr step --gres=gpu:2 -- --dry-run --gpus all "$GLIBC_TAR" true
+	assert_success
+	assert_line --regexp "^# GPUs bounded by Slurm job [0-9]+ on node $(hostname -s): SLURM_STEP_GPUS=0,1 of $SLURM_DIR/gres.conf -> $FAKE4/dev/nvidia0 = GPU 1, $FAKE4/dev/nvidia1 = GPU 3\$"
+}
+
+@test "gpurun info in a step names the ceiling" {
+	run --separate-stderr timeout 60 srun --quiet --gres=gpu:1 "$GPURUN" info --driver-root "$FAKE4"
+	assert_success
+	assert_line --regexp "^Slurm ceiling:  Slurm job [0-9]+ on node $(hostname -s): SLURM_STEP_GPUS=0 of $SLURM_DIR/gres.conf -> $FAKE4/dev/nvidia0 = GPU 1\$"
+}
+
+@test "a host NVIDIA_VISIBLE_DEVICES carried into the step selects nothing" {
+	NVIDIA_VISIBLE_DEVICES=all run --separate-stderr step --gres=gpu:2 -- "$GLIBC_TAR" \
+		sh -c 'ls /dev | grep "^nvidia[0-9]"; echo end'
+	assert_success
+	assert_output "end"
+}
+
+@test "Slurm variables of another node narrow nothing" {
+	run --separate-stderr timeout 60 srun --quiet --gres=gpu:1 env SLURMD_NODENAME=elsewhere \
+		"$GPURUN" --driver-root "$FAKE4" --gpus all "$GLIBC_TAR" nvidia-smi -L
+	assert_success
+	assert_output "$(smi_line 0 0)
+$(smi_line 1 1)
+$(smi_line 2 2)
+$(smi_line 3 3)"
+}
+
+@test "a gres.conf with AutoDetect stops the launch with one line saying why" {
+	local conf=$BATS_TEST_TMPDIR/conf
+	mkdir "$conf"
+	touch "$conf/slurm.conf"
+	printf 'AutoDetect=nvml\nName=gpu File=%s/dev/nvidia[0-3]\n' "$FAKE4" >"$conf/gres.conf"
+	SLURM_CONF=$conf/slurm.conf SLURMD_NODENAME=$(hostname -s) SLURM_JOB_ID=1 SLURM_STEP_GPUS=0 \
+		run --separate-stderr gpu4 --gpus all "$GLIBC_TAR" true
+	assert_gpurun_error 125
+	assert_equal "$stderr" "gpurun: Slurm step on $(hostname -s): $conf/gres.conf: line 1: AutoDetect=nvml: the GPUs' device files are not listed, so the allocation cannot be matched to GPUs"
+}
+
+@test "an unprivileged job user gets exactly its GPUs" {
+	local user=${GPURUN_TEST_USER:-gpurun-test} cache
+	id "$user" >/dev/null 2>&1 || skip "no user $user (tests/run-bats.sh creates it)"
+	runuser -u "$user" -- test -r "$GLIBC_TAR" || skip "$user cannot read $GLIBC_TAR"
+	# The step runs as the user, gpurun then in its own user namespace;
+	# its cache must be the user's.
+	cache=$(mktemp -d /tmp/gpurun-slurm-user.XXXXXX)
+	chown "$user" "$cache"
+	run --separate-stderr runuser -u "$user" -- env GPURUN_CACHE="$cache/cache" \
+		timeout 60 srun --quiet --gres=gpu:2 sh -c 'id -u; exec "$@"' sh \
+		"$GPURUN" --driver-root "$FAKE4" --gpus all "$GLIBC_TAR" nvidia-smi -L
+	rm -rf "$cache"
+	assert_success
+	assert_output "$(id -u "$user")
+$(smi_line 1 0)
+$(smi_line 3 1)"
+}
+
+@test "scancel of a running step leaves no mount, process or temporary directory" {
+	local token=gpurun-slurm-scancel-$$ before=$BATS_TEST_TMPDIR/before
+	host_snapshot "$before"
+	srun --quiet --gres=gpu:1 --job-name="$token" "$GPURUN" --driver-root "$FAKE4" --gpus all \
+		"$GLIBC_TAR" sh -c "echo $token; exec sleep 600" >"$BATS_TEST_TMPDIR/out" 2>&1 &
+	local srun_pid=$!
+	wait_for_line "$BATS_TEST_TMPDIR/out" "$token" 60
+	scancel --name="$token"
+	slurm_wait "end of the cancelled job" 30 _slurm_no_jobs
+	wait "$srun_pid" || true
+	wait_procs_gone "$token" 30
+	assert_host_unchanged "$before"
+}
