@@ -33,6 +33,7 @@
 
 #define GRES_CONF_MAX (1 << 20)
 #define GRES_FILES_MAX 1024
+#define HOSTLIST_MAX 65536 /* names in a gres.conf NodeName= list */
 
 int slurm_parse_indexes(const char *list, unsigned *out, size_t cap, size_t *n)
 {
@@ -106,7 +107,8 @@ struct expand {
 	void *arg;
 	const char *rest; /* what follows the bracket being expanded */
 	struct sbuf *head;
-	size_t max;
+	size_t max;   /* names in all, a bound on the work too */
+	size_t total;
 	int stop;
 	int bad;
 };
@@ -132,7 +134,9 @@ static void expand_from(struct expand *e, const char *p)
 	size_t keep = e->head->len;
 	sbuf_add(e->head, p, n);
 	if (!p[n]) {
-		if (!e->stop)
+		if (++e->total > e->max)
+			e->bad = 1;
+		else if (!e->stop)
 			e->stop = e->fn(e->head->s, e->arg);
 	} else {
 		/* The bracket's end is found first, so that expand_one knows
@@ -157,6 +161,7 @@ static int hostlist_each(const char *list, size_t max, range_fn fn, void *arg)
 {
 	struct sbuf head = {0};
 	int r = 0;
+	size_t all = 0, *total = &all;
 	sbuf_puts(&head, "");
 	for (const char *p = list; *p && r == 0;) {
 		/* A top-level comma ends an element; those inside brackets do not. */
@@ -164,11 +169,12 @@ static int hostlist_each(const char *list, size_t max, range_fn fn, void *arg)
 		for (int depth = 0; p[n] && (depth || p[n] != ','); n++)
 			depth += p[n] == '[' ? 1 : p[n] == ']' ? -1 : 0;
 		_cleanup_free_ char *elem = xstrndup(p, n);
-		struct expand e = {.fn = fn, .arg = arg, .head = &head, .max = max};
+		struct expand e = {.fn = fn, .arg = arg, .head = &head, .max = max, .total = *total};
 		if (!*elem || strchr(elem, ' ')) {
 			r = -1;
 		} else {
 			expand_from(&e, elem);
+			*total = e.total;
 			if (e.bad)
 				r = -1;
 			if (e.stop)
@@ -195,7 +201,7 @@ static int match_found(const char *name, void *arg)
 int slurm_hostlist_match(const char *list, const char *host)
 {
 	struct match_ctx m = {host, 0};
-	if (hostlist_each(list, 1 << 20, match_found, &m) < 0)
+	if (hostlist_each(list, HOSTLIST_MAX, match_found, &m) < 0)
 		return -1;
 	return m.found;
 }

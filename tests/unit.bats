@@ -4,7 +4,8 @@
 # differs between host architectures (arch_test.c), the decoders' mapped
 # input (source_test.c), the blocks between the decompressor and the
 # extracting thread (handoff_test.c) and gzip through that thread with ISA-L
-# (gzip_test.c), built under ASan/UBSan by `make unit`.
+# (gzip_test.c) and a Slurm step's GPU ceiling (slurm_test.c), built under
+# ASan/UBSan by `make unit`.
 # A missing binary is a failure.
 
 load lib/common
@@ -14,6 +15,7 @@ UNIT_ARCH="$TESTS_BUILD/unit_arch"
 UNIT_SOURCE="$TESTS_BUILD/unit_source"
 UNIT_HANDOFF="$TESTS_BUILD/unit_handoff"
 UNIT_GZIP="$TESTS_BUILD/unit_gzip"
+UNIT_SLURM="$TESTS_BUILD/unit_slurm"
 
 setup() {
 	[[ -x "$UNIT_LAYOUT" ]] || fail "$UNIT_LAYOUT is missing: run 'make unit'"
@@ -21,6 +23,7 @@ setup() {
 	[[ -x "$UNIT_SOURCE" ]] || fail "$UNIT_SOURCE is missing: run 'make unit'"
 	[[ -x "$UNIT_HANDOFF" ]] || fail "$UNIT_HANDOFF is missing: run 'make unit'"
 	[[ -x "$UNIT_GZIP" ]] || fail "$UNIT_GZIP is missing: run 'make unit'"
+	[[ -x "$UNIT_SLURM" ]] || fail "$UNIT_SLURM is missing: run 'make unit'"
 }
 
 unit_case() {
@@ -48,6 +51,11 @@ gzip_case() {
 	assert_success
 }
 
+slurm_case() {
+	run "$UNIT_SLURM" "$1"
+	assert_success
+}
+
 # cases_match BINARY FUNCTION: the binary's cases are exactly those this
 # file runs through FUNCTION.
 cases_match() {
@@ -65,6 +73,7 @@ cases_match() {
 	cases_match "$UNIT_SOURCE" source_case
 	cases_match "$UNIT_HANDOFF" handoff_case
 	cases_match "$UNIT_GZIP" gzip_case
+	cases_match "$UNIT_SLURM" slurm_case
 }
 
 @test "an archive root keeps owners as root, in a private tmpfs" { unit_case archive-root; }
@@ -100,3 +109,10 @@ cases_match() {
 @test "a gzip member whose CRC-32 does not match is refused by the extracting side, first or last member" { gzip_case wrong-crc; }
 @test "a gzip member whose length field does not match is refused" { gzip_case wrong-length; }
 @test "gzip input cut inside a trailer or inside deflate data is truncated" { gzip_case truncated; }
+@test "SLURM_STEP_GPUS lists: indexes and ranges, nothing malformed" { slurm_case indexes; }
+@test "Slurm host lists match names with ranges and zero padding" { slurm_case hostlist; }
+@test "gres.conf File= lists expand in order, brackets and commas" { slurm_case files; }
+@test "gres.conf: this node's GPU files in order; AutoDetect, Count without File, MultipleFiles, Include refused" { slurm_case gres; }
+@test "a host's short name is the part before the first dot" { slurm_case short-name; }
+@test "within a Slurm ceiling, all, indexes, UUIDs and bus ids resolve to allocated GPUs only" { slurm_case resolve; }
+@test "a MIG item's GPU index counts within the allocation" { slurm_case mig-item; }
