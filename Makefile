@@ -52,7 +52,7 @@ DEPS_TEST := bats bats-assert bats-support bats-file clang libclang-rt-14-dev ll
 DEPS_DOC := go-md2man
 DEPS_BENCH := hyperfine bubblewrap crun runc debootstrap libarchive-tools
 
-.PHONY: all clean install man demo check test sanitize fuzz unit bench lint layering deps deps-test deps-bench
+.PHONY: all clean install man spank demo check test sanitize fuzz unit bench lint layering deps deps-test deps-bench
 
 all: gpurun
 
@@ -88,9 +88,20 @@ install: gpurun docs/gpurun.1
 	install -m 0755 gpurun $(DESTDIR)$(BINDIR)/gpurun
 	install -m 0644 docs/gpurun.1 $(DESTDIR)$(MANDIR)/man1/gpurun.1
 	install -m 0644 docs/gpurun.bash-completion $(DESTDIR)$(BASHCOMPDIR)/gpurun
+	if [ -f spank/gpurun.so ]; then install -d $(DESTDIR)$(SPANKDIR) && \
+		install -m 0755 spank/gpurun.so $(DESTDIR)$(SPANKDIR)/gpurun.so; fi
+
+# The Slurm SPANK plugin (srun --container-image=...; docs/slurm.md), built
+# against the installed Slurm's headers (libslurm-dev): a plugin must match
+# the Slurm release it runs under, so the plain build never makes it.
+SPANKDIR ?= $(PREFIX)/lib/slurm
+spank: spank/gpurun.so
+spank/gpurun.so: spank/gpurun_spank.c
+	$(CC) $(CSTD) $(WARN) $(CFLAGS) -D_GNU_SOURCE -DGPURUN_BIN='"$(BINDIR)/gpurun"' -fPIC -shared \
+		-fstack-protector-strong -D_FORTIFY_SOURCE=2 -o $@ $<
 
 clean:
-	rm -f gpurun gpurun.o libgpurun.a $(LIB_OBJS) ns/gen/seccomp_gen ns/seccomp_bpf.h docs/gpurun.1
+	rm -f gpurun gpurun.o libgpurun.a $(LIB_OBJS) ns/gen/seccomp_gen ns/seccomp_bpf.h docs/gpurun.1 spank/gpurun.so
 	rm -rf tests/build
 
 deps:

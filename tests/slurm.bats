@@ -185,3 +185,105 @@ $(smi_line 3 1)"
 	wait_procs_gone "$token" 30
 	assert_host_unchanged "$before"
 }
+
+@test "eight tasks on one node from a cold cache unpack the image once and all succeed" {
+	local cache
+	cache=$(mktemp -d /tmp/gpurun-slurm-cache.XXXXXX)
+	run --separate-stderr env GPURUN_CACHE="$cache/c" timeout 100 srun --quiet -n 8 --overcommit \
+		"$GPURUN" --verbose "$GLIBC_TAR" echo done
+	rm -rf "$cache"
+	local unpacked from
+	unpacked=$(grep -c ': 1 layer, unpacked into the cache$' <<<"$stderr" || true)
+	from=$(grep -c ': 1 layer, from the cache$' <<<"$stderr" || true)
+	assert_success
+	assert_output "$(printf 'done\n%.0s' 1 2 3 4 5 6 7 8)"
+	assert_equal "$unpacked $from" "1 7"
+}
+
+# ---- the SPANK plugin: srun --container-image (make spank) -------------------
+
+skip_unless_spank() {
+	[[ -f $SLURM_SPANK ]] || skip "no SPANK plugin: build it with 'make spank' (needs libslurm-dev)"
+}
+
+@test "srun --container-image runs the command in the image as the job's user with its GPUs" {
+	skip_unless_spank
+	local user=${GPURUN_TEST_USER:-gpurun-test} cache
+	id "$user" >/dev/null 2>&1 || skip "no user $user (tests/run-bats.sh creates it)"
+	cache=$(mktemp -d /tmp/gpurun-slurm-user.XXXXXX)
+	chown "$user" "$cache"
+	run --separate-stderr runuser -u "$user" -- env GPURUN_CACHE="$cache/c" GPURUN_DRIVER_ROOT="$FAKE4" \
+		timeout 60 srun --quiet --gres=gpu:2 --container-image="$GLIBC_TAR" --no-container-remap-root \
+		sh -c 'id -u; nvidia-smi -L'
+	rm -rf "$cache"
+	assert_success
+	assert_output "$(id -u "$user")
+$(smi_line 1 0)
+$(smi_line 3 1)"
+}
+
+@test "srun --container-image with --gpus-per-task: each task is its own container with its own GPU" {
+	skip_unless_spank
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet -n 2 --gpus-per-task=1 \
+		--container-image="$GLIBC_TAR" sh -c 'nvidia-smi -L; readlink /proc/self/ns/pid'
+	assert_success
+	assert_equal "$(grep '^GPU' <<<"$output" | sort)" "$(smi_line 1 0)
+$(smi_line 3 0)"
+	# Two pid namespaces, neither the host's.
+	local ns
+	ns=$(grep '^pid:' <<<"$output" | sort -u)
+	assert_equal "$(wc -l <<<"$ns")" 2
+	refute grep -qxF "$(readlink /proc/self/ns/pid)" <<<"$ns"
+}
+
+@test "srun --container-image without GPUs gives the container none, even with NVIDIA_VISIBLE_DEVICES=all" {
+	skip_unless_spank
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" NVIDIA_VISIBLE_DEVICES=all timeout 60 srun --quiet \
+		--container-image="$GLIBC_TAR" --container-env=NVIDIA_VISIBLE_DEVICES \
+		sh -c 'ls /dev | grep "^nvidia[0-9]"; echo end'
+	assert_success
+	assert_output "end"
+}
+
+@test "the --container-* options: mounts, workdir, env, read-only" {
+	skip_unless_spank
+	echo canary >"$BATS_TEST_TMPDIR/file"
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" GPURUN_SLURM_TEST=from-host timeout 60 srun --quiet \
+		--container-image="$GLIBC_TAR" --container-mounts="$BATS_TEST_TMPDIR/file:/mnt/f:ro" \
+		--container-workdir=/opt --container-env=GPURUN_SLURM_TEST --container-readonly \
+		sh -c 'cat /mnt/f; pwd; echo "$GPURUN_SLURM_TEST"; touch /x 2>/dev/null || echo read-only'
+	assert_success
+	assert_output "canary
+/opt
+from-host
+read-only"
+}
+
+@test "GPURUN_CONTAINER_IMAGE in the environment stands for --container-image" {
+	skip_unless_spank
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" GPURUN_CONTAINER_IMAGE="$GLIBC_TAR" \
+		timeout 60 srun --quiet --gres=gpu:1 nvidia-smi -L
+	assert_success
+	assert_output "$(smi_line 1 0)"
+}
+
+@test "sbatch --container-image: the steps of the batch script run in the image" {
+	skip_unless_spank
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 100 sbatch --wait --quiet \
+		--output="$BATS_TEST_TMPDIR/out" --gres=gpu:1 --container-image="$GLIBC_TAR" \
+		--wrap 'srun nvidia-smi -L'
+	assert_success
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/out")" "$(smi_line 1 0)"
+}
+
+@test "a pyxis option gpurun does not have is refused with one line naming it" {
+	skip_unless_spank
+	run --separate-stderr timeout 60 srun --quiet --container-image="$GLIBC_TAR" --container-name=x true
+	assert_failure
+	assert_equal "$(grep '^srun: error: gpurun' <<<"$stderr")" \
+		"srun: error: gpurun: --container-name: pyxis's option has no counterpart in gpurun"
+	run --separate-stderr timeout 60 srun --quiet --container-image="$GLIBC_TAR" --no-container-entrypoint true
+	assert_failure
+	assert_equal "$(grep '^srun: error: gpurun' <<<"$stderr")" \
+		"srun: error: gpurun: --no-container-entrypoint: gpurun always runs the image's Entrypoint with the command, as docker does"
+}

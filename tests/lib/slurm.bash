@@ -18,6 +18,7 @@
 
 SLURM_CTLD_PORT=${SLURM_CTLD_PORT:-36817}
 SLURM_D_PORT=${SLURM_D_PORT:-36818}
+SLURM_SPANK=${SLURM_SPANK:-$TESTS_DIR/../spank/gpurun.so}
 
 # slurm_wait WHAT SECS CMD...: until CMD succeeds (a state, never a sleep of
 # a guessed length); on a timeout, the daemons' logs go to stderr.
@@ -103,6 +104,12 @@ JobAcctGatherType=jobacct_gather/none
 NodeName=$host CPUs=$(nproc) RealMemory=2000 Gres=gpu:4 State=UNKNOWN
 PartitionName=p Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 EOF
+	# The SPANK plugin, when `make spank` built it: srun --container-image.
+	if [[ -f $SLURM_SPANK ]]; then
+		printf 'required %s gpurun=%s\n' "$SLURM_SPANK" "$GPURUN" >"$SLURM_DIR/plugstack.conf"
+		echo "PlugStackConfig=$SLURM_DIR/plugstack.conf" >>"$SLURM_DIR/slurm.conf"
+		chmod 0644 "$SLURM_DIR/plugstack.conf"
+	fi
 	chmod 0644 "$SLURM_DIR/slurm.conf" "$SLURM_DIR/gres.conf"
 	export SLURM_CONF="$SLURM_DIR/slurm.conf"
 	slurmctld -f "$SLURM_CONF" || return 1

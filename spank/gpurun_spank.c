@@ -1,0 +1,343 @@
+/* spank/gpurun_spank.c — a Slurm SPANK plugin that runs each task of a
+ * step in a gpurun container, with pyxis's option names so that job
+ * scripts carry over: `srun --container-image=IMAGE CMD` becomes, in every
+ * task, `gpurun [options] IMAGE CMD`.
+ *
+ * How: in slurm_spank_task_init, which slurmstepd calls in the task's own
+ * process, as the job's user, just before it would exec the command, the
+ * plugin execs gpurun instead, with the task's argv and environment.  So
+ * every task is its own container with its own GPUs (gpurun reads the
+ * task's SLURM_STEP_GPUS: gpu/slurm.c; a task with GPUs runs with --gpus
+ * all, which there means its own), the image is unpacked once per node
+ * (gpurun's cache lock), and everything that touches the image, the cache
+ * or a mount runs with the job user's credentials.  The hooks that run as
+ * root in slurmstepd (the option callbacks in remote context) only keep
+ * their argument; nothing is checked, opened or run there.
+ *
+ * Options (and, when an option is not given, the variable of the job's
+ * environment named after it, GPURUN_CONTAINER_IMAGE, ...):
+ *   --container-image=IMAGE   anything gpurun runs; a pyxis/enroot name
+ *                             "REGISTRY#REPO:TAG" or "REPO:TAG" is docker://
+ *   --container-mounts=SRC[:DST[:ro|rw]],...   -v SRC:DST[:ro]
+ *   --container-workdir=DIR   -w DIR
+ *   --container-env=NAME,...  -e NAME: the host's value replaces the image's
+ *   --container-writable / --container-readonly   (--read-only)
+ *   --[no-]container-mount-home   -v $HOME:$HOME (default: not mounted)
+ *   --[no-]container-remap-root   root inside (the default) or -u UID:GID
+ *   --[no-]container-entrypoint   gpurun always keeps the image's
+ *                             Entrypoint (docker's rule): --no- is refused
+ * pyxis options gpurun has no counterpart for (--container-name,
+ * --container-save, --container-entrypoint-log, --container-unshare) are
+ * refused with one line each.  The job's SLURM_* and PMI* variables are
+ * copied into the container, as pyxis does.
+ *
+ * plugstack.conf: `optional /usr/local/lib/slurm/gpurun.so [gpurun=PATH]`
+ * (PATH: the gpurun binary, default BINDIR/gpurun).  Built by `make spank`
+ * against libslurm-dev; docs/slurm.md. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+#include <slurm/spank.h>
+
+SPANK_PLUGIN(gpurun, 1);
+
+#ifndef GPURUN_BIN
+#define GPURUN_BIN "/usr/local/bin/gpurun"
+#endif
+
+enum opt_id {
+	O_IMAGE, O_MOUNTS, O_WORKDIR, O_ENV, O_WRITABLE, O_READONLY, O_MOUNT_HOME, O_NO_MOUNT_HOME,
+	O_REMAP_ROOT, O_NO_REMAP_ROOT, O_ENTRYPOINT, O_NO_ENTRYPOINT, O_UNSUPPORTED_FIRST,
+	O_NAME = O_UNSUPPORTED_FIRST, O_SAVE, O_ENTRYPOINT_LOG, O_UNSHARE, O_COUNT
+};
+
+/* What the options said: a string each (kept as given), NULL when unset. */
+static char *given[O_COUNT];
+
+static int keep(int val, const char *optarg, int remote)
+{
+	(void)remote;
+	if (val < 0 || val >= O_COUNT)
+		return -1;
+	free(given[val]);
+	given[val] = strdup(optarg ? optarg : "1");
+	return given[val] ? 0 : -1;
+}
+
+/* Refused in srun (local context), before anything is started. */
+static int refuse(int val, const char *optarg, int remote)
+{
+	static const char *const names[] = {"--container-name", "--container-save",
+					    "--container-entrypoint-log", "--container-unshare"};
+	(void)optarg;
+	if (!remote)
+		slurm_error("gpurun: %s: pyxis's option has no counterpart in gpurun", names[val - O_UNSUPPORTED_FIRST]);
+	return -1;
+}
+
+struct spank_option spank_options[] = {
+	{"container-image", "[SCHEME://][REGISTRY#]IMAGE[:TAG]|PATH", "gpurun: run each task in this image",
+	 1, O_IMAGE, keep},
+	{"container-mounts", "SRC[:DST[:ro|rw]][,...]", "gpurun: bind host paths", 1, O_MOUNTS, keep},
+	{"container-workdir", "DIR", "gpurun: working directory inside", 1, O_WORKDIR, keep},
+	{"container-env", "NAME[,NAME...]", "gpurun: host variables whose values replace the image's", 1,
+	 O_ENV, keep},
+	{"container-writable", NULL, "gpurun: writable root file system (the default)", 0, O_WRITABLE, keep},
+	{"container-readonly", NULL, "gpurun: read-only root file system", 0, O_READONLY, keep},
+	{"container-mount-home", NULL, "gpurun: bind $HOME", 0, O_MOUNT_HOME, keep},
+	{"no-container-mount-home", NULL, "gpurun: do not bind $HOME (the default)", 0, O_NO_MOUNT_HOME, keep},
+	{"container-remap-root", NULL, "gpurun: root inside the container (the default)", 0, O_REMAP_ROOT, keep},
+	{"no-container-remap-root", NULL, "gpurun: the job's uid and gid inside", 0, O_NO_REMAP_ROOT, keep},
+	{"container-entrypoint", NULL, "gpurun: run the image's Entrypoint (always)", 0, O_ENTRYPOINT, keep},
+	{"no-container-entrypoint", NULL, "gpurun: not supported (the Entrypoint always runs)", 0,
+	 O_NO_ENTRYPOINT, keep},
+	{"container-name", "NAME", "gpurun: not supported", 1, O_NAME, refuse},
+	{"container-save", "PATH", "gpurun: not supported", 1, O_SAVE, refuse},
+	{"container-entrypoint-log", NULL, "gpurun: not supported", 0, O_ENTRYPOINT_LOG, refuse},
+	{"container-unshare", "NS", "gpurun: not supported", 1, O_UNSHARE, refuse},
+	SPANK_OPTIONS_TABLE_END};
+
+/* Refused once the options are read (slurm_spank_init_post_opt). */
+static const char *const no_entrypoint_msg =
+	"gpurun: --no-container-entrypoint: gpurun always runs the image's Entrypoint with the command, as docker does";
+
+/* The variable that stands for an option: --container-image ->
+ * GPURUN_CONTAINER_IMAGE. */
+static void env_name(const char *opt, char *out, size_t cap)
+{
+	size_t i = 0;
+	for (const char *p = "GPURUN_"; *p && i + 1 < cap; p++)
+		out[i++] = *p;
+	for (; *opt && i + 1 < cap; opt++)
+		out[i++] = *opt == '-' ? '_' : (char)(*opt >= 'a' && *opt <= 'z' ? *opt - 32 : *opt);
+	out[i] = '\0';
+}
+
+/* The option's value, else its variable in the job's environment. */
+static const char *value(spank_t sp, int id, char *buf, size_t cap)
+{
+	char name[96];
+	if (given[id])
+		return given[id];
+	env_name(spank_options[id].name, name, sizeof name);
+	if (spank_getenv(sp, name, buf, (int)cap) == ESPANK_SUCCESS && *buf)
+		return buf;
+	return NULL;
+}
+
+struct argv {
+	char **v;
+	size_t n, cap;
+};
+
+static int push(struct argv *a, const char *s)
+{
+	if (a->n + 2 > a->cap) {
+		size_t cap = a->cap ? 2 * a->cap : 32;
+		char **v = realloc(a->v, cap * sizeof *v);
+		if (!v)
+			return -1;
+		a->v = v;
+		a->cap = cap;
+	}
+	if (!(a->v[a->n] = strdup(s)))
+		return -1;
+	a->v[++a->n] = NULL;
+	return 0;
+}
+
+static int push2(struct argv *a, const char *opt, const char *arg)
+{
+	return push(a, opt) < 0 ? -1 : push(a, arg);
+}
+
+/* pyxis's image names: "nvcr.io#nvidia/pytorch:24.01" (enroot's) and
+ * "ubuntu:22.04" are registry references; a path or a SCHEME:// is
+ * gpurun's own. */
+static int image_arg(struct argv *a, const char *image)
+{
+	if (strstr(image, "://") || image[0] == '/' || image[0] == '.')
+		return push(a, image);
+	char buf[4096];
+	const char *hash = strchr(image, '#');
+	int n = hash ? snprintf(buf, sizeof buf, "docker://%.*s/%s", (int)(hash - image), image, hash + 1)
+		     : snprintf(buf, sizeof buf, "docker://%s", image);
+	if (n < 0 || (size_t)n >= sizeof buf)
+		return -1;
+	return push(a, buf);
+}
+
+/* --container-mounts: SRC[:DST[:FLAGS]] items, comma-separated. */
+static int mounts_arg(struct argv *a, const char *list)
+{
+	char *copy = strdup(list), *save = NULL;
+	int r = copy ? 0 : -1;
+	for (char *m = copy ? strtok_r(copy, ",", &save) : NULL; m && r == 0; m = strtok_r(NULL, ",", &save)) {
+		char *dst = strchr(m, ':'), *flags = NULL, buf[8192];
+		if (dst) {
+			*dst++ = '\0';
+			flags = strchr(dst, ':');
+			if (flags)
+				*flags++ = '\0';
+		}
+		if (!*m || (dst && !*dst) || (flags && strcmp(flags, "ro") && strcmp(flags, "rw"))) {
+			slurm_error("gpurun: --container-mounts: %s%s%s%s%s: want SRC[:DST[:ro|rw]]", m, dst ? ":" : "",
+				    dst ? dst : "", flags ? ":" : "", flags ? flags : "");
+			r = -1;
+			break;
+		}
+		int n = snprintf(buf, sizeof buf, "%s:%s%s", m, dst ? dst : m,
+				 flags && !strcmp(flags, "ro") ? ":ro" : "");
+		r = n < 0 || (size_t)n >= sizeof buf ? -1 : push2(a, "-v", buf);
+	}
+	free(copy);
+	return r;
+}
+
+/* The gpurun command line of one task: options, the image, the task's argv. */
+static int build(spank_t sp, const char *gpurun, const char *image, struct argv *a)
+{
+	char buf[4096], home[4096];
+	const char *v;
+	char **argv = NULL, **env = NULL;
+	int argc = 0;
+	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS)
+		return -1;
+	if (push(a, gpurun) < 0)
+		return -1;
+	/* A task with GPUs gets them all, which in a step means its own
+	 * (gpurun's ceiling); without, the image's NVIDIA_VISIBLE_DEVICES
+	 * gets none there either. */
+	if ((spank_getenv(sp, "SLURM_STEP_GPUS", buf, sizeof buf) == ESPANK_SUCCESS && *buf) &&
+	    push2(a, "--gpus", "all") < 0)
+		return -1;
+	if ((v = value(sp, O_MOUNTS, buf, sizeof buf)) && mounts_arg(a, v) < 0)
+		return -1;
+	if ((v = value(sp, O_WORKDIR, buf, sizeof buf)) && push2(a, "-w", v) < 0)
+		return -1;
+	if (value(sp, O_READONLY, buf, sizeof buf) && push(a, "--read-only") < 0)
+		return -1;
+	if (value(sp, O_MOUNT_HOME, buf, sizeof buf) && !given[O_NO_MOUNT_HOME] &&
+	    spank_getenv(sp, "HOME", home, sizeof home) == ESPANK_SUCCESS && home[0] == '/') {
+		char vol[8200];
+		snprintf(vol, sizeof vol, "%s:%s", home, home);
+		if (push2(a, "-v", vol) < 0)
+			return -1;
+	}
+	if (value(sp, O_NO_REMAP_ROOT, buf, sizeof buf) && !given[O_REMAP_ROOT]) {
+		uid_t uid;
+		gid_t gid;
+		char ids[64];
+		if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+		    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS)
+			return -1;
+		snprintf(ids, sizeof ids, "%u:%u", (unsigned)uid, (unsigned)gid);
+		if (push2(a, "-u", ids) < 0)
+			return -1;
+	}
+	/* --container-env names: each is gpurun's -e NAME, the host's value. */
+	if ((v = value(sp, O_ENV, buf, sizeof buf))) {
+		char *copy = strdup(v), *save = NULL;
+		if (!copy)
+			return -1;
+		for (char *n = strtok_r(copy, ",", &save); n; n = strtok_r(NULL, ",", &save))
+			if (push2(a, "-e", n) < 0) {
+				free(copy);
+				return -1;
+			}
+		free(copy);
+	}
+	/* What MPI and the job's scripts need inside, as pyxis copies it. */
+	for (size_t i = 0; env && env[i]; i++)
+		if (!strncmp(env[i], "SLURM_", 6) || !strncmp(env[i], "PMI", 3)) {
+			size_t k = strcspn(env[i], "=");
+			char name[256];
+			if (k >= sizeof name)
+				continue;
+			memcpy(name, env[i], k);
+			name[k] = '\0';
+			if (push2(a, "-e", name) < 0)
+				return -1;
+		}
+	if (image_arg(a, image) < 0)
+		return -1;
+	for (int i = 0; i < argc; i++)
+		if (push(a, argv[i]) < 0)
+			return -1;
+	return 0;
+}
+
+/* The plugstack.conf argument gpurun=PATH, else the installed binary. */
+static const char *gpurun_path(int ac, char **av)
+{
+	for (int i = 0; i < ac; i++)
+		if (!strncmp(av[i], "gpurun=", 7) && av[i][7] == '/')
+			return av[i] + 7;
+	return GPURUN_BIN;
+}
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	/* sbatch and salloc take the options too (the table only reaches srun
+	 * and slurmstepd); their steps read them back from the environment. */
+	if (spank_context() == S_CTX_ALLOCATOR)
+		for (struct spank_option *o = spank_options; o->name; o++)
+			if (spank_option_register(sp, o) != ESPANK_SUCCESS)
+				return -1;
+	return 0;
+}
+
+/* sbatch/salloc: what was given goes into the job's environment, where
+ * its steps find it (value()). */
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	if (given[O_NO_ENTRYPOINT]) {
+		slurm_error("%s", no_entrypoint_msg);
+		return -1;
+	}
+	if (spank_context() != S_CTX_ALLOCATOR)
+		return 0;
+	for (int id = 0; id < O_UNSUPPORTED_FIRST; id++) {
+		char name[96];
+		if (!given[id])
+			continue;
+		env_name(spank_options[id].name, name, sizeof name);
+		if (setenv(name, given[id], 1) < 0)
+			return -1;
+	}
+	(void)sp;
+	return 0;
+}
+
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+	char buf[4096];
+	uint32_t step = 0;
+	const char *image = value(sp, O_IMAGE, buf, sizeof buf);
+	if (!image || !*image)
+		return 0;
+	/* The batch script itself stays on the host: its steps are the
+	 * containers. */
+	if (spank_get_item(sp, S_JOB_STEPID, &step) == ESPANK_SUCCESS && step == SLURM_BATCH_SCRIPT)
+		return 0;
+	const char *gpurun = gpurun_path(ac, av);
+	struct argv a = {0};
+	char **env = NULL;
+	if (build(sp, gpurun, image, &a) < 0 || spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS) {
+		slurm_error("gpurun: cannot build the command line of the task");
+		return -1;
+	}
+	execve(gpurun, a.v, env);
+	slurm_error("gpurun: execve %s: %s", gpurun, strerror(errno));
+	return -1;
+}
