@@ -48,7 +48,7 @@ DEPS_DEMO := busybox-static libc-bin python3 zstd xz-utils bzip2 gzip tar
 DEPS_TEST := bats bats-assert bats-support bats-file clang libclang-rt-14-dev llvm \
 	busybox-static util-linux passwd procps zstd xz-utils bzip2 gzip tar iproute2 libc-bin file python3 \
 	umoci skopeo docker-registry openssl apache2-utils curl python3-jwt python3-cryptography \
-	debootstrap dpkg-dev uidmap apt dpkg debian-archive-keyring slurmctld slurmd slurm-client munge
+	debootstrap dpkg-dev uidmap apt dpkg debian-archive-keyring slurmctld slurmd slurm-client munge libslurm-dev
 DEPS_DOC := go-md2man
 DEPS_BENCH := hyperfine bubblewrap crun runc debootstrap libarchive-tools
 
@@ -123,6 +123,7 @@ demo: deps
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 check: deps-test
 	$(MAKE) -j$(NPROC) gpurun
+	$(MAKE) spank
 	$(MAKE) layering
 	$(MAKE) -j$(NPROC) sanitize unit
 	bash tests/run-bats.sh
