@@ -333,12 +333,19 @@ int slurm_ceiling_read(const struct gpu_driver *drv, struct slurm_ceiling *c, st
 		path = xstrdup("/etc/slurm/gres.conf");
 	size_t len;
 	struct gerr why = {0};
-	_cleanup_free_ char *text = read_small_file_at(AT_FDCWD, path, GRES_CONF_MAX, &len, &why);
-	if (!text) {
-		if (why.errnum == ENOENT)
-			return 0; /* no gres on this node: nothing changes */
+	/* Followed if a link (configless Slurm and shared configs link it);
+	 * only a regular file is read, so a FIFO cannot hang the launch. */
+	_cleanup_fd_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat fst;
+	if (fd < 0 && errno == ENOENT)
+		return 0; /* no gres on this node: nothing changes */
+	if (fd < 0 || fstat(fd, &fst) < 0)
+		return gerr_set(err, errno, "Slurm step on %s: open %s", snode, path);
+	if (!S_ISREG(fst.st_mode))
+		return gerr_set(err, 0, "Slurm step on %s: %s: not a regular file", snode, path);
+	_cleanup_free_ char *text = read_fd_max(fd, path, GRES_CONF_MAX, &len, &why);
+	if (!text)
 		return gerr_set(err, 0, "Slurm step on %s: %s", snode, why.msg);
-	}
 	struct strv files = {0};
 	int declared = slurm_gres_parse(text, len, nodename, &files, &why);
 	if (declared <= 0) {

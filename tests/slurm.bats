@@ -154,6 +154,18 @@ $(smi_line 3 3)"
 	assert_equal "$stderr" "gpurun: Slurm step on $(hostname -s): $conf/gres.conf: line 1: AutoDetect=nvml: the GPUs' device files are not listed, so the allocation cannot be matched to GPUs"
 }
 
+@test "a gres.conf reached through a symbolic link is read" {
+	local conf=$BATS_TEST_TMPDIR/conf
+	mkdir "$conf"
+	touch "$conf/slurm.conf"
+	printf 'Name=gpu File=%s/dev/nvidia[0-3]\n' "$FAKE4" >"$conf/site-gres.conf"
+	ln -s site-gres.conf "$conf/gres.conf"
+	SLURM_CONF=$conf/slurm.conf SLURMD_NODENAME=$(hostname -s) SLURM_JOB_ID=1 SLURM_STEP_GPUS=3 \
+		run --separate-stderr gpu4 --gpus all "$GLIBC_TAR" nvidia-smi -L
+	assert_success
+	assert_output "$(smi_line 2 0)"
+}
+
 @test "an unprivileged job user gets exactly its GPUs" {
 	local user=${GPURUN_TEST_USER:-gpurun-test} cache
 	id "$user" >/dev/null 2>&1 || skip "no user $user (tests/run-bats.sh creates it)"
