@@ -161,20 +161,20 @@ static int hostlist_each(const char *list, size_t max, range_fn fn, void *arg)
 {
 	struct sbuf head = {0};
 	int r = 0;
-	size_t all = 0, *total = &all;
+	size_t total = 0;
 	sbuf_puts(&head, "");
 	for (const char *p = list; *p && r == 0;) {
 		/* A top-level comma ends an element; those inside brackets do not. */
 		size_t n = 0;
 		for (int depth = 0; p[n] && (depth || p[n] != ','); n++)
-			depth += p[n] == '[' ? 1 : p[n] == ']' ? -1 : 0;
+			depth += p[n] == '[' ? 1 : p[n] == ']' && depth ? -1 : 0;
 		_cleanup_free_ char *elem = xstrndup(p, n);
-		struct expand e = {.fn = fn, .arg = arg, .head = &head, .max = max, .total = *total};
+		struct expand e = {.fn = fn, .arg = arg, .head = &head, .max = max, .total = total};
 		if (!*elem || strchr(elem, ' ')) {
 			r = -1;
 		} else {
 			expand_from(&e, elem);
-			*total = e.total;
+			total = e.total;
 			if (e.bad)
 				r = -1;
 			if (e.stop)
