@@ -47,12 +47,12 @@ int gpu_select(const struct gpu_request *rq, struct gpu_driver *drv, const char 
 				continue;
 			long m = -1;
 			if (bounded && slurm_ceiling_item(&ceil, rq->items.v[i], item, sizeof item) < 0)
-				gerr_set(err, 0, "%s: device %.64s is outside this Slurm step's %zu GPU%s (%s)", what,
-					 rq->items.v[i], ceil.n, ceil.n == 1 ? "" : "s", ceil.from);
+				slurm_outside(&ceil, what, rq->items.v[i], err);
 			else if ((m = match_mig(bounded ? item : rq->items.v[i], drv, what, where, err)) >= 0 &&
 				 bounded && !slurm_ceiling_allows(&ceil, drv->migs[m].gpu))
-				m = gerr_set(err, 0, "%s: device %.64s is outside this Slurm step's %zu GPU%s (%s)",
-					     what, rq->items.v[i], ceil.n, ceil.n == 1 ? "" : "s", ceil.from);
+				m = slurm_outside(&ceil, what, rq->items.v[i], err);
+			if (m < 0 && bounded && strcmp(item, rq->items.v[i]))
+				gerr_prefix(err, "%.64s in this Slurm step is %s on the node", rq->items.v[i], item);
 			if (m < 0)
 				return -1;
 			sel->migmask[m] = 1;

@@ -476,6 +476,8 @@ int slurm_ceiling_allows(const struct slurm_ceiling *c, unsigned gpu);
  * with the GPU's table index into buf; other items copied.  -1 when k is
  * outside the allocation or buf too small. */
 int slurm_ceiling_item(const struct slurm_ceiling *c, const char *item, char *buf, size_t cap);
+/* The one error for a device outside the allocation: -1, err set. */
+int slurm_outside(const struct slurm_ceiling *c, const char *what, const char *item, struct gerr *err);
 /* gpu_request_resolve against the allocated GPUs only, mapped back to the
  * table; a device outside them is one error naming the allocation. */
 int slurm_resolve(const struct gpu_request *rq, const struct gpu_driver *drv,

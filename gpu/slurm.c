@@ -451,6 +451,12 @@ int slurm_ceiling_item(const struct slurm_ceiling *c, const char *item, char *bu
 	return snprintf(buf, cap, "%u%s", c->gpu[k], item + digits) < (int)cap ? 0 : -1;
 }
 
+int slurm_outside(const struct slurm_ceiling *c, const char *what, const char *item, struct gerr *err)
+{
+	return gerr_set(err, 0, "%s: device %.64s is outside this Slurm step's %zu GPU%s (%s)", what, item, c->n,
+			c->n == 1 ? "" : "s", c->from);
+}
+
 int slurm_resolve(const struct gpu_request *rq, const struct gpu_driver *drv,
 		  const struct slurm_ceiling *c, const char *what, struct gpu_selection *sel,
 		  struct gerr *err)
@@ -469,8 +475,7 @@ int slurm_resolve(const struct gpu_request *rq, const struct gpu_driver *drv,
 		struct gpu_request one = {.kind = SEL_SOME, .count = -1, .items = {&item, 1}};
 		struct gerr ignore = {0};
 		if (!gpu_item_is_mig(item) && gpu_request_resolve(&one, sub, c->n, 0, what, "", &within, &ignore) < 0)
-			r = gerr_set(err, 0, "%s: device %.64s is outside this Slurm step's %zu GPU%s (%s)", what,
-				     item, c->n, c->n == 1 ? "" : "s", c->from);
+			r = slurm_outside(c, what, item, err);
 	}
 	_cleanup_free_ char *where = xasprintf("this Slurm step's allocation (%s)", c->from);
 	if (r == 0)

@@ -166,6 +166,30 @@ $(smi_line 3 3)"
 	assert_output "$(smi_line 2 0)"
 }
 
+# The mig topology: GPU 0 (minor 0) an A100 in MIG mode, GPU 1 (minor 1) an H100.
+@test "MIG devices follow the ceiling: all brings those of allocated GPUs only, another GPU's is refused" {
+	local conf=$BATS_TEST_TMPDIR/conf
+	mkdir "$conf"
+	touch "$conf/slurm.conf"
+	printf 'Name=gpu File=%s/dev/nvidia[0-1]\n' "$FAKEMIG" >"$conf/gres.conf"
+	export SLURM_CONF=$conf/slurm.conf SLURMD_NODENAME=$(hostname -s) SLURM_JOB_ID=1
+	SLURM_STEP_GPUS=0 run --separate-stderr "$GPURUN" list --driver-root "$FAKEMIG" --gpus all
+	assert_success
+	assert_line /dev/nvidia0
+	assert_line --partial /dev/nvidia-caps/
+	SLURM_STEP_GPUS=1 run --separate-stderr "$GPURUN" list --driver-root "$FAKEMIG" --gpus all
+	assert_success
+	assert_line /dev/nvidia1
+	refute_line /dev/nvidia0
+	refute_line --partial /dev/nvidia-caps/
+	SLURM_STEP_GPUS=1 run --separate-stderr "$GPURUN" list --driver-root "$FAKEMIG" \
+		--gpus MIG-GPU-a1000000-1111-4222-8333-444455556666/1/0
+	assert_gpurun_error 125
+	assert_equal "$stderr" "gpurun: --gpus: device MIG-GPU-a1000000-1111-4222-8333-444455556666/1/0 is outside this Slurm step's 1 GPU (Slurm job 1 on node $(hostname -s): SLURM_STEP_GPUS=1 of $conf/gres.conf -> $FAKEMIG/dev/nvidia1 = GPU 1)"
+	SLURM_STEP_GPUS=1 run --separate-stderr "$GPURUN" list --driver-root "$FAKEMIG" --gpus 1:0
+	assert_gpurun_error 125 "1:0 is outside this Slurm step's 1 GPU"
+}
+
 @test "an unprivileged job user gets exactly its GPUs" {
 	local user=${GPURUN_TEST_USER:-gpurun-test} cache
 	id "$user" >/dev/null 2>&1 || skip "no user $user (tests/run-bats.sh creates it)"
