@@ -35,7 +35,7 @@ struct cli {
 	char **cdi_dirs; /* --cdi-spec-dir */
 	size_t ncdi_dirs;
 	const char *workdir, *user, *hostname, *net, *gpus, *caps, *driver_root, *platform;
-	int read_only, dry_run, verbose, no_cache, quiet, insecure;
+	int read_only, dry_run, verbose, no_cache, quiet, insecure, tty, interactive;
 	const char *max_image_size; /* --max-image-size */
 };
 
@@ -78,6 +78,10 @@ static void usage(FILE *out)
 		"  -v, --volume SRC:DST[:ro]  bind a host path\n"
 		"  -w, --workdir DIR    working directory inside (created if missing)\n"
 		"  -u, --user U[:G]     uid/gid or names from the image's /etc/passwd\n"
+		"  -t, --tty            a pty of the container's own for the command, relayed to\n"
+		"                       this terminal (-it: with the keystrokes)\n"
+		"  -i, --interactive    with -t, relay stdin to the command (without -t, stdin is\n"
+		"                       always passed through)\n"
 		"      --hostname NAME  new UTS namespace with that host name\n"
 		"      --net host|none  share the host network (default) or only lo\n"
 		"      --read-only      the root file system is read-only\n"
@@ -190,6 +194,8 @@ static int parse_run_args(struct cli *c, int argc, char **argv)
 		{"device", required_argument, NULL, OPT_DEVICE},
 		{"cdi-spec-dir", required_argument, NULL, OPT_CDI_SPEC_DIR},
 		{"max-image-size", required_argument, NULL, OPT_MAX_IMAGE_SIZE},
+		{"tty", no_argument, NULL, 't'},
+		{"interactive", no_argument, NULL, 'i'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -198,12 +204,14 @@ static int parse_run_args(struct cli *c, int argc, char **argv)
 	optind = 1;
 	int o;
 	/* '+': options end at IMAGE; everything after it is the command. */
-	while ((o = getopt_long(argc, argv, "+:e:v:w:u:hV", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "+:e:v:w:u:ithV", opts, NULL)) != -1) {
 		switch (o) {
 		case 'e': parse_env_opt(c, optarg); break;
 		case 'v': push(&c->volumes, &c->nvolumes, optarg); break;
 		case 'w': c->workdir = optarg; break;
 		case 'u': c->user = optarg; break;
+		case 't': c->tty = 1; break;
+		case 'i': c->interactive = 1; break;
 		case OPT_HOSTNAME: c->hostname = optarg; break;
 		case OPT_NET: c->net = optarg; break;
 		case OPT_READ_ONLY: c->read_only = 1; break;
@@ -297,7 +305,7 @@ static char **container_env(struct cli *c, const struct image_config *ic)
 	for (char **e = ic ? ic->env : NULL; e && *e; e++)
 		if (strchr(*e, '=') && **e != '=')
 			env_set(&env, &n, *e);
-	if (isatty(0)) {
+	if (isatty(0) || c->tty) {
 		const char *term = getenv("TERM");
 		push(&env, &n, xasprintf("TERM=%s", term && *term ? term : "xterm"));
 	}
@@ -374,6 +382,8 @@ static int run_main(int argc, char **argv, const char *driver_root)
 	cfg.keep_owner = !cfg.unprivileged && ids_all_mapped();
 	cfg.read_only = c.read_only;
 	cfg.verbose = c.verbose;
+	cfg.tty = c.tty;
+	cfg.interactive = c.interactive;
 	cfg.user_spec = c.user ? c.user : ic ? ic->user : NULL;
 	cfg.workdir = c.workdir;
 	if (!cfg.workdir && ic && ic->workdir)

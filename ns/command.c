@@ -166,8 +166,10 @@ void command_main(const struct run_config *cfg, int go_fd, const sigset_t *orig,
 		shed_privileges(cfg, 0, 0, err_fd);
 
 	struct go_ahead ga;
-	/* EOF: the setup failed, and P1 reports why. */
-	if (read(go_fd, &ga, sizeof ga) != (ssize_t)sizeof ga)
+	/* EOF: the setup failed, and P1 reports why.  With -t the pty's
+	 * slave comes first (ns/tty.c). */
+	int slave = cfg->tty ? tty_recv_fd(go_fd) : -1;
+	if ((cfg->tty && slave < 0) || read(go_fd, &ga, sizeof ga) != (ssize_t)sizeof ga)
 		_exit(GPURUN_EXIT_FAIL);
 	close(go_fd);
 	cpu_spread_restore(cpus); /* the command gets gpurun's CPU mask */
@@ -205,6 +207,8 @@ void command_main(const struct run_config *cfg, int go_fd, const sigset_t *orig,
 		/* No controlling terminal: TIOCSTI has nothing to inject into. */
 		setup_failf(err_fd, errno, "setsid");
 	}
+	if (slave >= 0)
+		tty_take(slave, err_fd);
 	if (!early)
 		shed_privileges(cfg, uid, gid, err_fd);
 	/* chroot --userspec: the one group, no supplementary ones. */

@@ -5,6 +5,7 @@
 #define GPURUN_EXEC_H
 
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 
 #include "ns.h"
@@ -66,5 +67,28 @@ __attribute__((noreturn)) void command_main(const struct run_config *cfg, int go
  * the command, reap.  Never returns. */
 __attribute__((noreturn)) void init_main(const struct run_config *cfg, int sync_fd,
 					 int err_fd, int status_fd);
+
+/* ns/tty.c: -t, the command's own pty.  P1: open it in the container's
+ * devpts (rootfd), send the master to P0 over cfg->tty_sock and the slave
+ * to the command over cmd_sock; as root, uid:gid own the slave. */
+int tty_hand_out(const struct run_config *cfg, int rootfd, int cmd_sock, uid_t uid, gid_t gid, struct gerr *err);
+/* P2: the fd sent over sock; -1 with errno (0: the sender is gone). */
+int tty_recv_fd(int sock);
+/* P2, in a new session: the slave becomes the controlling terminal and
+ * fds 0-2. */
+void tty_take(int slave, int err_fd);
+/* P0: the relay.  new() before clone (sets cfg->tty_sock and tty_size),
+ * started() after it; every call takes NULL (no -t) and does nothing;
+ * end() drains the command's output, puts the caller's terminal back
+ * and frees (a cleanup function). */
+#define TTY_RELAY_NFDS 4
+struct tty_relay *tty_relay_new(struct run_config *cfg, struct gerr *err);
+void tty_relay_started(struct tty_relay *t, struct run_config *cfg);
+size_t tty_relay_pollfds(const struct tty_relay *t, struct pollfd *p);
+int tty_relay_step(struct tty_relay *t, const struct pollfd *p, struct gerr *err);
+void tty_relay_winch(struct tty_relay *t);
+/* gpurun's own text on stderr, while the caller's terminal may be raw. */
+void tty_relay_say(const struct tty_relay *t, const char *buf, size_t n);
+void tty_relay_end(struct tty_relay **t);
 
 #endif

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -51,7 +52,7 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		setup_failf(err_fd, errno, "prctl(PR_SET_PDEATHSIG)");
-	const int keep[] = {image_fd, sync_fd, err_fd, status_fd};
+	const int keep[] = {image_fd, sync_fd, err_fd, status_fd, cfg->tty ? cfg->tty_sock : -1};
 	close_inherited(keep, COUNT_OF(keep));
 	/* EOF instead of "g": P0 died or could not write the id maps. */
 	if (read(sync_fd, &go, 1) != 1)
@@ -73,13 +74,15 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 	 * mask the user's shell gave gpurun. */
 	for (size_t i = 0; i < COUNT_OF(relayed); i++)
 		sigdelset(&orig, relayed[i]);
+	sigdelset(&orig, SIGTTOU); /* blocked by P0 to take its terminal back */
 	int sfd = signalfd(-1, &all, SFD_CLOEXEC);
 	if (sfd < 0)
 		setup_failf(err_fd, errno, "signalfd");
 
+	/* A socket, not a pipe: with -t it also carries the pty (ns/tty.c). */
 	int gop[2];
-	if (pipe2(gop, O_CLOEXEC) < 0)
-		setup_failf(err_fd, errno, "pipe");
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, gop) < 0)
+		setup_failf(err_fd, errno, "socketpair");
 	struct cpu_spread cpus;
 	cpu_spread_init(&cpus);
 	pid_t child = fork();
@@ -111,6 +114,8 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 		setup_fail(err_fd, &err);
 	if (home)
 		snprintf(ga.home, sizeof ga.home, "%s", home);
+	if (cfg->tty && tty_hand_out(cfg, st.rootfd, gop[1], ga.uid, ga.gid, &err) < 0)
+		setup_fail(err_fd, &err);
 	close(st.rootfd);
 	if (cfg->verbose) {
 		struct sbuf b = {0};

@@ -119,14 +119,20 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 		sigaddset(&mask, forwarded[i]);
 	sigaddset(&mask, SIGCHLD);
 	sigaddset(&mask, SIGTTOU); /* for giving the terminal back at the end */
+	if (cfg->tty)
+		sigaddset(&mask, SIGWINCH); /* copied to the pty (ns/tty.c), not forwarded */
 	/* An inherited SIG_IGN for SIGCHLD would make waitpid lose P1's status. */
 	signal(SIGCHLD, SIG_DFL);
 	sigprocmask(SIG_BLOCK, &mask, &orig);
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (sfd < 0)
 		return gerr_set(err, errno, "signalfd");
-	int tty_owner = isatty(0) && tcgetpgrp(0) == getpgrp();
+	/* With -t the command has a terminal of its own (ns/tty.c). */
+	int tty_owner = !cfg->tty && isatty(0) && tcgetpgrp(0) == getpgrp();
 	cfg->tty_foreground = tty_owner;
+	struct tty_relay *tr __attribute__((cleanup(tty_relay_end))) = NULL;
+	if (cfg->tty && !(tr = tty_relay_new(cfg, err)))
+		return -1;
 
 	if (cfg->verbose) {
 		struct sbuf b = {0};
@@ -156,6 +162,7 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 	close(syncp[0]);
 	close(errp[1]);
 	close(statusp[1]);
+	tty_relay_started(tr, cfg);
 
 	if (cfg->unprivileged &&
 	    (cfg->subids.uid_count ? subid_write_maps(&cfg->subids, pid, err) : write_id_maps(cfg, pid, err)) < 0)
@@ -170,20 +177,23 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 	 * stop when P1 hands over the command's status or dies without it. */
 	int errfd_open = 1;
 	for (;;) {
-		struct pollfd pfd[3] = {{.fd = sfd, .events = POLLIN},
-					{.fd = statusp[0], .events = POLLIN},
-					{.fd = errp[0], .events = POLLIN}};
-		if (poll(pfd, errfd_open ? 3 : 2, -1) < 0) {
+		struct pollfd pfd[3 + TTY_RELAY_NFDS] = {{.fd = sfd, .events = POLLIN},
+							 {.fd = statusp[0], .events = POLLIN},
+							 {.fd = errfd_open ? errp[0] : -1, .events = POLLIN}};
+		nfds_t n = 3 + tty_relay_pollfds(tr, pfd + 3);
+		if (poll(pfd, n, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			gerr_set(err, errno, "poll");
 			return abandon(pid);
 		}
+		if (tty_relay_step(tr, pfd + 3, err) < 0)
+			return abandon(pid);
 		if (errfd_open && (pfd[2].revents & (POLLIN | POLLHUP))) {
 			char buf[4096];
 			ssize_t r = read(errp[0], buf, sizeof buf);
 			if (r > 0)
-				(void)write_all(2, buf, (size_t)r);
+				tty_relay_say(tr, buf, (size_t)r);
 			else if (r == 0)
 				errfd_open = 0;
 		}
@@ -194,9 +204,12 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 		struct signalfd_siginfo si;
 		if (read(sfd, &si, sizeof si) != (ssize_t)sizeof si)
 			continue;
-		if (si.ssi_signo != SIGCHLD && si.ssi_signo != SIGTTOU)
+		if (si.ssi_signo == SIGWINCH)
+			tty_relay_winch(tr);
+		else if (si.ssi_signo != SIGCHLD && si.ssi_signo != SIGTTOU)
 			kill(pid, (int)si.ssi_signo);
 	}
+	tty_relay_end(&tr); /* the command's last output, then the caller's terminal back */
 	relay(errp[0], 2);
 	if (tty_owner)
 		tcsetpgrp(0, getpgrp());

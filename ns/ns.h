@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/ioctl.h>
 #include <sys/types.h>
 
 #include "../base/base.h"
@@ -47,6 +48,10 @@ struct run_config {
 	int new_net;           /* --net none */
 	int verbose;
 	int tty_foreground;    /* stdin is a terminal and gpurun its foreground job (set by ns_run) */
+	int tty;               /* -t: the command gets a pty of the container's devpts (ns/tty.c) */
+	int interactive;       /* -i: with -t, the caller's keystrokes are relayed to it */
+	int tty_sock;          /* -t, set by ns_run: P1's end of the socket that hands P0 the master */
+	struct winsize tty_size; /* -t, set by ns_run: the caller's window when the launch began */
 	const char *user_spec; /* --user, NULL for the default (0:0) */
 	const char *workdir;   /* NULL: "/" */
 	char **env;            /* "K=V" list, NULL-terminated; HOME added at run time if unset */

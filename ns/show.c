@@ -106,6 +106,16 @@ void ns_trace(const char *text)
 	sbuf_free(&b);
 }
 
+/* -t: what stands in for the terminal (ns/tty.c); no shell command does it. */
+static void print_tty(const struct run_config *cfg, FILE *out)
+{
+	if (cfg->tty)
+		fprintf(out, "# -t: stdin, stdout and stderr are a new pty of that devpts (/dev/pts/0, the controlling\n"
+			     "#  terminal); %s\n",
+			cfg->interactive ? "gpurun relays it to and from this terminal (-i), which is raw meanwhile"
+					 : "gpurun relays its output here, and reads no keystrokes (no -i)");
+}
+
 void ns_print_plan(const struct run_config *cfg, FILE *out)
 {
 	struct sbuf b = {0};
@@ -135,6 +145,7 @@ void ns_print_plan(const struct run_config *cfg, FILE *out)
 		fprintf(out, "%s\n", b.s);
 	}
 	sbuf_reset(&b);
+	print_tty(cfg, out);
 	ns_describe_exec(cfg, cfg->user_spec ? cfg->user_spec : "0:0", &b);
 	fprintf(out, "%s\n# (the command runs as pid 2 under gpurun's init, after dropping capabilities,\n"
 		     "#  no_new_privs, a seccomp deny-list and closing every fd above 2)\n",

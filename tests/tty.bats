@@ -1,0 +1,283 @@
+#!/usr/bin/env bats
+# -t/--tty and -i/--interactive (ns/tty.c): the command gets a pty of the
+# container's own devpts, relayed by gpurun to the caller's terminal, with
+# the window size, ^C, ^Z and job control, and ^D as docker has them; the
+# caller's terminal is put back as it was, and never handed to the command.
+#
+# The caller's terminal is a pty driven by tty_drive (a small python3
+# program written by setup_file): it types, resizes and signals only once
+# the output shows the state it waits for, and reports the exit status,
+# whether the terminal's modes are what they were before, and what input
+# is left unread in it.
+
+load lib/common
+
+setup_file() {
+	require_gpurun
+	common_images
+	DRIVE=$BATS_FILE_TMPDIR/drive.py
+	cat >"$DRIVE" <<'EOF'
+# drive.py [size:ROWS:COLS] STEP... -- CMD [ARG...]: run CMD on a new pty as
+# its session leader; STEPs: expect:REGEX (wait, 30 s at most, for output
+# after the last match), send:TEXT (Python escapes: \r, \x03), resize:R:C,
+# kill:SIG (CMD itself), killinit (CMD's child, the container's init).
+# Then wait for CMD, print its output (no \r), "exit N", "modes: same" or
+# "modes: changed" and "left: b'...'", the input it left unread.
+import fcntl, os, re, select, signal, struct, sys, termios, time
+
+def main(argv):
+    rows, cols, steps = 24, 80, []
+    i = 0
+    while argv[i] != '--':
+        if argv[i].startswith('size:'):
+            rows, cols = map(int, argv[i][5:].split(':'))
+        else:
+            steps.append(argv[i])
+        i += 1
+    cmd = argv[i + 1:]
+    master, slave = os.openpty()
+    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack('HHHH', rows, cols, 0, 0))
+    before = termios.tcgetattr(slave)
+    pid = os.fork()
+    if pid == 0:
+        os.close(master)
+        os.setsid()
+        fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+        for fd in (0, 1, 2):
+            os.dup2(slave, fd)
+        os.execvp(cmd[0], cmd)
+    out = bytearray()
+
+    def pump(timeout):
+        if select.select([master], [], [], timeout)[0]:
+            try:
+                data = os.read(master, 4096)
+            except OSError:
+                data = b''
+            out.extend(data)
+            return bool(data)
+        return False
+
+    def text():
+        return out.decode('utf-8', 'replace').replace('\r', '')
+
+    def give_up(what):
+        print('TIMEOUT waiting for %s; output:\n%s' % (what, text()))
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        sys.exit(99)
+
+    pos = 0
+    for s in steps:
+        kind, _, arg = s.partition(':')
+        if kind == 'expect':
+            deadline = time.monotonic() + 30
+            while not (m := re.compile(arg).search(text(), pos)):
+                if time.monotonic() > deadline:
+                    give_up(repr(arg))
+                pump(0.2)
+            pos = m.end()
+        elif kind == 'send':
+            os.write(master, arg.encode().decode('unicode_escape').encode('latin-1'))
+        elif kind == 'resize':
+            r, c = map(int, arg.split(':'))
+            fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack('HHHH', r, c, 0, 0))
+        elif kind == 'kill':
+            os.kill(pid, getattr(signal, 'SIG' + arg))
+        elif kind == 'killinit':
+            with open('/proc/%d/task/%d/children' % (pid, pid)) as f:
+                os.kill(int(f.read().split()[0]), signal.SIGKILL)
+        else:
+            sys.exit('drive.py: unknown step ' + s)
+    deadline = time.monotonic() + 30
+    while True:
+        w, status = os.waitpid(pid, os.WNOHANG)
+        if w:
+            break
+        if time.monotonic() > deadline:
+            give_up('the exit')
+        pump(0.1)
+    while pump(0):
+        pass
+    after = termios.tcgetattr(slave)
+    fcntl.fcntl(slave, fcntl.F_SETFL, os.O_NONBLOCK)
+    try:
+        left = os.read(slave, 4096)
+    except OSError:
+        left = b''
+    t = text()
+    sys.stdout.write(t if t.endswith('\n') or not t else t + '\n')
+    print('exit %d' % os.waitstatus_to_exitcode(status))
+    print('modes: %s' % ('same' if before == after else 'changed'))
+    print('left: %r' % left)
+
+main(sys.argv[1:])
+EOF
+	export DRIVE
+}
+
+# tty_drive STEP... -- CMD [ARG...]: see drive.py above.
+tty_drive() {
+	run python3 "$DRIVE" "$@"
+	[[ $status -ne 99 ]] || fail "$output"
+	assert_success
+}
+
+# ---- the pty is the container's own ----------------------------------------------
+
+@test "with -t, tty inside prints /dev/pts/0, even when stdout is not a terminal" {
+	run bash -c "'$GPURUN' -t '$BUSYBOX_DIR' tty </dev/null | tr -d '\r'"
+	assert_success
+	assert_output "/dev/pts/0"
+}
+
+@test "without -t no terminal is given: tty says not a tty when stdin is not one" {
+	run --separate-stderr "$GPURUN" "$BUSYBOX_DIR" tty </dev/null
+	assert_failure 1
+	assert_output "not a tty"
+}
+
+@test "with -it under a terminal, fds 0-2 inside are /dev/pts/0 of the container's devpts" {
+	# tty checks that the name it prints is the file on fd 0, in the
+	# container's /dev/pts; the caller's own pty is not reachable there.
+	tty_drive -- "$GPURUN" -it "$BUSYBOX_DIR" sh -c 'tty; probe fds; ls -1 /dev/pts'
+	assert_output "/dev/pts/0
+0 -> /dev/pts/0
+1 -> /dev/pts/0
+2 -> /dev/pts/0
+0
+ptmx
+exit 0
+modes: same
+left: b''"
+}
+
+@test "with -t, a TIOCSTI from inside pushes nothing into the caller's terminal" {
+	tty_drive -- "$GPURUN" -t "$BUSYBOX_DIR" probe escape tiocsti
+	assert_output "SAFE tiocsti: EPERM
+exit 0
+modes: same
+left: b''"
+}
+
+@test "--dry-run with -it says the command's terminal is a pty of its devpts, relayed by gpurun" {
+	run --separate-stderr "$GPURUN" --dry-run -it "$BUSYBOX_DIR"
+	assert_success
+	assert_line "# -t: stdin, stdout and stderr are a new pty of that devpts (/dev/pts/0, the controlling"
+	assert_line "#  terminal); gpurun relays it to and from this terminal (-i), which is raw meanwhile"
+}
+
+# ---- window size -----------------------------------------------------------------
+
+@test "the window size inside is the caller's, and follows a resize" {
+	tty_drive size:33:101 expect:'ready\n' resize:40:120 expect:winch -- \
+		"$GPURUN" -t "$BUSYBOX_DIR" sh -c 'stty size; trap "echo winch; stty size; exit 0" WINCH
+			echo ready; while :; do sleep 1; done'
+	assert_output "33 101
+ready
+winch
+40 120
+exit 0
+modes: same
+left: b''"
+}
+
+# ---- keystrokes, signals, job control ------------------------------------------------
+
+@test "-it: ^C reaches the command through the pty, and sleep 100 ends with 130" {
+	tty_drive expect:'ready\n' 'send:\x03' -- "$GPURUN" -it "$BUSYBOX_DIR" sh -c 'echo ready; exec sleep 100'
+	assert_output "ready
+^C
+exit 130
+modes: same
+left: b''"
+}
+
+@test "-it: ^C reaches the whole foreground job inside, not only the command gpurun started" {
+	# The pty's line discipline signals its foreground process group: the
+	# inner sleep ends with 130 while the outer sh, which traps SIGINT,
+	# goes on.  A signal relayed by gpurun would reach the outer sh only.
+	tty_drive expect:'ready\n' 'send:\x03' -- "$GPURUN" -it "$BUSYBOX_DIR" \
+		sh -c 'trap "echo trapped" INT; sh -c "echo ready; exec sleep 100"; echo "sleep: $?"'
+	assert_output "ready
+^Ctrapped
+sleep: 130
+exit 0
+modes: same
+left: b''"
+}
+
+@test "-ti: ^Z stops a job of an interactive sh inside, and fg resumes it in the foreground" {
+	# The job says "resumed" on SIGCONT; ^C then ends it, which only
+	# happens when fg made it the pty's foreground job again.
+	tty_drive expect:'prompt> ' \
+		"send:sh -c 'trap \"echo resumed\" CONT; echo started; while :; do sleep 1; done'\r" \
+		expect:'started\n' 'send:\x1a' expect:'Stopped' expect:'prompt> ' \
+		'send:fg\r' expect:'resumed\n' 'send:\x03' expect:'prompt> ' \
+		'send:echo status:$?\r' expect:'status:130\n' expect:'prompt> ' 'send:exit\r' -- \
+		"$GPURUN" -ti -e 'PS1=prompt> ' "$BUSYBOX_DIR" sh -i
+	assert_line --regexp '^\^Z\[1\]\+ +Stopped +sh -c '
+	assert_line "resumed"
+	assert_line "status:130"
+	assert_line "exit 0"
+	assert_line "modes: same"
+}
+
+@test "-it: ^D ends cat, whose input was typed through the pty" {
+	tty_drive expect:'ready\n' 'send:hello\r' expect:'hello\nhello\n' 'send:\x04' -- \
+		"$GPURUN" -it "$BUSYBOX_DIR" sh -c 'echo ready; exec cat'
+	assert_output "ready
+hello
+hello
+exit 0
+modes: same
+left: b''"
+}
+
+@test "-it with stdin a pipe: its end is an end of file for the command" {
+	run bash -c "printf 'one\ntwo' | timeout 30 '$GPURUN' -it '$BUSYBOX_DIR' sh -c 'cat; echo; echo done' | tr -d '\r'"
+	assert_success
+	assert_line --index 0 "one"
+	assert_line "done"
+}
+
+@test "-t without -i reads none of the caller's input: it is left to the caller" {
+	tty_drive expect:'ready\n' 'send:typed ahead\r' resize:30:90 expect:winch -- \
+		"$GPURUN" -t "$BUSYBOX_DIR" sh -c 'trap "echo winch; exit 0" WINCH; echo ready; while :; do sleep 1; done'
+	assert_line "exit 0"
+	assert_line "left: b'typed ahead\\n'"
+}
+
+# ---- the caller's terminal is put back ----------------------------------------------
+
+@test "-it: the caller's terminal modes are as before after the command exits" {
+	tty_drive expect:'ready\n' 'send:abc\r' expect:'abc\n' -- "$GPURUN" -it "$BUSYBOX_DIR" sh -c 'echo ready; read x; exit 3'
+	assert_output "ready
+abc
+exit 3
+modes: same
+left: b''"
+}
+
+@test "with -t and --user, the pty belongs to the user" {
+	run bash -c "'$GPURUN' -t -u 1000:1000 '$BUSYBOX_DIR' probe stat /dev/pts/0 </dev/null | tr -d '\r'"
+	assert_success
+	assert_output "type=chr mode=0620 rdev=136:0 uid=1000 gid=1000"
+}
+
+@test "-it: the caller's terminal modes are put back when the container's init is killed" {
+	tty_drive expect:'ready\n' killinit -- "$GPURUN" -it "$BUSYBOX_DIR" sh -c 'echo ready; exec sleep 100'
+	assert_output "ready
+gpurun: the container's init (pid 1) was killed by signal 9 (Killed)
+exit 125
+modes: same
+left: b''"
+}
+
+@test "-it: the caller's terminal modes are put back when gpurun is sent SIGTERM" {
+	tty_drive expect:'ready\n' kill:TERM -- "$GPURUN" -it "$BUSYBOX_DIR" sh -c 'echo ready; exec sleep 100'
+	assert_output "ready
+exit 143
+modes: same
+left: b''"
+}
