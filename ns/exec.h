@@ -68,10 +68,10 @@ __attribute__((noreturn)) void command_main(const struct run_config *cfg, int go
 __attribute__((noreturn)) void init_main(const struct run_config *cfg, int sync_fd,
 					 int err_fd, int status_fd);
 
-/* ns/tty.c: -t, the command's own pty.  P1: open it in the container's
- * devpts (rootfd), send the master to P0 over cfg->tty_sock and the slave
- * to the command over cmd_sock; as root, uid:gid own the slave. */
-int tty_hand_out(const struct run_config *cfg, int rootfd, int cmd_sock, uid_t uid, gid_t gid, struct gerr *err);
+/* ns/tty.c: -t, the command's own pty.  P1, after the pivot: open it in
+ * the container's devpts, send the master to P0 over cfg->tty_sock and the
+ * slave to the command over cmd_sock; as root, uid:gid own the slave. */
+int tty_hand_out(const struct run_config *cfg, int cmd_sock, uid_t uid, gid_t gid, struct gerr *err);
 /* P2: the fd sent over sock; -1 with errno (0: the sender is gone). */
 int tty_recv_fd(int sock);
 /* P2, in a new session: the slave becomes the controlling terminal and

@@ -114,8 +114,6 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 		setup_fail(err_fd, &err);
 	if (home)
 		snprintf(ga.home, sizeof ga.home, "%s", home);
-	if (cfg->tty && tty_hand_out(cfg, st.rootfd, gop[1], ga.uid, ga.gid, &err) < 0)
-		setup_fail(err_fd, &err);
 	close(st.rootfd);
 	if (cfg->verbose) {
 		struct sbuf b = {0};
@@ -126,6 +124,9 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 		ns_trace(b.s);
 		sbuf_free(&b);
 	}
+	/* Last: P0 makes the caller's terminal raw once it has the pty. */
+	if (cfg->tty && tty_hand_out(cfg, gop[1], ga.uid, ga.gid, &err) < 0)
+		setup_fail(err_fd, &err);
 	if (write_all(gop[1], &ga, sizeof ga) < 0)
 		setup_failf(err_fd, errno, "start the command");
 	close(gop[1]);

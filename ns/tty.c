@@ -79,13 +79,17 @@ int tty_recv_fd(int sock)
 	return fd;
 }
 
-int tty_hand_out(const struct run_config *cfg, int rootfd, int cmd_sock, uid_t uid, gid_t gid, struct gerr *err)
+int tty_hand_out(const struct run_config *cfg, int cmd_sock, uid_t uid, gid_t gid, struct gerr *err)
 {
 	/* With -t and no -i the caller's terminal stays cooked: its ^C would
 	 * reach P1 as well as P0, and the command would get it twice. */
 	if (setsid() < 0)
 		return gerr_set(err, errno, "setsid");
-	_cleanup_fd_ int master = root_open(rootfd, "/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW, err);
+	/* After the pivot "/" is the container's root. */
+	_cleanup_fd_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return gerr_set(err, errno, "open /");
+	_cleanup_fd_ int master = root_open(root, "/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW, err);
 	if (master < 0)
 		return -1;
 	/* The devpts instance the plan mounted, whatever ran since (the
