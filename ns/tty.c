@@ -89,7 +89,10 @@ int tty_hand_out(const struct run_config *cfg, int cmd_sock, uid_t uid, gid_t gi
 	_cleanup_fd_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
 		return gerr_set(err, errno, "open /");
-	_cleanup_fd_ int master = root_open(root, "/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW, err);
+	/* Non-blocking for P0, which alone does I/O on it (the flag is the
+	 * open file's, and travels with it). */
+	_cleanup_fd_ int master =
+		root_open(root, "/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW, err);
 	if (master < 0)
 		return -1;
 	/* The devpts instance the plan mounted, whatever ran since (the
@@ -193,8 +196,6 @@ void tty_relay_started(struct tty_relay *t, struct run_config *cfg)
 static void got_master(struct tty_relay *t, int fd)
 {
 	t->master = fd;
-	/* Ours alone: no other process shares this open file. */
-	(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	/* A resize between the launch and now. */
 	struct winsize ws;
 	if (caller_size(&ws) == 0)
@@ -339,7 +340,7 @@ void tty_relay_end(struct tty_relay **tp)
 			(void)write_all(1, t->outbuf + t->outoff, t->outlen - t->outoff);
 		for (int i = 0; i < 256 && !t->master_hup; i++) {
 			ssize_t r = read(t->master, t->outbuf, sizeof t->outbuf);
-			if (r <= 0 && errno == EINTR)
+			if (r < 0 && errno == EINTR)
 				continue;
 			if (r <= 0)
 				break;
