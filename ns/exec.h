@@ -1,6 +1,6 @@
 /* ns/exec.h — private to ns/: what the plan executor (ns/exec.c), the
- * container's pid 1 (ns/init.c), the command (ns/command.c) and their error
- * report (ns/report.c) share. */
+ * container's pid 1 (ns/init.c), the command (ns/command.c), their error
+ * report (ns/report.c) and -t's pty (ns/tty.c) share. */
 #ifndef GPURUN_EXEC_H
 #define GPURUN_EXEC_H
 

@@ -1,6 +1,7 @@
 /* ns/launch.c — P0, the host side: clone P1 into the new namespaces, write
- * its id maps, relay signals to it, print what goes wrong inside, and turn
- * the command's wait status into gpurun's exit status.
+ * its id maps, relay signals to it (and with -t the pty, ns/tty.c), print
+ * what goes wrong inside, and turn the command's wait status into gpurun's
+ * exit status.
  *
  * P0 never dies of SIGINT/SIGTERM itself: it blocks them and forwards them,
  * so the shell does not reclaim the terminal while the command still runs
