@@ -6,7 +6,9 @@
 # Builds, under OUTDIR, what gpurun reads from a driver root, in the real
 # formats, so GPU injection can be tested on a machine without a GPU:
 #   usr/lib/<multiarch>/lib*.so.550.54.14   real ELF objects with the
-#        driver's SONAMEs and symlink chains, a working fake NVML and libcuda,
+#        driver's SONAMEs and symlink chains, a working fake NVML and libcuda
+#        (each fails to initialise when a test creates tmp/fake-nvml-fail or
+#        tmp/fake-cuda-fail in its copy of the root: see nvml.c, cuda.c),
 #        libraries gpurun must not inject (older-driver decoys, non-listed
 #        libs) and a real etc/ld.so.cache made by `ldconfig -r OUTDIR`;
 #   usr/bin/nvidia-smi (+ stubs)   nvidia-smi loads libnvidia-ml.so.1 by SONAME;

@@ -17,6 +17,10 @@
  * <root>/tmp/fake-nvml.log one line: "env=<number of environment
  * variables> uid=<uid> cwd=<cwd> root=<1 when /.complete, the fake driver
  * root's marker, is at />", so tests see how gpurun's helper runs it.
+ * When <root>/tmp/fake-nvml-fail exists, nvmlInit_v2 fails with
+ * NVML_ERROR_UNKNOWN, as a driver whose kernel side does not answer: a
+ * file, not a variable, because gpurun's helper runs NVML with an empty
+ * environment, chrooted in the driver root.
  *
  * The ABI is NVML's for the subset nvidia-smi -L and nvidia-container-cli
  * use (names, argument types, return codes, nvmlPciInfo_t v3 layout). */
@@ -39,6 +43,7 @@ typedef int nvmlReturn_t;
 #define NVML_ERROR_NOT_FOUND 6
 #define NVML_ERROR_INSUFFICIENT_SIZE 7
 #define NVML_ERROR_DRIVER_NOT_LOADED 9
+#define NVML_ERROR_UNKNOWN 999
 
 #define MAX_GPUS 64
 #define MAX_MIGS 512
@@ -251,6 +256,11 @@ static int mig_mode(const struct nvmlDevice_st *g)
 EXPORT nvmlReturn_t nvmlInit_v2(void)
 {
 	log_caller();
+	char fail[512];
+	struct stat st;
+	snprintf(fail, sizeof fail, "%s/tmp/fake-nvml-fail", root());
+	if (stat(fail, &st) == 0)
+		return NVML_ERROR_UNKNOWN;
 	int r = load();
 	nmigs = 0;
 	for (unsigned i = 0; r == NVML_SUCCESS && i < ngpus; i++)
