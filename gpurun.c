@@ -625,24 +625,35 @@ static int cdi_verb(int argc, char **argv)
  * to change; exit 1 when any check failed (gpurun itself did not). */
 static int doctor_verb(int argc, char **argv)
 {
-	static const char use[] = "usage: gpurun doctor [--driver-root DIR]\n";
-	const char *driver_root = global_driver_root;
+	static const char use[] = "usage: gpurun doctor [--gpus SPEC] [--json] [--driver-root DIR]\n";
+	const char *driver_root = global_driver_root, *gpus = NULL;
+	struct checks ck = {0};
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			fputs(use, stdout);
 			return 0;
 		}
-		if (opt_value(argc, argv, &i, "--driver-root", &driver_root))
+		if (opt_value(argc, argv, &i, "--driver-root", &driver_root) ||
+		    opt_value(argc, argv, &i, "--gpus", &gpus))
 			continue;
+		if (!strcmp(argv[i], "--json")) {
+			ck.collect = 1;
+			continue;
+		}
 		return usage_fail(use, "doctor: unknown option %s", argv[i]);
 	}
-	struct checks ck = {0};
 	struct gerr err = {0};
 	_cleanup_free_ char *cache = cache_doctor(&ck);
 	if (ns_doctor(&ck, cache, &err) < 0)
 		gerr_die(&err);
-	gpu_doctor(&ck, driver_root);
-	printf("%u failed, %u warning%s\n", ck.failed, ck.warned, ck.warned == 1 ? "" : "s");
+	gpu_doctor(&ck, driver_root, gpus);
+	if (ck.collect) {
+		if (checks_print_json(&ck, &err) < 0)
+			gerr_die(&err);
+	} else {
+		printf("%u failed, %u warning%s\n", ck.failed, ck.warned, ck.warned == 1 ? "" : "s");
+	}
+	checks_free(&ck);
 	return ck.failed ? 1 : 0;
 }
 

@@ -76,12 +76,23 @@ __attribute__((format(printf, 1, 2))) void errorx_(const char *fmt, ...);
  * "FAIL  NAME: text" on stdout. */
 enum check_level { CHECK_OK, CHECK_WARN, CHECK_FAIL };
 
+struct check_item {
+	enum check_level level;
+	char *name, *text;
+};
 struct checks {
 	unsigned failed, warned;
+	int collect;              /* keep the verdicts in items instead of printing them (--json) */
+	struct check_item *items;
+	size_t nitems;
 };
 
 void check_say(struct checks *ck, enum check_level level, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+void checks_free(struct checks *ck);
+/* `gpurun doctor --json`: the verdicts ck collected and the tally, as
+ * docs/json.md says (base/json.c).  0, or -1 with err. */
+int checks_print_json(const struct checks *ck, struct gerr *err);
 
 /* ---- mem.c -------------------------------------------------------------- */
 

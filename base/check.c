@@ -1,10 +1,11 @@
 /* base/check.c — printing the verdicts of `gpurun doctor`.  The checks live
  * where their knowledge lives (ns/doctor.c, gpu/doctor.c, rootfs/cachedoctor.c);
  * this is only the shared line format and the tally that sets the exit
- * status. */
+ * status (or, for --json, the list base/json.c prints). */
 #include "base.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 void check_say(struct checks *ck, enum check_level level, const char *name, const char *fmt, ...)
 {
@@ -18,6 +19,12 @@ void check_say(struct checks *ck, enum check_level level, const char *name, cons
 	va_start(ap, fmt);
 	_cleanup_free_ char *text = xvasprintf(&n, fmt, ap);
 	va_end(ap);
+	if (ck->collect) {
+		ck->items = xrealloc(ck->items, (ck->nitems + 1) * sizeof *ck->items);
+		ck->items[ck->nitems++] = (struct check_item){level, xstrdup(name), text};
+		text = NULL;
+		return;
+	}
 	/* The text names driver files, CDI specs and cached images. */
 	struct sbuf line = {0};
 	sbuf_printf(&line, "%s  %s: ", tags[level], name);
@@ -25,4 +32,15 @@ void check_say(struct checks *ck, enum check_level level, const char *name, cons
 	puts(line.s);
 	sbuf_free(&line);
 	fflush(stdout);
+}
+
+void checks_free(struct checks *ck)
+{
+	for (size_t i = 0; i < ck->nitems; i++) {
+		free(ck->items[i].name);
+		free(ck->items[i].text);
+	}
+	free(ck->items);
+	ck->items = NULL;
+	ck->nitems = 0;
 }

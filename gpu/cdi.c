@@ -283,7 +283,7 @@ int cdi_configure(struct plan *p, char *const *devices, size_t ndevices, const s
 		const struct loaded *l = NULL;
 		const struct cdi_device *d = NULL;
 		(void)cdi_split_name(devices[i], kind, sizeof kind, &name);
-		if (resolve(&ss, devices[i], kind, name, &l, &d, err) < 0)
+		if (resolve(&ss, devices[i], kind, name, &l, &d, err) < 0 || cdi_check_stale(l, d, err) < 0)
 			goto out;
 		a.file = l->file;
 		a.dev = devices[i];

@@ -12,6 +12,8 @@
  *               ops (struct cdi_result, cdi_result_free)
  *   cdigen.c    cdi_generate: a spec the way `nvidia-ctk cdi generate`
  *               writes it (struct cdi_gen_opts)
+ *   cdistale.c  cdi_doctor: `gpurun doctor`'s verdict on the specs that
+ *               name nodes or files the host no longer has
  *
  * Kept apart from gpu/gpu.h so that GPU injection by --gpus and CDI stay
  * two separate ways in: a launch uses one or the other (gpurun.c refuses
@@ -130,5 +132,11 @@ struct cdi_gen_opts {
 	const char *output;
 };
 int cdi_generate(const struct cdi_gen_opts *o, struct gerr *err);
+
+/* ---- cdistale.c ------------------------------------------------------------ */
+
+/* `gpurun doctor`: every spec of the default spec directories (see
+ * cdi_spec_dirs) whose device nodes or mount sources are gone fails. */
+void cdi_doctor(struct checks *ck);
 
 #endif

@@ -53,13 +53,16 @@ struct gpu_query {
 	const char *gpus;        /* list: NULL for all */
 	const char *caps;        /* list: NULL for all */
 	int csv;                 /* info */
+	int json;                /* info, list: the docs/json.md document */
 };
 int gpu_info(const struct gpu_query *q, struct gerr *err);
 int gpu_list(const struct gpu_query *q, struct gerr *err);
 
 /* `gpurun doctor`'s driver checks (gpu/doctor.c): the driver, its device
  * nodes, nvidia-uvm, nvidia-persistenced and the ld.so.cache, one verdict
- * each.  driver_root: --driver-root, or NULL. */
-int gpu_doctor(struct checks *ck, const char *driver_root);
+ * each.  driver_root: --driver-root, or NULL.  With gpus (a --gpus SPEC),
+ * also that those GPUs are usable end to end: the selection resolves, and
+ * NVML and libcuda initialise in the confined helper and see them. */
+int gpu_doctor(struct checks *ck, const char *driver_root, const char *gpus);
 
 #endif

@@ -240,6 +240,30 @@ $FAKE1$LIBDIR_DEBIAN/libcuda.so.$DRIVER_VERSION $LIBDIR_DEBIAN/libcuda.so.$DRIVE
 	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
 }
 
+@test "a spec naming a driver version the host no longer has is refused in one line naming it and how to regenerate it" {
+	"$GPURUN" cdi generate --driver-root "$FAKE1" --output "$SPECS/nvidia.yaml"
+	# Written for 550.54.13, before an upgrade to .14.
+	sed -i 's/550\.54\.14/550.54.13/g' "$SPECS/nvidia.yaml"
+	run --separate-stderr cdi --device nvidia.com/gpu=0 "$GLIBC_TAR" true
+	assert_gpurun_error 125
+	[[ "$stderr" =~ ^"gpurun: CDI spec $SPECS/nvidia.yaml is stale: it names $FAKE1"[^\ ]*".so.550.54.13 and "[0-9]+" other paths, which this host no longer has (the driver was upgraded or a GPU is gone since it was written); regenerate it: gpurun cdi generate --output $SPECS/nvidia.yaml"$ ]] ||
+		fail "stderr: $stderr"
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
+}
+
+@test "a spec naming a GPU node the host no longer has is refused as stale" {
+	"$GPURUN" cdi generate --driver-root "$FAKE4" --output "$SPECS/nvidia.yaml"
+	# GPU 0 (minor 2) was /dev/nvidia2 when the spec was written.
+	sed -i 's|/dev/nvidia2$|/dev/nvidia9|; s|/dev/nvidia2"|/dev/nvidia9"|' "$SPECS/nvidia.yaml"
+	grep -q /dev/nvidia9 "$SPECS/nvidia.yaml" || fail "the spec names no /dev/nvidia2: $(cat "$SPECS/nvidia.yaml")"
+	run --separate-stderr cdi --device nvidia.com/gpu=0 "$GLIBC_TAR" true
+	assert_gpurun_error 125
+	assert_equal "$stderr" "gpurun: CDI spec $SPECS/nvidia.yaml is stale: it names $FAKE4/dev/nvidia9, which this host no longer has (the driver was upgraded or a GPU is gone since it was written); regenerate it: gpurun cdi generate --output $SPECS/nvidia.yaml"
+	# Another GPU of the same spec is not stale.
+	run --separate-stderr cdi --device nvidia.com/gpu=1 "$GLIBC_TAR" true
+	assert_success
+}
+
 @test "with no spec at all the error says none is known" {
 	run --separate-stderr cdi --device nvidia.com/gpu=0 "$GLIBC_TAR" true
 	assert_gpurun_error 125

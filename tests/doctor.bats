@@ -78,10 +78,12 @@ drv_doctor() {
 	assert_verdict "NVIDIA driver" "ok  " "version 550.54.14, 4 GPUs under $FAKE4"
 	assert_verdict "NVIDIA devices" "ok  "
 	assert_verdict nvidia-uvm "ok  "
-	assert_verdict nvidia-persistenced "ok  "
+	# The fake driver's socket is bound by a process long gone.
+	assert_verdict nvidia-persistenced warn "stale"
 	assert_verdict ld.so.cache "ok  " "libcuda.so.550.54.14 and libnvidia-ml.so.550.54.14"
 	assert_verdict cache "ok  " "$GPURUN_CACHE is writable"
-	assert_line "0 failed, 0 warnings"
+	assert_verdict "CDI specs" "ok  "
+	assert_line "0 failed, 1 warning"
 	assert_equal "$stderr" ""
 }
 
@@ -92,17 +94,36 @@ drv_doctor() {
 	assert_output ""
 }
 
-@test "doctor without a driver warns, and fails when a driver root was named" {
-	run --separate-stderr env -u GPURUN_DRIVER_ROOT "$GPURUN" doctor
-	if [[ -e /proc/driver/nvidia/version ]]; then
+@test "doctor without a driver warns, and fails when a driver root or GPUs were named" {
+	if [[ -e /proc/driver/nvidia/version || -e /usr/bin/nvidia-smi ]]; then
 		skip "this host has an NVIDIA driver"
 	fi
+	run --separate-stderr env -u GPURUN_DRIVER_ROOT "$GPURUN" doctor
 	assert_success
 	assert_verdict "NVIDIA driver" warn "no NVIDIA driver found under /" "--gpus void still works"
+	run --separate-stderr env -u GPURUN_DRIVER_ROOT "$GPURUN" doctor --gpus 0
+	assert_failure 1
+	assert_verdict "NVIDIA driver" FAIL "no NVIDIA driver found under /"
 	mkdir "$BATS_TEST_TMPDIR/empty"
 	run --separate-stderr "$GPURUN" doctor --driver-root "$BATS_TEST_TMPDIR/empty"
 	assert_failure 1
 	assert_verdict "NVIDIA driver" FAIL "no NVIDIA driver found under $BATS_TEST_TMPDIR/empty"
+}
+
+@test "doctor fails on a host whose driver is installed but does not answer (a CI host that lost its GPU)" {
+	if [[ -e /proc/driver/nvidia/version ]]; then
+		skip "this host has an NVIDIA driver"
+	fi
+	# Its nvidia-smi is there, its /proc/driver/nvidia is not: a
+	# directory with an nvidia-smi over /usr/bin, in a mount namespace.
+	mkdir "$BATS_TEST_TMPDIR/bin"
+	touch "$BATS_TEST_TMPDIR/bin/nvidia-smi"
+	GPURUN_DRIVER_ROOT= run --separate-stderr in_userns sh -c 'mount --bind "$1" /usr/bin || exit 99; shift; exec "$@"' \
+		sh "$BATS_TEST_TMPDIR/bin" "$GPURUN" doctor
+	[[ $status -ne 99 ]] || fail "the test's bind mount failed: $stderr"
+	assert_failure 1
+	assert_verdict "NVIDIA driver" FAIL "no NVIDIA driver found under /" \
+		"but this host has /usr/bin/nvidia-smi: the GPU or the kernel module is gone"
 }
 
 @test "user namespaces disabled by user.max_user_namespaces = 0 fail with the sysctl to set" {
@@ -205,6 +226,33 @@ knob_doctor() {
 	assert_verdict nvidia-uvm "ok  "
 }
 
+@test "a persistenced socket nobody listens on is a warning saying stale" {
+	run --separate-stderr "$GPURUN" doctor --driver-root "$FAKE1"
+	assert_success
+	assert_verdict nvidia-persistenced warn "stale: /run/nvidia-persistenced/socket is there but nobody listens on it" \
+		"restart nvidia-persistenced"
+}
+
+@test "a persistenced socket someone listens on is running" {
+	driver_variant "$FAKE1" 'rm run/nvidia-persistenced/socket'
+	# A listener of the test's own, bound by a relative name (the path
+	# may be longer than a socket address holds).
+	(cd "$BATS_TEST_TMPDIR/drv/run/nvidia-persistenced" && exec python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind("socket")
+s.listen(8)
+print("ready", flush=True)
+while True:
+    s.accept()[0].close()' <&- >"$BATS_TEST_TMPDIR/listener.out" 2>&1 &
+	echo $! >"$BATS_TEST_TMPDIR/listener.pid")
+	wait_for_line "$BATS_TEST_TMPDIR/listener.out" ready
+	drv_doctor "$FAKE1"
+	kill "$(cat "$BATS_TEST_TMPDIR/listener.pid")"
+	assert_success
+	assert_verdict nvidia-persistenced "ok  " "running (/run/nvidia-persistenced/socket accepts connections)"
+}
+
 @test "no nvidia-persistenced socket is a warning, not a failure" {
 	driver_variant "$FAKE1" 'rm run/nvidia-persistenced/socket'
 	drv_doctor "$FAKE1"
@@ -249,6 +297,89 @@ knob_doctor() {
 	run --separate-stderr "$GPURUN" doctor
 	assert_failure 1
 	assert_verdict cache FAIL "belongs to uid 65534, not to you (uid 0)"
+}
+
+# ---- --gpus: usable end to end ------------------------------------------------
+
+@test "doctor --gpus passes when NVML and libcuda initialise in the helper and see the GPUs" {
+	run --separate-stderr "$GPURUN" doctor --driver-root "$FAKE4" --gpus 1,2
+	assert_success
+	assert_verdict GPUs "ok  " "--gpus 1,2 selects 1 (00000000:5e:00.0), 2 (00000000:86:00.0)"
+	assert_verdict NVML "ok  " "$FAKE4$LIBDIR_DEBIAN/libnvidia-ml.so.550.54.14 initialises and sees the 2 selected GPUs"
+	assert_verdict libcuda "ok  " "$FAKE4$LIBDIR_DEBIAN/libcuda.so.550.54.14: cuInit succeeds, CUDA 12.4, 4 devices"
+	assert_line "0 failed, 1 warning"
+	assert_equal "$stderr" ""
+}
+
+@test "doctor without --gpus loads no driver library" {
+	run --separate-stderr "$GPURUN" doctor --driver-root "$FAKE1"
+	assert_success
+	refute_line --regexp "^(ok  |warn|FAIL)  (NVML|libcuda|GPUs): "
+}
+
+@test "doctor --gpus with a GPU the host does not have fails the GPUs check" {
+	run --separate-stderr "$GPURUN" doctor --driver-root "$FAKE1" --gpus 3
+	assert_failure 1
+	assert_verdict GPUs FAIL "--gpus: unknown device 3"
+}
+
+# nvml_variant MARKER: a copy of the one-GPU fake driver (with its nodes:
+# root only) whose NVML or libcuda fails, as tests/fakedriver says.
+failing_driver() {
+	skip_unless_root "copies device nodes"
+	cp -a "$FAKE1" "$BATS_TEST_TMPDIR/drv"
+	touch "$BATS_TEST_TMPDIR/drv/tmp/$1"
+}
+
+@test "doctor --gpus fails when NVML does not initialise, and says so" {
+	failing_driver fake-nvml-fail
+	run --separate-stderr "$GPURUN" doctor --driver-root "$BATS_TEST_TMPDIR/drv" --gpus 0
+	assert_failure 1
+	assert_verdict NVML FAIL "does not initialise: $BATS_TEST_TMPDIR/drv$LIBDIR_DEBIAN/libnvidia-ml.so.550.54.14: nvmlInit_v2: Unknown Error (999)"
+	assert_verdict libcuda "ok  "
+	assert_line "1 failed, 1 warning"
+}
+
+@test "doctor --gpus fails when libcuda's cuInit fails, and says so" {
+	failing_driver fake-cuda-fail
+	run --separate-stderr "$GPURUN" doctor --driver-root "$BATS_TEST_TMPDIR/drv" --gpus 0
+	assert_failure 1
+	assert_verdict libcuda FAIL "does not initialise: $BATS_TEST_TMPDIR/drv$LIBDIR_DEBIAN/libcuda.so.550.54.14: cuInit: CUresult 999"
+	assert_verdict NVML "ok  "
+	assert_line "1 failed, 1 warning"
+}
+
+@test "doctor --gpus fails when NVML does not see a selected GPU whose node is gone" {
+	failing_driver unused-marker
+	rm "$BATS_TEST_TMPDIR/drv/dev/nvidia0"
+	run --separate-stderr "$GPURUN" doctor --driver-root "$BATS_TEST_TMPDIR/drv" --gpus 0
+	assert_failure 1
+	assert_verdict NVML FAIL "initialises but does not see GPU 0 (00000000:17:00.0) (it sees 0 GPUs)"
+	assert_verdict libcuda FAIL "cuInit: CUresult 100"
+}
+
+# ---- CDI specs ------------------------------------------------------------------
+
+@test "doctor fails on a CDI spec naming a driver version the host no longer has" {
+	mkdir "$BATS_TEST_TMPDIR/cdi"
+	"$GPURUN" cdi generate --driver-root "$FAKE1" --output "$BATS_TEST_TMPDIR/cdi/old.yaml"
+	"$GPURUN" cdi generate --driver-root "$FAKE1" --output "$BATS_TEST_TMPDIR/cdi/nvidia.yaml"
+	# Written for 550.54.13, before an upgrade to .14.
+	sed -i 's/550\.54\.14/550.54.13/g' "$BATS_TEST_TMPDIR/cdi/old.yaml"
+	GPURUN_CDI_SPEC_DIRS=$BATS_TEST_TMPDIR/cdi run --separate-stderr "$GPURUN" doctor --driver-root "$FAKE1"
+	assert_failure 1
+	assert_verdict "CDI specs" FAIL "CDI spec $BATS_TEST_TMPDIR/cdi/old.yaml is stale: it names $FAKE1" \
+		".550.54.13" "regenerate it: gpurun cdi generate --output $BATS_TEST_TMPDIR/cdi/old.yaml"
+	run grep -c "CDI specs: " <<<"$output"
+	assert_output 1
+}
+
+@test "doctor passes the CDI specs that name only what the host has" {
+	mkdir "$BATS_TEST_TMPDIR/cdi"
+	"$GPURUN" cdi generate --driver-root "$FAKE4" --output "$BATS_TEST_TMPDIR/cdi/nvidia.yaml"
+	GPURUN_CDI_SPEC_DIRS=$BATS_TEST_TMPDIR/cdi run --separate-stderr "$GPURUN" doctor --driver-root "$FAKE4"
+	assert_success
+	assert_verdict "CDI specs" "ok  " "1 spec in $BATS_TEST_TMPDIR/cdi, 9 devices"
 }
 
 @test "doctor refuses an unknown option with exit 125" {
