@@ -466,7 +466,7 @@ static int parse_size(const char *s, unsigned long long *out)
 
 static int cache_verb(int argc, char **argv)
 {
-	static const char use[] = "usage: gpurun cache ls | rm DIGEST|IMAGE | prune [--max-size SIZE]\n";
+	static const char use[] = "usage: gpurun cache ls [--json] | rm DIGEST|IMAGE | prune [--max-size SIZE]\n";
 	struct cache c;
 	struct gerr err = {0};
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -475,6 +475,8 @@ static int cache_verb(int argc, char **argv)
 	}
 	const char *sub = argv[1];
 	unsigned long long max = ~0ULL;
+	int json = !strcmp(sub, "ls") && argc == 3 && !strcmp(argv[2], "--json");
+	argc -= json;
 	if (!strcmp(sub, "prune") && argc == 4 && !strcmp(argv[2], "--max-size")) {
 		if (parse_size(argv[3], &max) < 0)
 			die(GPURUN_EXIT_FAIL, "cache prune: --max-size '%s': expected a size such as 500M or 10G", argv[3]);
@@ -483,11 +485,14 @@ static int cache_verb(int argc, char **argv)
 		return usage_fail(use, "cache: unknown or incomplete command '%s'", sub);
 	}
 	if (cache_open(&c, 0, &err) < 0) {
-		if (err.errnum == ENOENT && !strcmp(sub, "ls"))
+		if (err.errnum == ENOENT && !strcmp(sub, "ls")) {
+			if (json)
+				puts("{\"images\":[]}");
 			return 0; /* nothing cached yet */
+		}
 		gerr_die(&err);
 	}
-	int r = !strcmp(sub, "ls") ? cache_list(&c, &err)
+	int r = !strcmp(sub, "ls") ? cache_list(&c, json, &err)
 		: !strcmp(sub, "rm") ? cache_remove(&c, argv[2], &err)
 				     : cache_prune(&c, max, &err);
 	if (r < 0)
@@ -554,8 +559,8 @@ static int pull_verb(int argc, char **argv)
 
 static int gpu_verb(int argc, char **argv, int list)
 {
-	static const char *const usages[] = {"usage: gpurun info [--csv] [--driver-root DIR]\n",
-					     "usage: gpurun list [--gpus SPEC] [--caps LIST] [--driver-root DIR]\n"};
+	static const char *const usages[] = {"usage: gpurun info [--csv|--json] [--driver-root DIR]\n",
+					     "usage: gpurun list [--gpus SPEC] [--caps LIST] [--json] [--driver-root DIR]\n"};
 	struct gpu_query q = {.driver_root = global_driver_root};
 	struct gerr err = {0};
 	for (int i = 1; i < argc; i++) {
@@ -565,8 +570,8 @@ static int gpu_verb(int argc, char **argv, int list)
 		}
 		if (opt_value(argc, argv, &i, "--driver-root", &q.driver_root))
 			continue;
-		if (!list && !strcmp(argv[i], "--csv")) {
-			q.csv = 1;
+		if ((!list && !strcmp(argv[i], "--csv")) || !strcmp(argv[i], "--json")) {
+			*(argv[i][2] == 'c' ? &q.csv : &q.json) = 1;
 			continue;
 		}
 		if (list && (opt_value(argc, argv, &i, "--gpus", &q.gpus) ||

@@ -16,12 +16,49 @@
  * Without options, list shows every GPU and every capability, like the
  * reference; --gpus and --caps show exactly what a launch would inject.
  * Where NVML would be asked, the values come from gpu/models.c and the
- * CUDA version from libcuda in a child (gpu/cudaver.c); "n/a" if unknown. */
+ * CUDA version from libcuda in a child (gpu/cudaver.c); "n/a" if unknown.
+ * --json: the same facts as one document each (docs/json.md), null where
+ * the table says "n/a", the lists of `list` by kind. */
 #include "internal.h"
+
+#include "../base/json.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+
+static int info_json(const struct gpu_driver *drv, const char *cuda, struct gerr *err)
+{
+	json_t *doc = json_object(), *gpus = json_array();
+	json_put_text(doc, "driver_version", drv->version);
+	json_put_text(doc, "cuda_version", cuda);
+	for (size_t i = 0; i < drv->ngpus; i++) {
+		const struct gpu_dev *g = &drv->gpus[i];
+		json_t *o = json_object(), *migs = json_array();
+		json_object_set_new(o, "index", json_integer(g->index));
+		json_object_set_new(o, "minor", json_integer(g->minor));
+		json_put_text(o, "model", g->model);
+		json_put_text(o, "brand", g->brand);
+		json_put_text(o, "uuid", g->uuid[0] ? g->uuid : NULL);
+		json_put_text(o, "bus_location", g->busid);
+		json_put_text(o, "architecture", strcmp(g->arch, "n/a") ? g->arch : NULL);
+		for (size_t m = 0; m < drv->nmigs; m++) {
+			const struct mig_dev *d = &drv->migs[m];
+			if (d->gpu != g->index)
+				continue;
+			json_t *mo = json_object();
+			json_object_set_new(mo, "index", json_integer(d->index));
+			json_put_text(mo, "uuid", d->uuid[0] ? d->uuid : NULL);
+			json_object_set_new(mo, "gpu_instance", json_integer(d->gi));
+			json_object_set_new(mo, "compute_instance", json_integer(d->ci));
+			json_array_append_new(migs, mo);
+		}
+		json_object_set_new(o, "mig_devices", migs);
+		json_array_append_new(gpus, o);
+	}
+	json_object_set_new(doc, "gpus", gpus);
+	return json_print(doc, err);
+}
 
 int gpu_info(const struct gpu_query *q, struct gerr *err)
 {
@@ -40,6 +77,11 @@ int gpu_info(const struct gpu_query *q, struct gerr *err)
 	struct gerr nowhy = {0};
 	if (drv.nmigs && !q->csv && nvml_mig_uuids(&drv, &nowhy) < 0)
 		warnx_("MIG UUIDs unknown: %s", nowhy.msg);
+	if (q->json) {
+		int r = info_json(&drv, strcmp(cuda, "n/a") ? cuda : NULL, err);
+		gpu_driver_free(&drv);
+		return r;
+	}
 	_cleanup_free_ char *version = xvisible(drv.version);
 	if (q->csv)
 		printf("NVRM version,CUDA version\n%s,%s\n\n"
@@ -79,6 +121,31 @@ int gpu_info(const struct gpu_query *q, struct gerr *err)
 	return 0;
 }
 
+static json_t *files_json(const struct inj_file *v, size_t n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_text(v[i].src));
+	return a;
+}
+
+/* list --json: the same paths as the text, by kind, in the same order. */
+static int list_json(const struct inj_set *set, struct gerr *err)
+{
+	json_t *doc = json_object(), *devs = json_array();
+	for (size_t i = 0; i < set->ndevs; i++)
+		json_array_append_new(devs, json_text(set->devs[i].dst));
+	json_object_set_new(doc, "devices", devs);
+	json_object_set_new(doc, "mig_capabilities", files_json(set->caps, set->ncaps));
+	json_object_set_new(doc, "binaries", files_json(set->bins, set->nbins));
+	json_object_set_new(doc, "libraries", files_json(set->libs, set->nlibs));
+	json_object_set_new(doc, "libraries32", files_json(set->libs32, set->nlibs32));
+	json_object_set_new(doc, "ipcs", files_json(set->ipcs, set->nipcs));
+	json_object_set_new(doc, "firmware", files_json(set->firmware, set->nfirmware));
+	json_object_set_new(doc, "configs", files_json(set->configs, set->nconfigs));
+	return json_print(doc, err);
+}
+
 static void print_files(const struct inj_file *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -105,9 +172,13 @@ int gpu_list(const struct gpu_query *q, struct gerr *err)
 	    gpu_select(&rq, &drv, "--gpus", root, NULL, 0, &sel, err) < 0)
 		goto out;
 	/* void: nothing would be injected, so nothing is listed. */
+	if (sel.kind != SEL_VOID && inj_collect_all(&drv, &sel, caps_inject_flags(caps), &set, err) < 0)
+		goto out;
+	if (q->json) {
+		r = list_json(&set, err);
+		goto out;
+	}
 	if (sel.kind != SEL_VOID) {
-		if (inj_collect_all(&drv, &sel, caps_inject_flags(caps), &set, err) < 0)
-			goto out;
 		for (size_t i = 0; i < set.ndevs; i++) {
 			_cleanup_free_ char *dst = xvisible(set.devs[i].dst);
 			printf("%s\n", dst);

@@ -1,8 +1,10 @@
 /* rootfs/cacheadmin.c — `gpurun cache ls`, `cache rm` and `cache prune`:
- * listing the image records, and removing images and whatever no record
+ * listing the image records (every source of each; --json: docs/json.md), and removing images and whatever no record
  * needs any more, under the cache's exclusive lock (rootfs/cache.c says what
  * the lock guards). */
 #include "cache_int.h"
+
+#include "../base/json.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -90,13 +92,62 @@ void human(char *buf, size_t cap, unsigned long long b)
 	snprintf(buf, cap, u ? "%.1f%s" : "%.0f%s", x, units[u]);
 }
 
-int cache_list(struct cache *c, struct gerr *err)
+/* The sources of an entry other than its latest (img.source@img.ref), newest
+ * first: the continuation lines of `cache ls`. */
+static void print_other_sources(const struct entry *e, json_t *sources)
 {
-	(void)err;
+	for (size_t k = json_array_size(sources); k-- > 0;) {
+		json_t *x = json_array_get(sources, k);
+		const char *src = json_string_value(json_object_get(x, "source"));
+		const char *ref = json_string_value(json_object_get(x, "ref"));
+		if (!src || (e->img.source && !strcmp(src, e->img.source) &&
+			     (ref && e->img.ref ? !strcmp(ref, e->img.ref) : ref == e->img.ref)))
+			continue;
+		_cleanup_free_ char *source = xvisible(src);
+		_cleanup_free_ char *shown = xvisible(ref ? ref : "");
+		printf("%-14s %-9s %-16s %s%s%s\n", "", "", "", source, *shown ? "@" : "", shown);
+	}
+}
+
+static json_t *entry_json(const struct entry *e, json_t *sources)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "id", json_string(e->hex));
+	json_object_set_new(o, "bytes", json_integer((json_int_t)e->img.bytes));
+	json_object_set_new(o, "last_use", json_integer((json_int_t)e->used.tv_sec));
+	json_put_text(o, "source", e->img.source);
+	json_put_text(o, "ref", e->img.ref);
+	json_t *list = json_array(), *x;
+	size_t k;
+	json_array_foreach(sources, k, x)
+	{
+		json_t *s = json_object();
+		json_put_text(s, "source", json_string_value(json_object_get(x, "source")));
+		json_put_text(s, "ref", json_string_value(json_object_get(x, "ref")));
+		json_array_append_new(list, s);
+	}
+	json_object_set_new(o, "sources", list);
+	json_t *layers = json_array();
+	for (size_t l = 0; l < e->img.layer_ids.n; l++)
+		json_array_append_new(layers, json_string(e->img.layer_ids.v[l]));
+	json_object_set_new(o, "layers", layers);
+	return o;
+}
+
+int cache_list(struct cache *c, int json, struct gerr *err)
+{
 	size_t n;
 	struct entry *v = read_entries(c, &n, 0);
-	printf("%-14s %-9s %-16s %s\n", "IMAGE ID", "SIZE", "LAST USE", "SOURCE");
+	json_t *doc = json ? json_object() : NULL, *images = json ? json_array() : NULL;
+	if (!json)
+		printf("%-14s %-9s %-16s %s\n", "IMAGE ID", "SIZE", "LAST USE", "SOURCE");
 	for (size_t i = n; i-- > 0;) {
+		json_t *sources = cache_image_sources(c, v[i].hex);
+		if (json) {
+			json_array_append_new(images, entry_json(&v[i], sources));
+			json_decref(sources);
+			continue;
+		}
 		char size[32], when[32];
 		struct tm tm;
 		human(size, sizeof size, v[i].img.bytes);
@@ -105,8 +156,14 @@ int cache_list(struct cache *c, struct gerr *err)
 		_cleanup_free_ char *source = xvisible(v[i].img.source ? v[i].img.source : "?");
 		_cleanup_free_ char *ref = xvisible(v[i].img.ref ? v[i].img.ref : "");
 		printf("%-14.12s %-9s %-16s %s%s%s\n", v[i].hex, size, when, source, *ref ? "@" : "", ref);
+		print_other_sources(&v[i], sources);
+		json_decref(sources);
 	}
 	free_entries(v, n);
+	if (json) {
+		json_object_set_new(doc, "images", images);
+		return json_print(doc, err);
+	}
 	return fflush(stdout) == 0 ? 0 : gerr_set(err, errno, "write the list");
 }
 

@@ -1,5 +1,5 @@
 /* rootfs/cacherecord.c — the cache's records: an image's record
- * (ROOT/images/HEX.json: its layers, config and source) and the fast path's
+ * (ROOT/images/HEX.json: its layers, config and sources) and the fast path's
  * (ROOT/sources/KEY -> HEX), written atomically and read back checked
  * against the layers present; rootfs/cache.c owns the directory they live
  * in.  A record is what a cache hit reads instead of the archive. */
@@ -51,18 +51,104 @@ static char *json_strdup(json_t *o, const char *key)
 	return s ? xstrdup(s) : NULL;
 }
 
+/* An image's sources: every file or reference that led to it.  "source"
+ * and "ref" are the latest (what a record of an older gpurun has alone);
+ * "sources" lists them all, oldest first, as {"source", "ref"} objects. */
+#define RECORD_SOURCES_MAX 64
+
+static json_t *read_record(const struct cache *c, const char *hex)
+{
+	char rel[DIGEST_HEX_LEN + 16];
+	snprintf(rel, sizeof rel, "images/%s.json", hex);
+	size_t len;
+	struct gerr ignore = {0};
+	_cleanup_free_ char *text = read_small_file_at(c->fd, rel, IMAGE_RECORD_MAX, &len, &ignore);
+	json_error_t je;
+	json_t *o = text ? json_loadb(text, len, 0, &je) : NULL;
+	if (!json_is_object(o)) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static json_t *source_entry(const char *source, const char *ref)
+{
+	json_t *e = json_pack("{s:s}", "source", source);
+	if (e && ref)
+		json_object_set_new(e, "ref", json_string(ref));
+	return e;
+}
+
+/* A new array of the sources o records (none when o is NULL). */
+static json_t *record_sources(json_t *o)
+{
+	json_t *a = json_array(), *list = json_object_get(o, "sources"), *x;
+	size_t i;
+	json_array_foreach(list, i, x)
+	{
+		const char *src = json_string_value(json_object_get(x, "source"));
+		json_t *e = src ? source_entry(src, json_string_value(json_object_get(x, "ref"))) : NULL;
+		if (e)
+			json_array_append_new(a, e);
+	}
+	const char *src = json_string_value(json_object_get(o, "source"));
+	json_t *e = !json_array_size(a) && src ? source_entry(src, json_string_value(json_object_get(o, "ref"))) : NULL;
+	if (e)
+		json_array_append_new(a, e);
+	return a;
+}
+
+/* Append source@ref unless the list has it; the oldest go past the cap. */
+static void add_source(json_t *a, const char *source, const char *ref)
+{
+	json_t *x;
+	size_t i;
+	json_array_foreach(a, i, x)
+	{
+		const char *r = json_string_value(json_object_get(x, "ref"));
+		if (!strcmp(json_string_value(json_object_get(x, "source")), source) &&
+		    (r && ref ? !strcmp(r, ref) : r == ref))
+			return;
+	}
+	json_t *e = source_entry(source, ref);
+	if (e)
+		json_array_append_new(a, e);
+	while (json_array_size(a) > RECORD_SOURCES_MAX)
+		json_array_remove(a, 0);
+}
+
+json_t *cache_image_sources(const struct cache *c, const char *hex)
+{
+	json_t *o = read_record(c, hex);
+	json_t *a = record_sources(o);
+	json_decref(o);
+	return a;
+}
+
 int cache_put_image(const struct cache *c, const char *hex, const struct image *img, struct gerr *err)
 {
 	/* A registry reference is kept as given; a path made absolute. */
 	_cleanup_free_ char *abs = strncmp(img->source, REGISTRY_PREFIX, strlen(REGISTRY_PREFIX))
 					   ? realpath(img->source, NULL) : NULL;
+	/* The record is rewritten whenever a source leads to the image again:
+	 * keep the sources it had.  Two imports of one image by different
+	 * sources at once may lose one of them (each holds its source's lock,
+	 * not the image's): a listing loses a line, nothing is served wrong. */
+	json_t *old = read_record(c, hex);
+	json_t *sources = record_sources(old);
+	json_decref(old);
+	add_source(sources, abs ? abs : img->source, img->ref);
 	json_t *o = json_pack("{s:s, s:s?, s:o, s:o, s:o, s:o, s:s?, s:s?, s:I, s:I}", "source", abs ? abs : img->source,
 			      "ref", img->ref, "layers", strv_json(img->layer_ids.v), "env",
 			      strv_json(img->config.env), "entrypoint", strv_json(img->config.entrypoint),
 			      "cmd", strv_json(img->config.cmd), "workdir", img->config.workdir, "user",
 			      img->config.user, "bytes", (json_int_t)img->bytes, "created", (json_int_t)time(NULL));
-	if (!o)
+	if (!o) {
+		json_decref(sources);
 		return gerr_set(err, 0, "cache: cannot build the image record");
+	}
+	json_object_set_new(o, "sources", sources);
 	json_object_set_new(o, "has_entrypoint", json_boolean(img->config.entrypoint != NULL));
 	json_object_set_new(o, "has_cmd", json_boolean(img->config.cmd != NULL));
 	/* Compact: then a record is never much longer than the config it

@@ -191,8 +191,8 @@ int image_open(const char *arg, const struct image_open_opts *o, struct cache *c
 	       struct opened_image *out, struct gerr *err);
 
 /* `gpurun cache ls|rm|prune` (rootfs/cacheadmin.c): print or change the
- * cache; 0 or -1 with err. */
-int cache_list(struct cache *c, struct gerr *err);
+ * cache; 0 or -1 with err.  json: ls prints the docs/json.md document. */
+int cache_list(struct cache *c, int json, struct gerr *err);
 int cache_remove(struct cache *c, const char *what, struct gerr *err);
 int cache_prune(struct cache *c, unsigned long long max_bytes, struct gerr *err);
 /* `gpurun doctor`'s verdict on the cache directory (rootfs/cachedoctor.c);

@@ -329,6 +329,10 @@ int cache_put_source(const struct cache *c, const char *key, const char *hex, st
  * empty list, not NULL); NULL when a is not an array. */
 typedef struct json_t json_t;
 char **json_to_strv(json_t *a);
+/* Every source the image's record lists, oldest first, as a new JSON array
+ * of {"source": PATH-OR-REF, "ref": NAME:TAG (when one was picked)}
+ * (empty when there is no record). */
+json_t *cache_image_sources(const struct cache *c, const char *hex);
 
 /* ---- digest.c ----------------------------------------------------------- */
 

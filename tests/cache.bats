@@ -356,6 +356,46 @@ CAP_MSG="the cap on an image's size (--max-image-size or GPURUN_MAX_IMAGE_SIZE)"
 	assert_line --regexp "^[0-9a-f]{12} +.*docker.tar@docker.io/gpurun/test:latest$"
 }
 
+@test "gpurun cache ls lists every source that led to an image, the latest first" {
+	local again=$BATS_TEST_TMPDIR/again.tar.gz
+	cp "$IMG" "$again"
+	run "$GPURUN" "$IMG" true
+	run "$GPURUN" "$again" true
+	run "$GPURUN" "$IMG" true # a hit: the sources stay as they are
+	run "$GPURUN" cache ls
+	assert_success
+	assert_equal "${#lines[@]}" 3
+	assert_line --index 1 --regexp "^[0-9a-f]{12} +[0-9.]+[kM]B +[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{5} +$again$"
+	# The others on lines of their own, in the SOURCE column.
+	assert_line --index 2 "$(printf '%42s%s' '' "$IMG")"
+	run "$GPURUN" cache ls --json
+	assert_success
+	python3 -c '
+import json, sys
+doc = json.loads(sys.stdin.read())
+[img] = doc["images"]
+assert img["source"] == sys.argv[2], img
+assert [s["source"] for s in img["sources"]] == [sys.argv[1], sys.argv[2]], img["sources"]
+assert all(s["ref"] is None for s in img["sources"]), img["sources"]' "$IMG" "$again" <<<"$output"
+}
+
+@test "a record written before sources were listed still shows its one source" {
+	run "$GPURUN" "$IMG" true
+	local rec
+	rec=$(echo "$GPURUN_CACHE"/images/*.json)
+	python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+del r["sources"]
+json.dump(r, open(sys.argv[1], "w"))' "$rec"
+	run "$GPURUN" cache ls --json
+	assert_success
+	python3 -c '
+import json, sys
+[img] = json.loads(sys.stdin.read())["images"]
+assert img["sources"] == [{"source": sys.argv[1], "ref": None}], img' "$IMG" <<<"$output"
+}
+
 @test "gpurun cache rm takes a digest or an image, and removes layers nobody else uses" {
 	run "$GPURUN" "$IMG" true
 	run "$GPURUN" --gpus void "$(oci_fixture oci)" true
