@@ -81,6 +81,8 @@ static int fetch_token(struct reg *r, CURL *h, const struct auth_challenge *ch, 
 		limit_error(r, &s, "token request", who, attempt > 0, err);
 	} else if (code != CURLE_OK) {
 		gerr_set(err, 0, "image %s: %s: %s", r->name, who, s.too_big ? "answer too large" : cu.easy_strerror(code));
+		if (!named)
+			tls_hint(code, qauth, 1, err);
 	} else if (rs.status == 401 || rs.status == 403) {
 		gerr_set(err, 0, "image %s: the token service refused %s", r->name,
 			 r->basic ? "the credentials" : "anonymous access");

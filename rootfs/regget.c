@@ -87,9 +87,13 @@ int reg_get(struct reg *r, struct sink *s, const char *path, const char *accept,
 			backoff(attempt++);
 			continue;
 		}
-		if (code != CURLE_OK)
-			return gerr_set(err, 0, "image %s: %s: %s%s", r->name, what, cu.easy_strerror(code),
-					attempt ? " (after retries)" : "");
+		if (code != CURLE_OK) {
+			gerr_set(err, 0, "image %s: %s: %s%s", r->name, what, cu.easy_strerror(code),
+				 attempt ? " (after retries)" : "");
+			if (!r->insecure)
+				tls_hint(code, r->host, 0, err);
+			return -1;
+		}
 		char why[256];
 		registry_error(s->resp, why, sizeof why);
 		long st = s->resp->status;

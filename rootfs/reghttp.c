@@ -242,6 +242,26 @@ int transient(CURLcode code, long status)
 	}
 }
 
+int tls_hint(CURLcode code, const char *host, int token, struct gerr *err)
+{
+	switch (code) {
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_ISSUER_ERROR:
+	case CURLE_SSL_CONNECT_ERROR:
+		break;
+	default:
+		return -1;
+	}
+	/* A token service is trusted on its own name, never by --tls-verify
+	 * (that names the registry: regauth.c). */
+	return gerr_hint(err,
+			 "TLS with %s failed: for a registry behind a private CA, set CURL_CA_BUNDLE (or "
+			 "SSL_CERT_FILE) to the CA's PEM file; to skip verification for a host you trust, %s",
+			 host, token ? "name it in GPURUN_INSECURE_REGISTRIES" : "use --tls-verify=false");
+}
+
 void backoff(int attempt)
 {
 	long ms = 250L << (attempt < 5 ? attempt : 5);

@@ -125,6 +125,10 @@ CURLcode perform(struct reg *r, struct sink *s, const char *url, const char *acc
 int insecure_listed(const char *host);
 int limit_error(const struct reg *r, const struct sink *s, const char *what, const char *who, int retried,
 		struct gerr *err);
+/* For a TLS failure (an unknown certificate, a failed handshake), the hint
+ * that says how to trust host (CURL_CA_BUNDLE, --tls-verify=false or, for
+ * a token service, GPURUN_INSECURE_REGISTRIES); -1 for other codes. */
+int tls_hint(CURLcode code, const char *host, int token, struct gerr *err);
 
 /* ---- regauth.c ------------------------------------------------------------ */
 
