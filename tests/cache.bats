@@ -445,6 +445,40 @@ assert img["sources"] == [{"source": sys.argv[1], "ref": None}], img' "$IMG" <<<
 	assert_success
 }
 
+@test "Ctrl-C during an unpack ends the progress line before gpurun dies of it" {
+	local big=$BATS_TEST_TMPDIR/big.tar.gz
+	big_tgz "$big" 0 1200 262144 # 300 MB
+	# gpurun in the foreground of a terminal of its own; Ctrl-C typed
+	# there once the progress line shows.  Prints what the terminal got,
+	# then how gpurun ended.
+	run python3 - "$GPURUN" "$big" <<-'PY'
+		import os, pty, sys
+		pid, fd = pty.fork()
+		if pid == 0:
+		    os.execv(sys.argv[1], [sys.argv[1], sys.argv[2], "true"])
+		out = b""
+		sent = False
+		while True:
+		    try:
+		        chunk = os.read(fd, 4096)
+		    except OSError:
+		        break
+		    if not chunk:
+		        break
+		    out += chunk
+		    if not sent and b"MB/s" in out:
+		        os.write(fd, b"\x03")
+		        sent = True
+		_, status = os.waitpid(pid, 0)
+		sys.stdout.write(repr(out[-40:]) + "\n")
+		sys.stdout.write("signal %d\n" % os.WTERMSIG(status) if os.WIFSIGNALED(status) else "exit %d\n" % os.WEXITSTATUS(status))
+	PY
+	assert_success
+	assert_line "signal 2"
+	# The terminal's echo of the key, then the newline gpurun wrote.
+	[[ "${lines[0]}" == *"MB/s^C\\r\\n'" ]] || fail "the terminal's last bytes: ${lines[0]}"
+}
+
 @test "a progress line while unpacking on a terminal; nothing otherwise, nothing with --quiet" {
 	local big=$BATS_TEST_TMPDIR/big.tar.gz
 	big_tgz "$big" 0 600 262144 # 150 MB
