@@ -556,6 +556,20 @@ hint: TLS with $token_host failed: for a registry behind a private CA, set CURL_
 	assert_output "IMAGE ID       SIZE      LAST USE         SOURCE"
 }
 
+@test "cache ls lists every reference that led to one image" {
+	run "$GPURUN" pull "docker://$T/gpurun/test"
+	assert_success
+	GPURUN_INSECURE_REGISTRIES=$P run "$GPURUN" pull "docker://$P/gpurun/test"
+	assert_success
+	run "$GPURUN" cache ls --json
+	assert_success
+	python3 -c '
+import json, sys
+[img] = json.loads(sys.stdin.read())["images"]
+assert [s["source"] for s in img["sources"]] == sys.argv[1:], img
+assert img["source"] == sys.argv[2], img' "docker://$T/gpurun/test:latest" "docker://$P/gpurun/test:latest" <<<"$output"
+}
+
 @test "a terminal shows the progress of each layer and of the whole; --quiet and a pipe show none" {
 	command -v script >/dev/null || skip "script (util-linux) is missing"
 	run script -qec "'$GPURUN' pull docker://$T/gpurun/test" /dev/null
