@@ -323,11 +323,15 @@ while True:
 	assert_verdict GPUs FAIL "--gpus: unknown device 3"
 }
 
-# nvml_variant MARKER: a copy of the one-GPU fake driver (with its nodes:
-# root only) whose NVML or libcuda fails, as tests/fakedriver says.
-failing_driver() {
+# driver_copy: a copy of the one-GPU fake driver, with its nodes (root
+# only), in $BATS_TEST_TMPDIR/drv.  failing_driver MARKER: one whose NVML
+# or libcuda fails, as tests/fakedriver/nvml.c and cuda.c say.
+driver_copy() {
 	skip_unless_root "copies device nodes"
 	cp -a "$FAKE1" "$BATS_TEST_TMPDIR/drv"
+}
+failing_driver() {
+	driver_copy
 	touch "$BATS_TEST_TMPDIR/drv/tmp/$1"
 }
 
@@ -350,7 +354,7 @@ failing_driver() {
 }
 
 @test "doctor --gpus fails when NVML does not see a selected GPU whose node is gone" {
-	failing_driver unused-marker
+	driver_copy
 	rm "$BATS_TEST_TMPDIR/drv/dev/nvidia0"
 	run --separate-stderr "$GPURUN" doctor --driver-root "$BATS_TEST_TMPDIR/drv" --gpus 0
 	assert_failure 1
