@@ -162,12 +162,6 @@ static const char *ref_name(json_t *desc)
 	return n ? n : json_string_value(json_object_get(ann, "io.containerd.image.name"));
 }
 
-static int is_index_type(const char *mt)
-{
-	return mt && (!strcmp(mt, "application/vnd.oci.image.index.v1+json") ||
-		      !strcmp(mt, "application/vnd.docker.distribution.manifest.list.v2+json"));
-}
-
 /* For a multi-platform index: this machine's platform, else the first. */
 static json_t *pick_platform(json_t *manifests)
 {
@@ -216,7 +210,7 @@ int parse_oci(struct isrc *s, const char *sel, struct parsed *p, struct gerr *er
 		goto out;
 	}
 	p->ref = ref_name(pick) ? xstrdup(ref_name(pick)) : NULL;
-	if (is_index_type(json_string_value(json_object_get(pick, "mediaType")))) {
+	if (media_kind(json_string_value(json_object_get(pick, "mediaType"))) == MEDIA_INDEX) {
 		_cleanup_free_ char *m = blob_member(s, json_string_value(json_object_get(pick, "digest")), err);
 		if (!m || !(nested = member_json(s, m, m + 13, NULL, err)))
 			goto out;

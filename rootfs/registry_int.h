@@ -8,7 +8,7 @@
  *                 insecure_listed
  *   regauth.c     authenticate, find_credentials, creds_hint
  *   regget.c      reg_get, and struct doc: fetch_doc, doc_free
- *   regresolve.c  resolve, host_platform, platform_str
+ *   regresolve.c  resolve
  *   regpool.c     struct job, struct pool: pool_start, pool_finish,
  *                 blob_attach
  * Each of those files uses only the ones listed before it, so that calls
@@ -153,8 +153,6 @@ int fetch_doc(struct reg *r, CURL *h, const char *path, const char *accept, cons
 
 /* ---- regresolve.c --------------------------------------------------------- */
 
-int host_platform(struct platform *pf);
-void platform_str(const struct platform *pf, char *out, size_t cap);
 int resolve(struct reg *r, CURL *h, const struct platform *pf, struct doc *man, struct gerr *err);
 
 /* ---- regpool.c ------------------------------------------------------------ */

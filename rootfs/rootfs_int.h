@@ -23,6 +23,8 @@
  *   digest.c       SHA-256 digests
  *   ref.c          the pure parsers of registry pulls (references,
  *                  challenges, platforms)
+ *   platform.c     the host's platform, and the index entry for a platform
+ *   mediatype.c    the media types of indexes and image manifests
  *   names.c        quote_name, and the UTF-8 locale entry names are read in
  *   place.c        making unpacked entries inside a target (struct placer)
  *
@@ -380,6 +382,22 @@ struct platform {
 	char os[32], arch[32], variant[32];
 };
 int platform_parse(const char *s, struct platform *pf);
+
+/* rootfs/platform.c: this machine's platform with the OCI names (amd64,
+ * arm64, arm/v7...); "os/arch[/variant]" into out; and the entry of an
+ * index's "manifests" array for want, or NULL with err saying which
+ * platforms image holds. */
+int host_platform(struct platform *pf);
+void platform_str(const struct platform *pf, char *out, size_t cap);
+json_t *platform_pick(json_t *manifests, const struct platform *want, const char *image, struct gerr *err);
+
+/* rootfs/mediatype.c: what a document's media type says it is. */
+#define MT_OCI_INDEX "application/vnd.oci.image.index.v1+json"
+#define MT_DOCKER_LIST "application/vnd.docker.distribution.manifest.list.v2+json"
+#define MT_OCI_MANIFEST "application/vnd.oci.image.manifest.v1+json"
+#define MT_DOCKER_MANIFEST "application/vnd.docker.distribution.manifest.v2+json"
+enum media_kind { MEDIA_OTHER, MEDIA_INDEX, MEDIA_MANIFEST };
+enum media_kind media_kind(const char *mt);
 
 /* Copy an entry name into dst for a one-line message: control bytes become
  * \xNN, and long names are cut with "...". */
