@@ -1,10 +1,11 @@
 /* rootfs/imgmanifest.c — what an image's JSON says: docker save's
  * manifest.json, an OCI layout's index.json (and a multi-platform index it
- * names), the image manifest, and the config; the image picked by name,
- * every path and digest they name checked before use (no "..", no absolute
- * path, "sha256:" and 64 hex digits). */
+ * names, read for this machine's platform), the image manifest, and the
+ * config; the image picked by name, every path and digest they name checked
+ * before use (no "..", no absolute path, "sha256:" and 64 hex digits). */
 #include "image_int.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,22 +163,6 @@ static const char *ref_name(json_t *desc)
 	return n ? n : json_string_value(json_object_get(ann, "io.containerd.image.name"));
 }
 
-/* For a multi-platform index: this machine's platform, else the first. */
-static json_t *pick_platform(json_t *manifests)
-{
-	size_t i;
-	json_t *d;
-	json_array_foreach(manifests, i, d)
-	{
-		json_t *pf = json_object_get(d, "platform");
-		const char *os = json_string_value(json_object_get(pf, "os"));
-		const char *arch = json_string_value(json_object_get(pf, "architecture"));
-		if (os && arch && !strcmp(os, "linux") && !strcmp(arch, "amd64"))
-			return d;
-	}
-	return json_array_get(manifests, 0);
-}
-
 /* OCI layout: index.json's manifests, picked by their ref.name. */
 int parse_oci(struct isrc *s, const char *sel, struct parsed *p, struct gerr *err)
 {
@@ -214,11 +199,14 @@ int parse_oci(struct isrc *s, const char *sel, struct parsed *p, struct gerr *er
 		_cleanup_free_ char *m = blob_member(s, json_string_value(json_object_get(pick, "digest")), err);
 		if (!m || !(nested = member_json(s, m, m + 13, NULL, err)))
 			goto out;
-		pick = pick_platform(json_object_get(nested, "manifests"));
-		if (!pick) {
-			gerr_set(err, 0, "image %s: %s lists no manifest", s->name, m);
+		/* A multi-platform index: this machine's image, as a pull picks. */
+		struct platform host;
+		if (host_platform(&host) < 0) {
+			gerr_set(err, errno, "image %s: uname", s->name);
 			goto out;
 		}
+		if (!(pick = platform_pick(json_object_get(nested, "manifests"), &host, s->name, err)))
+			goto out;
 	}
 	mm = blob_member(s, json_string_value(json_object_get(pick, "digest")), err);
 	if (!mm || !(manifest = member_json(s, mm, mm + 13, NULL, err)))

@@ -107,6 +107,41 @@ assert_layers_applied() {
 	assert_gpurun_error 125 "image $two: no image named three (there are: one, two)"
 }
 
+# The host's platform as the OCI names it, and one that is not the host's.
+host_oci_platform() {
+	case $(uname -m) in
+	x86_64) echo linux/amd64 ;;
+	aarch64) echo linux/arm64 ;;
+	*) return 1 ;;
+	esac
+}
+
+@test "a local multi-platform OCI layout gives this machine's platform, wherever it is listed" {
+	local host other
+	host=$(host_oci_platform) || skip "a platform name for $(uname -m)"
+	other=linux/s390x
+	build_oci_platforms "$BATS_TEST_TMPDIR/multi" "$other" "$host"
+	run --separate-stderr "$GPURUN" --gpus void "$BATS_TEST_TMPDIR/multi" 'echo "$GPURUN_PLATFORM"'
+	assert_success
+	assert_output "$host"
+}
+
+@test "a local multi-platform OCI layout follows uname: linux/386 under setarch i686" {
+	[[ $(uname -m) == x86_64 ]] || skip "setarch i686 is an x86_64 kernel's"
+	build_oci_platforms "$BATS_TEST_TMPDIR/multi" linux/amd64 linux/386
+	run --separate-stderr setarch i686 "$GPURUN" --gpus void "$BATS_TEST_TMPDIR/multi" 'echo "$GPURUN_PLATFORM"'
+	assert_success
+	assert_output linux/386
+}
+
+@test "a local multi-platform OCI layout without this machine's platform is refused, naming those it holds" {
+	local host
+	host=$(host_oci_platform) || skip "a platform name for $(uname -m)"
+	build_oci_platforms "$BATS_TEST_TMPDIR/multi" linux/s390x linux/riscv64
+	run --separate-stderr "$GPURUN" --gpus void "$BATS_TEST_TMPDIR/multi" true
+	assert_gpurun_error 125 "image $BATS_TEST_TMPDIR/multi: no image for platform $host (there are: linux/s390x, linux/riscv64)"
+}
+
 @test "a docker archive of two images: NAME:TAG as in RepoTags, with or without docker.io/" {
 	local two
 	two=$(oci_fixture docker-two.tar)

@@ -40,6 +40,11 @@
 #   build_oci_archive OUT [COMPRESS [LAYOUT:TAG]]
 #       skopeo's oci-archive (a tar of the layout); COMPRESS gz, zst, xz or
 #       bz2 compresses that tar (default: as OUT's suffix says, else none).
+#   build_oci_platforms OUT PLATFORM...
+#       a copy of the fixture oci (OUT must not exist) whose tag `latest`
+#       names a multi-platform index, one entry per PLATFORM
+#       (OS/ARCH[/VARIANT]), in that order: each the fixture's layers and a
+#       config saying that platform, with GPURUN_PLATFORM=PLATFORM in its Env.
 #   build_hostile_image KIND OUT [OPTION...]
 #       hostile_images.py KIND on top of the fixture docker.tar (kinds:
 #       `python3 hostile_images.py list`, options: its --help).
@@ -373,6 +378,45 @@ build_made_image() {
 		        t = tarfile.TarInfo(name)
 		        t.size, t.mtime, t.mode = len(b), 1700000000, 0o644
 		        tf.addfile(t, io.BytesIO(b))
+	PY
+}
+
+build_oci_platforms() {
+	local out=$1 src
+	shift
+	src=$(oci_fixture oci) || return 1
+	cp -r "$src" "$out" && chmod -R u+w "$out" || return 1
+	python3 - "$out" "$@" <<-'PY'
+		import hashlib, json, os, sys
+		d, platforms = sys.argv[1], sys.argv[2:]
+		def path(desc):
+		    return os.path.join(d, 'blobs/sha256', desc['digest'][7:])
+		def blob(data):
+		    h = hashlib.sha256(data).hexdigest()
+		    with open(os.path.join(d, 'blobs/sha256', h), 'wb') as f:
+		        f.write(data)
+		    return {'digest': 'sha256:' + h, 'size': len(data)}
+		index = json.load(open(os.path.join(d, 'index.json')))
+		mdesc = [m for m in index['manifests']
+		         if m.get('annotations', {}).get('org.opencontainers.image.ref.name') == 'latest'][0]
+		manifest = json.load(open(path(mdesc)))
+		config = json.load(open(path(manifest['config'])))
+		entries = []
+		for p in platforms:
+		    os_, arch, *variant = p.split('/')
+		    pf = {'os': os_, 'architecture': arch}
+		    if variant:
+		        pf['variant'] = variant[0]
+		    c = dict(config, **pf)
+		    c['config'] = dict(config.get('config', {}))
+		    c['config']['Env'] = c['config'].get('Env', []) + ['GPURUN_PLATFORM=' + p]
+		    m = dict(manifest, config=dict(manifest['config'], **blob(json.dumps(c).encode())))
+		    entries.append(dict(blob(json.dumps(m).encode()), mediaType=mdesc['mediaType'], platform=pf))
+		mt = 'application/vnd.oci.image.index.v1+json'
+		nested = {'schemaVersion': 2, 'mediaType': mt, 'manifests': entries}
+		ndesc = dict(blob(json.dumps(nested).encode()), mediaType=mt,
+		             annotations={'org.opencontainers.image.ref.name': 'latest'})
+		json.dump({'schemaVersion': 2, 'manifests': [ndesc]}, open(os.path.join(d, 'index.json'), 'w'))
 	PY
 }
 
