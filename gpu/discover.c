@@ -208,6 +208,26 @@ static int read_gpus(struct gpu_driver *drv, struct gerr *err)
 	return 0;
 }
 
+/* The one reader of GPURUN_DRIVER_ROOT: an empty value is no value. */
+static const char *named_root(const char *opt)
+{
+	if (opt && *opt)
+		return opt;
+	const char *e = getenv("GPURUN_DRIVER_ROOT");
+	return e && *e ? e : NULL;
+}
+
+const char *gpu_default_root(const char *opt)
+{
+	const char *r = named_root(opt);
+	return r ? r : "/";
+}
+
+int gpu_root_named(const char *opt)
+{
+	return named_root(opt) != NULL;
+}
+
 int gpu_discover(const char *root, struct gpu_driver *drv, struct gerr *err)
 {
 	memset(drv, 0, sizeof *drv);

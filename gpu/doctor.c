@@ -395,7 +395,6 @@ static void driver_doctor(struct checks *ck, const char *driver_root, const char
 	struct gpu_driver drv = {.rootfd = -1};
 	struct gerr e = {0};
 	if (gpu_discover(root, &drv, &e) < 0) {
-		const char *env = getenv("GPURUN_DRIVER_ROOT");
 		char trace[600];
 		const char *seen = driver_traces(root, trace, sizeof trace);
 		if (seen)
@@ -405,7 +404,7 @@ static void driver_doctor(struct checks *ck, const char *driver_root, const char
 				  e.msg, seen);
 		else
 			/* No GPU host is a fine host, unless a driver was asked for. */
-			check_say(ck, driver_root || (env && *env) || gpus ? CHECK_FAIL : CHECK_WARN, "NVIDIA driver",
+			check_say(ck, gpu_root_named(driver_root) || gpus ? CHECK_FAIL : CHECK_WARN, "NVIDIA driver",
 				  "%s: GPU launches will fail (--gpus void still works)", e.msg);
 		gpu_driver_free(&drv);
 		return;

@@ -27,14 +27,6 @@
 #define OPF_MASK (OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC)
 #define APP_PROFILE_DIR "/etc/nvidia/nvidia-application-profiles-rc.d"
 
-const char *gpu_default_root(const char *opt)
-{
-	if (opt && *opt)
-		return opt;
-	const char *e = getenv("GPURUN_DRIVER_ROOT");
-	return e && *e ? e : "/";
-}
-
 /* The container's value of key, or NULL.  The environment holds each key
  * once (gpurun.c lets a later -e replace an earlier one). */
 static const char *container_getenv(const struct gpu_opts *o, const char *key)

@@ -160,6 +160,11 @@ struct gpu_driver {
 /* Read the driver facts under root.  Fails with "no NVIDIA driver found
  * under ROOT: ..." when there is no readable proc/driver/nvidia/version. */
 int gpu_discover(const char *root, struct gpu_driver *drv, struct gerr *err);
+/* The driver root: opt (--driver-root), else GPURUN_DRIVER_ROOT, else "/";
+ * gpu_root_named() says whether it was one of the first two, which makes a
+ * missing driver an error rather than a GPU-less host. */
+const char *gpu_default_root(const char *opt);
+int gpu_root_named(const char *opt);
 void gpu_driver_free(struct gpu_driver *drv);
 
 /* A path inside the driver root, resolved there (symlinks stay inside),
@@ -511,10 +516,5 @@ int inj_collect_all(struct gpu_driver *drv, const struct gpu_selection *sel, uns
 int nodes_ensure(struct gpu_driver *drv, const char *root, const struct gpu_request *rq,
 		 const char *what, struct gpu_selection *sel, unsigned inj, int dry_run, int verbose,
 		 struct strv *host_steps, struct gerr *err);
-
-/* ---- inject.c ----------------------------------------------------------- */
-
-/* Driver root from --driver-root, else GPURUN_DRIVER_ROOT, else "/". */
-const char *gpu_default_root(const char *opt);
 
 #endif
