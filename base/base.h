@@ -10,6 +10,7 @@
  *   check.c the one-line verdicts of `gpurun doctor`
  *   cpu.c   starting a child on another CPU than its parent's
  *   trust.c as root, whether a path is root's alone (DESIGN.md §8)
+ *   progress.c  progress lines redrawn in place on a terminal
  *
  * Layering (checked by `make layering`): base/ includes nothing of gpurun;
  * base/plan.c uses only this header; rootfs/ and gpu/ use base/; ns/ uses
@@ -239,5 +240,17 @@ void cpu_spread_init(struct cpu_spread *s);
 void cpu_spread_child(const struct cpu_spread *s, pid_t child);
 /* The calling thread back on s->all. */
 void cpu_spread_restore(const struct cpu_spread *s);
+
+/* base/progress.c: one line of progress on stderr, printed over the line
+ * the cursor is on (end: then end it, so that the next one starts below);
+ * progress_clear() leaves that line empty for an error message,
+ * progress_up() moves up over a block of lines to redraw them.  The clock
+ * is CLOCK_MONOTONIC. */
+struct timespec;
+double seconds_since(const struct timespec *t);
+double mb_per_s(unsigned long long bytes, double secs);
+void progress_print(int end, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void progress_clear(void);
+void progress_up(size_t lines);
 
 #endif

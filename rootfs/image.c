@@ -45,61 +45,16 @@ struct progress {
 	int shown;
 };
 
-static double seconds_since(const struct timespec *t)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) / 1e9;
-}
-
-/* While a progress line is on the terminal without its newline, a signal
- * that ends gpurun (Ctrl-C, a hangup, kill) first ends the line, so that
- * the shell's prompt or the next message starts on a line of its own; then
- * it ends gpurun as it would have.  A signal the caller ignores stays
- * ignored. */
-static const int progress_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-static struct sigaction progress_old[COUNT_OF(progress_sigs)];
-static volatile sig_atomic_t progress_open;
-static int progress_hooked;
-
-static void progress_interrupted(int sig)
-{
-	if (progress_open) {
-		ssize_t r = write(STDERR_FILENO, "\n", 1);
-		(void)r;
-	}
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static void progress_hook(int on)
-{
-	progress_open = on;
-	if (on == progress_hooked)
-		return;
-	for (size_t i = 0; i < COUNT_OF(progress_sigs); i++) {
-		if (!on) {
-			sigaction(progress_sigs[i], &progress_old[i], NULL);
-			continue;
-		}
-		struct sigaction sa = {.sa_handler = progress_interrupted};
-		sigemptyset(&sa.sa_mask);
-		if (sigaction(progress_sigs[i], NULL, &progress_old[i]) == 0 && progress_old[i].sa_handler != SIG_IGN)
-			sigaction(progress_sigs[i], &sa, NULL);
-	}
-	progress_hooked = on;
-}
-
 static void progress_show(void *ctx, const struct unpack_stats *st)
 {
 	struct progress *p = ctx;
 	if (seconds_since(&p->last) < 0.1)
 		return;
-	progress_hook(1);
 	clock_gettime(CLOCK_MONOTONIC, &p->last);
-	double mb = (double)(p->done_bytes + st->bytes) / 1e6, secs = seconds_since(&p->start);
-	fprintf(stderr, "\r\033[Kgpurun: unpacking %s: layer %zu of %zu, %.1f MB, %llu files, %.1f MB/s", p->image,
-		p->layer, p->layers, mb, p->done_entries + st->entries, secs > 0 ? mb / secs : 0.0);
+	unsigned long long bytes = p->done_bytes + st->bytes;
+	progress_print(0, "gpurun: unpacking %s: layer %zu of %zu, %.1f MB, %llu files, %.1f MB/s", p->image, p->layer,
+		       p->layers, (double)bytes / 1e6, p->done_entries + st->entries,
+		       mb_per_s(bytes, seconds_since(&p->start)));
 	p->shown = 1;
 }
 
@@ -111,10 +66,9 @@ static void progress_layer_done(struct progress *p, const struct unpack_stats *s
 
 static void progress_end(struct progress *p)
 {
-	double mb = (double)p->done_bytes / 1e6, secs = seconds_since(&p->start);
-	fprintf(stderr, "\r\033[Kgpurun: unpacked %s into the cache: %zu layer%s, %.1f MB, %llu files in %.1f s\n",
-		p->image, p->layers, p->layers == 1 ? "" : "s", mb, p->done_entries, secs);
-	progress_open = 0;
+	progress_print(1, "gpurun: unpacked %s into the cache: %zu layer%s, %.1f MB, %llu files in %.1f s", p->image,
+		       p->layers, p->layers == 1 ? "" : "s", (double)p->done_bytes / 1e6, p->done_entries,
+		       seconds_since(&p->start));
 }
 
 static void isrc_free(struct isrc *s)
@@ -508,9 +462,7 @@ int image_prepare(const char *path, const char *name, const char *selector, stru
 	if (s.progress && rc == 0)
 		progress_end(s.progress);
 out:
-	if (progress_open)
-		fputs("\r\033[K", stderr); /* a failure left it: the error line follows on a clean line */
-	progress_hook(0);
+	progress_clear(); /* a failure left it: the error line follows on a clean line */
 	free(key);
 	free(visible);
 	cache_unlock(lock);

@@ -75,13 +75,6 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static double since(const struct timespec *t)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) / 1e9;
-}
-
 static void nap_ms(long ms)
 {
 	struct timespec t = {0, ms * 1000000L};
@@ -130,21 +123,19 @@ static void draw(const struct pool *p, int redraw)
 {
 	unsigned long long all = 0, total = 0;
 	if (redraw)
-		fprintf(stderr, "\033[%zuA", p->n + 1);
+		progress_up(p->n + 1);
 	for (size_t i = 0; i < p->n; i++) {
 		const struct job *j = &p->jobs[i];
 		unsigned long long got = __atomic_load_n(&j->got, __ATOMIC_RELAXED);
 		int done = __atomic_load_n(&j->done, __ATOMIC_ACQUIRE);
-		double secs = j->start.tv_sec ? since(&j->start) : 0;
+		double secs = j->start.tv_sec ? seconds_since(&j->start) : 0;
 		all += got;
 		total += j->size;
-		fprintf(stderr, "\r\033[K  sha256:%.12s  %7.1f / %.1f MB  %6.1f MB/s%s\n", j->hex, (double)got / 1e6,
-			(double)j->size / 1e6, secs > 0 ? (double)got / 1e6 / secs : 0.0,
-			done > 0 ? "  done" : done < 0 ? "  failed" : "");
+		progress_print(1, "  sha256:%.12s  %7.1f / %.1f MB  %6.1f MB/s%s", j->hex, (double)got / 1e6,
+			       (double)j->size / 1e6, mb_per_s(got, secs), done > 0 ? "  done" : done < 0 ? "  failed" : "");
 	}
-	double secs = since(&p->start);
-	fprintf(stderr, "\r\033[Kgpurun: pulling %s: %.1f of %.1f MB, %.1f MB/s\n", p->r->name, (double)all / 1e6,
-		(double)total / 1e6, secs > 0 ? (double)all / 1e6 / secs : 0.0);
+	progress_print(1, "gpurun: pulling %s: %.1f of %.1f MB, %.1f MB/s", p->r->name, (double)all / 1e6,
+		       (double)total / 1e6, mb_per_s(all, seconds_since(&p->start)));
 }
 
 static void *display(void *arg)
