@@ -130,6 +130,8 @@ void sbuf_add_visible(struct sbuf *b, const char *s);
 char *xvisible(const char *s);
 /* Empty it, keeping the memory. */
 void sbuf_reset(struct sbuf *b);
+/* s past prefix when s starts with it, else NULL: no length to count by hand. */
+const char *str_after(const char *s, const char *prefix);
 void sbuf_free(struct sbuf *b);
 
 /* A growable list of malloc'ed strings, NULL-terminated (v[n] == NULL) so

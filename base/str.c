@@ -210,3 +210,9 @@ int parse_decimal(const char *s, size_t n, unsigned long max, unsigned long *out
 	*out = v;
 	return 0;
 }
+
+const char *str_after(const char *s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	return s && !strncmp(s, prefix, n) ? s + n : NULL;
+}

@@ -44,7 +44,7 @@ static struct entry *read_entries(const struct cache *c, size_t *n, int remove_b
 	struct dirent *de;
 	while (d && (de = readdir(d))) {
 		size_t l = strlen(de->d_name);
-		if (l != DIGEST_HEX_LEN + 5 || strcmp(de->d_name + DIGEST_HEX_LEN, ".json"))
+		if (l != DIGEST_HEX_LEN + strlen(".json") || strcmp(de->d_name + DIGEST_HEX_LEN, ".json"))
 			continue;
 		struct entry e = {0};
 		memcpy(e.hex, de->d_name, DIGEST_HEX_LEN);
@@ -211,7 +211,7 @@ static void collect_garbage(const struct cache *c)
 				snprintf(hex, sizeof hex, "%.64s", de->d_name);
 				for (size_t i = 0; i < n && !keep; i++)
 					for (size_t l = 0; l < v[i].img.layer_ids.n && !keep; l++)
-						keep = !strcmp(v[i].img.layer_ids.v[l] + 7, hex);
+						keep = !strcmp(v[i].img.layer_ids.v[l] + strlen(DIGEST_PREFIX), hex);
 			} else if (s == 1) {
 				char hex[DIGEST_HEX_LEN + 1];
 				keep = cache_lookup_source(c, de->d_name, hex);
@@ -239,7 +239,7 @@ int cache_remove(struct cache *c, const char *what, struct gerr *err)
 {
 	if (lock_exclusive(c, err) < 0)
 		return -1;
-	const char *want = !strncmp(what, "sha256:", 7) ? what + 7 : what;
+	const char *want = str_after(what, DIGEST_PREFIX) ? str_after(what, DIGEST_PREFIX) : what;
 	char hex[DIGEST_HEX_LEN + 1] = "";
 	struct stat st;
 	if (stat(what, &st) == 0) {
@@ -287,7 +287,7 @@ int cache_prune(struct cache *c, unsigned long long max_bytes, struct gerr *err)
 				if (dup)
 					continue;
 				strv_add(&seen, xstrdup(id));
-				total += cache_layer_bytes(c, id + 7);
+				total += cache_layer_bytes(c, id + strlen(DIGEST_PREFIX));
 			}
 		strv_free(&seen);
 		if (total <= max_bytes)

@@ -52,7 +52,6 @@ int digest_hex_ok(const char *hex)
 
 const char *digest_parse(const char *digest)
 {
-	if (!digest || strncmp(digest, "sha256:", 7) || !digest_hex_ok(digest + 7))
-		return NULL;
-	return digest + 7;
+	const char *hex = str_after(digest, DIGEST_PREFIX);
+	return hex && digest_hex_ok(hex) ? hex : NULL;
 }

@@ -44,7 +44,7 @@ static char *blob_member(struct isrc *s, const char *digest, struct gerr *err)
 		bad_digest(s, digest, err);
 		return NULL;
 	}
-	return xasprintf("blobs/sha256/%s", hex);
+	return xasprintf(OCI_BLOBS "%s", hex);
 }
 
 /* ---- the manifest ------------------------------------------------------- */
@@ -146,7 +146,8 @@ int parse_docker(struct isrc *s, const char *sel, struct parsed *p, struct gerr 
 		}
 		strv_add(&p->layer_members, xstrdup(path));
 		/* Docker 25 names layers by digest: the name is a promise to check. */
-		const char *hex = !strncmp(path, "blobs/sha256/", 13) && digest_hex_ok(path + 13) ? path + 13 : "";
+		const char *hex = str_after(path, OCI_BLOBS);
+		hex = hex && digest_hex_ok(hex) ? hex : "";
 		strv_add(&p->layer_blob_hex, xstrdup(hex));
 	}
 	rc = 0;
@@ -197,7 +198,7 @@ int parse_oci(struct isrc *s, const char *sel, struct parsed *p, struct gerr *er
 	p->ref = ref_name(pick) ? xstrdup(ref_name(pick)) : NULL;
 	if (media_kind(json_string_value(json_object_get(pick, "mediaType"))) == MEDIA_INDEX) {
 		_cleanup_free_ char *m = blob_member(s, json_string_value(json_object_get(pick, "digest")), err);
-		if (!m || !(nested = member_json(s, m, m + 13, NULL, err)))
+		if (!m || !(nested = member_json(s, m, str_after(m, OCI_BLOBS), NULL, err)))
 			goto out;
 		/* A multi-platform index: this machine's image, as a pull picks. */
 		struct platform host;
@@ -209,7 +210,7 @@ int parse_oci(struct isrc *s, const char *sel, struct parsed *p, struct gerr *er
 			goto out;
 	}
 	mm = blob_member(s, json_string_value(json_object_get(pick, "digest")), err);
-	if (!mm || !(manifest = member_json(s, mm, mm + 13, NULL, err)))
+	if (!mm || !(manifest = member_json(s, mm, str_after(mm, OCI_BLOBS), NULL, err)))
 		goto out;
 	p->config_member = blob_member(s, json_string_value(json_object_get(json_object_get(manifest, "config"), "digest")), err);
 	if (!p->config_member)
@@ -225,7 +226,7 @@ int parse_oci(struct isrc *s, const char *sel, struct parsed *p, struct gerr *er
 		if (!lm)
 			goto out;
 		strv_add(&p->layer_members, lm);
-		strv_add(&p->layer_blob_hex, xstrdup(lm + 13));
+		strv_add(&p->layer_blob_hex, xstrdup(str_after(lm, OCI_BLOBS)));
 	}
 	rc = 0;
 out:

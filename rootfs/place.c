@@ -40,9 +40,10 @@ static mode_t current_umask(void)
 	struct gerr err = {0};
 	size_t len;
 	_cleanup_free_ char *s = read_small_file_at(AT_FDCWD, "/proc/self/status", 1 << 16, &len, &err);
-	const char *u = s ? strstr(s, "\nUmask:") : NULL;
+	static const char key[] = "\nUmask:";
+	const char *u = s ? strstr(s, key) : NULL;
 	unsigned m;
-	if (!u || sscanf(u + 7, "%o", &m) != 1)
+	if (!u || sscanf(u + strlen(key), "%o", &m) != 1)
 		return 0777;
 	return (mode_t)(m & 0777);
 }

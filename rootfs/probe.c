@@ -118,7 +118,7 @@ static int is_layout_entry(const char *path)
 	while (path[0] == '.' && path[1] == '/')
 		path += 2;
 	for (size_t i = 0; i < COUNT_OF(layout_names); i++)
-		if (!strcmp(path, layout_names[i]) || !strncmp(path, "blobs/", 6))
+		if (!strcmp(path, layout_names[i]) || str_after(path, "blobs/"))
 			return 1;
 	/* The legacy `docker save` layout starts with a layer directory, a
 	 * config or a layer named by 64 hex digits ("<id>/", "<id>.json",

@@ -112,8 +112,8 @@ int ref_parse(const char *s, struct image_ref *r, struct gerr *err)
 		return gerr_set(err, 0, "image reference: credentials in a reference are not supported; log in "
 				"(podman login or docker login) or use REGISTRY_AUTH_FILE");
 	quote_name(q, sizeof q, s);
-	if (!strncmp(s, "docker://", 9))
-		s += 9;
+	if (str_after(s, "docker://"))
+		s = str_after(s, "docker://");
 	size_t len = strlen(s);
 	if (!len || len > 4 * REF_NAME_MAX)
 		return gerr_set(err, 0, "image reference '%s': %s", q, len ? "too long" : "empty");

@@ -31,8 +31,8 @@ int creds_hint(const struct reg *r, struct gerr *err)
  * there are any, as basic auth to the token service. */
 static int fetch_token(struct reg *r, CURL *h, const struct auth_challenge *ch, struct gerr *err)
 {
-	int tls = !strncmp(ch->realm, "https://", 8);
-	if (!tls && strncmp(ch->realm, "http://", 7))
+	int tls = str_after(ch->realm, "https://") != NULL;
+	if (!tls && !str_after(ch->realm, "http://"))
 		return gerr_set(err, 0, "image %s: the registry's token service is not an http(s) URL", r->name);
 	/* The realm's host[:port], as written: it is named insecure itself, or
 	 * it gets no credentials but over verified TLS.  The registry that
@@ -150,10 +150,10 @@ out:
  * -> "docker.io". */
 static char *auth_key_host(const char *key)
 {
-	if (!strncmp(key, "https://", 8))
-		key += 8;
-	else if (!strncmp(key, "http://", 7))
-		key += 7;
+	if (str_after(key, "https://"))
+		key = str_after(key, "https://");
+	else if (str_after(key, "http://"))
+		key = str_after(key, "http://");
 	char *k = xstrdup(key);
 	size_t n = strlen(k);
 	while (n && k[n - 1] == '/')

@@ -99,7 +99,7 @@ static size_t on_header(char *buf, size_t size, size_t n, void *arg)
 		return 0;
 	}
 	/* A new response (after a redirect, or a 100): forget the last one's. */
-	if (len > 5 && !strncmp(buf, "HTTP/", 5)) {
+	if (len > strlen("HTTP/") && !strncmp(buf, "HTTP/", strlen("HTTP/"))) {
 		s->resp->www_auth[0] = s->resp->ctype[0] = s->resp->digest[0] = '\0';
 		s->resp->length = -1;
 		const char *sp = memchr(buf, ' ', len);

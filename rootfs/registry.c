@@ -111,9 +111,9 @@ static int pull(struct reg *r, const struct platform *pf, struct cache *c, unsig
 			goto out;
 		scratch = xasprintf("%s/%s", c->root, rel);
 	}
-	if (mkdirat(dirfd, "blobs", 0700) < 0 || mkdirat(dirfd, "blobs/sha256", 0700) < 0 ||
-	    (blobdir = openat(dirfd, "blobs/sha256", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-		gerr_set(err, errno, "image %s: mkdir %s/blobs/sha256", r->name, scratch);
+	if (mkdirat(dirfd, "blobs", 0700) < 0 || mkdirat(dirfd, OCI_BLOB_DIR, 0700) < 0 ||
+	    (blobdir = openat(dirfd, OCI_BLOB_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		gerr_set(err, errno, "image %s: mkdir %s/" OCI_BLOB_DIR, r->name, scratch);
 		goto out;
 	}
 	static const char layout[] = "{\"imageLayoutVersion\":\"1.0.0\"}\n";
@@ -158,7 +158,7 @@ static int pull(struct reg *r, const struct platform *pf, struct cache *c, unsig
 	for (i = 0; i < njobs; i++) {
 		int fd = openat(blobdir, jobs[i].hex, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (fd < 0) {
-			gerr_set(err, errno, "image %s: create %s/blobs/sha256/%s", r->name, scratch, jobs[i].hex);
+			gerr_set(err, errno, "image %s: create %s/" OCI_BLOBS "%s", r->name, scratch, jobs[i].hex);
 			goto out;
 		}
 		close(fd);

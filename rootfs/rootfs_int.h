@@ -339,6 +339,10 @@ json_t *cache_image_sources(const struct cache *c, const char *hex);
 /* ---- digest.c ----------------------------------------------------------- */
 
 #define DIGEST_HEX_LEN 64
+#define DIGEST_PREFIX "sha256:" /* the one algorithm gpurun accepts */
+/* Where an OCI layout keeps a blob: OCI_BLOBS HEX. */
+#define OCI_BLOB_DIR "blobs/sha256"
+#define OCI_BLOBS OCI_BLOB_DIR "/"
 struct digest_ctx *digest_new(void);
 void digest_update(struct digest_ctx *d, const void *buf, size_t n); /* d may be NULL */
 /* The lowercase hex digest; frees d. */
