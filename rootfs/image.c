@@ -34,8 +34,6 @@
 
 #define IMAGE_MAX_LAYERS 128
 
-__thread const struct blob_follow *image_blob_follow;
-
 /* The progress line, on a terminal only. */
 struct progress {
 	const char *image;
@@ -96,7 +94,7 @@ static int layer_input(struct isrc *s, const char *name, struct fd_source *in, i
 		if (fd < 0)
 			return -1;
 		*owned_fd = in->fd = fd;
-		if (image_blob_follow && image_blob_follow->attach(image_blob_follow->ctx, name, in) < 0)
+		if (s->follow && s->follow->attach(s->follow->ctx, name, in) < 0)
 			return gerr_set(err, EIO, "image %s: %s", s->name, name);
 		return 0;
 	}
@@ -140,7 +138,8 @@ static unsigned unpack_flags(const struct cache *c)
 /* Unpack into a fresh directory of ROOT/tmp, within the image's budget;
  * *tmprel gets it. */
 static int unpack_to_tmp(struct isrc *s, const struct fd_source *in, struct digest_ctx *tar_hash, const char *what,
-			 unsigned flags, char **tmprel, struct unpack_stats *st, struct gerr *err)
+			 unsigned flags, const struct unpack_hooks *hooks, char **tmprel, struct unpack_stats *st,
+			 struct gerr *err)
 {
 	int dirfd;
 	*tmprel = cache_tmpdir(s->c, "layer", &dirfd, err);
@@ -148,7 +147,7 @@ static int unpack_to_tmp(struct isrc *s, const struct fd_source *in, struct dige
 		return -1;
 	struct unpack_limits lim = unpack_default_limits;
 	lim.image = &s->budget;
-	int r = unpack_source(in, tar_hash, what, dirfd, flags, &lim, st, err);
+	int r = unpack_source(in, tar_hash, what, dirfd, flags, &lim, hooks, st, err);
 	close(dirfd);
 	if (r < 0) {
 		cache_remove_tree(s->c->fd, *tmprel);
@@ -194,15 +193,13 @@ static int import_layer(struct isrc *s, const struct parsed *p, const struct str
 			fds[nfds++] = fd;
 	}
 	struct lower_layers lowers = {fds, nfds};
-	unpack_lowers = &lowers;
-	struct unpack_progress hook = {progress_show, s->progress};
+	struct unpack_hooks hooks = {.lowers = &lowers};
 	if (s->progress) {
 		s->progress->layer = i + 1;
-		unpack_progress_hook = &hook;
+		hooks.progress = progress_show;
+		hooks.progress_ctx = s->progress;
 	}
-	rc = unpack_to_tmp(s, &in, tar, what, unpack_flags(s->c), &tmprel, &st, err);
-	unpack_lowers = NULL;
-	unpack_progress_hook = NULL;
+	rc = unpack_to_tmp(s, &in, tar, what, unpack_flags(s->c), &hooks, &tmprel, &st, err);
 	if (s->progress && rc == 0)
 		progress_layer_done(s->progress, &st);
 	for (size_t k = 0; k < nfds; k++)
@@ -340,14 +337,14 @@ static int prepare_flat(struct isrc *s, struct image *img, char hex[DIGEST_HEX_L
 		digest_free(d);
 		return gerr_set(err, errno, "image %s: rewind", s->name);
 	}
-	struct unpack_progress hook = {progress_show, s->progress};
+	struct unpack_hooks hooks = {0};
 	if (s->progress) {
 		s->progress->layer = s->progress->layers = 1;
-		unpack_progress_hook = &hook;
+		hooks.progress = progress_show;
+		hooks.progress_ctx = s->progress;
 	}
 	int rc = unpack_to_tmp(s, &in, NULL, s->name, UNPACK_CLEAR_SUID | (s->c->keep_owner ? UNPACK_KEEP_OWNER : 0),
-			       &tmprel, &st, err);
-	unpack_progress_hook = NULL;
+			       &hooks, &tmprel, &st, err);
 	if (s->progress && rc == 0)
 		progress_layer_done(s->progress, &st);
 	digest_final(d, hex);
@@ -385,8 +382,14 @@ int image_is_layout_dir(const char *path)
 int image_prepare(const char *path, const char *name, const char *selector, struct cache *c, unsigned flags,
 		  struct image *img, struct gerr *err)
 {
+	return image_prepare_follow(path, name, selector, c, flags, NULL, img, err);
+}
+
+int image_prepare_follow(const char *path, const char *name, const char *selector, struct cache *c, unsigned flags,
+			 const struct blob_follow *follow, struct image *img, struct gerr *err)
+{
 	const char *shown = name ? name : path;
-	struct isrc s = {.name = shown, .fd = -1, .dirfd = -1, .c = c, .flags = flags,
+	struct isrc s = {.name = shown, .fd = -1, .dirfd = -1, .c = c, .flags = flags, .follow = follow,
 			 .budget = {.max = rootfs_max_image_size()}};
 	struct stat st;
 	int rc = -1, probe = PROBE_IMAGE, lock = -1;

@@ -35,6 +35,7 @@ struct isrc {
 	struct cache *c;
 	unsigned flags;
 	struct progress *progress;   /* NULL: no progress line */
+	const struct blob_follow *follow; /* a pull's blobs still arriving, or NULL */
 	struct image_budget budget;  /* what the image may still unpack to */
 };
 

@@ -168,10 +168,8 @@ static int pull(struct reg *r, const struct platform *pf, struct cache *c, unsig
 	if (njobs && pool_start(&pool, err) < 0)
 		goto out;
 	struct blob_follow follow = {blob_attach, &pool};
-	image_blob_follow = njobs ? &follow : NULL;
-	rc = image_prepare(scratch, r->name, NULL, c, flags | IMAGE_NO_SOURCE | (pool.show ? IMAGE_QUIET : 0), img,
-			   err);
-	image_blob_follow = NULL;
+	rc = image_prepare_follow(scratch, r->name, NULL, c, flags | IMAGE_NO_SOURCE | (pool.show ? IMAGE_QUIET : 0),
+				  njobs ? &follow : NULL, img, err);
 	if (njobs) {
 		pool_finish(&pool, rc < 0);
 		/* A fetch that failed is the cause of whatever the unpack said. */

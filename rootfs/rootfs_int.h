@@ -5,7 +5,7 @@
  *   unpack.c       the unpack limits and the image's budget (struct
  *                  unpack_limits, size_words, image_cap_error, room_check),
  *                  rootfs_unpack_limited, unpack_source, and the hooks a
- *                  layer's import sets (unpack_lowers, unpack_progress_hook)
+ *                  layer's import passes it (struct unpack_hooks)
  *   source.c       the one place that says which archive formats and
  *                  filters gpurun reads (reader_new, raw_open), the
  *                  compression a stream starts with (compression_of,
@@ -16,7 +16,8 @@
  *   stream.c       the decompressor thread (struct stream, stream_start,
  *                  stream_join) and struct frame_check, the checksums its
  *                  decoders leave to the reader
- *   image.c        image_blob_follow, set by a registry pull
+ *   image.c        image_prepare_follow, for a registry pull (struct
+ *                  blob_follow)
  *   cache.c, cacherecord.c
  *                  the cache's calls for the image and registry files
  *                  (locks, layers, records, the fast path; json_to_strv)
@@ -85,25 +86,26 @@ int room_check(int fd, unsigned long long need, const char *who, const char *wha
 
 int rootfs_unpack_limited(int in_fd, const char *name, int dirfd, unsigned flags,
 			  const struct unpack_limits *lim, struct unpack_stats *st, struct gerr *err);
-/* The general form: the input is in (a whole file from its current offset,
- * or a range of one; in->hash, when set, is fed every byte of it, to its
- * end), tar_hash (optional) the decompressed tar stream. */
-int unpack_source(const struct fd_source *in, struct digest_ctx *tar_hash, const char *name, int dirfd,
-		  unsigned flags, const struct unpack_limits *lim, struct unpack_stats *st, struct gerr *err);
-/* UNPACK_LAYER: the layers below the one being unpacked, topmost first, so
- * that a whiteout whose path runs through a symlink of a lower layer is
- * refused (set before unpack_source; NULL when none). */
+/* What a layer's import adds to an unpack (unpack_source's hooks, NULL for
+ * none).  lowers: with UNPACK_LAYER, the layers below the one being
+ * unpacked, topmost first, so that a whiteout whose path runs through a
+ * symlink of a lower layer is refused.  progress: called after each entry
+ * (the caller throttles). */
 struct lower_layers {
 	const int *fds;
 	size_t n;
 };
-extern __thread const struct lower_layers *unpack_lowers;
-/* Called after each entry while set (the caller throttles). */
-struct unpack_progress {
-	void (*fn)(void *ctx, const struct unpack_stats *st);
-	void *ctx;
+struct unpack_hooks {
+	const struct lower_layers *lowers;
+	void (*progress)(void *ctx, const struct unpack_stats *st);
+	void *progress_ctx;
 };
-extern __thread const struct unpack_progress *unpack_progress_hook;
+/* The general form: the input is in (a whole file from its current offset,
+ * or a range of one; in->hash, when set, is fed every byte of it, to its
+ * end), tar_hash (optional) the decompressed tar stream. */
+int unpack_source(const struct fd_source *in, struct digest_ctx *tar_hash, const char *name, int dirfd,
+		  unsigned flags, const struct unpack_limits *lim, const struct unpack_hooks *hooks,
+		  struct unpack_stats *st, struct gerr *err);
 extern const struct unpack_limits unpack_default_limits;
 
 /* A reader for gpurun's only accepted input.  With tar, the tar format (ustar,
@@ -297,15 +299,17 @@ void stream_join(struct stream *s);
 const char *compression_of(int fd);
 const char *compression_at(const struct fd_source *src);
 
-/* Set by a registry pull around image_prepare() on its scratch layout, in
- * the same thread: attach() is asked about each layer blob of the layout
- * (member "blobs/sha256/HEX") before it is read, and sets in->more when the
- * blob is still arriving.  0, or -1 when it will never arrive. */
+/* image_prepare() for a registry pull's scratch layout whose layer blobs
+ * may still be arriving: follow->attach() is asked about each layer blob of
+ * the layout (member "blobs/sha256/HEX") before it is read, and sets
+ * in->more when the blob is still arriving.  0, or -1 when it will never
+ * arrive.  follow NULL: image_prepare() itself. */
 struct blob_follow {
 	int (*attach)(void *ctx, const char *member, struct fd_source *in);
 	void *ctx;
 };
-extern __thread const struct blob_follow *image_blob_follow;
+int image_prepare_follow(const char *path, const char *name, const char *selector, struct cache *c, unsigned flags,
+			 const struct blob_follow *follow, struct image *img, struct gerr *err);
 
 /* ---- cache.c, cacherecord.c (for the image and registry files) ---------- */
 

@@ -86,6 +86,7 @@ struct unpacker {
 	size_t seen;          /* entries read, written or not */
 	la_int64_t entry_end; /* tar stream offset after the last entry */
 	int read_failed;      /* err comes from reading: the decompressor may know better */
+	const struct unpack_hooks *hooks; /* never NULL */
 };
 
 /* NULL when path is acceptable as an entry name or hard-link target, else
@@ -206,15 +207,12 @@ static int copy_data(struct unpacker *u, struct archive_entry *e)
 	}
 }
 
-__thread const struct lower_layers *unpack_lowers;
-__thread const struct unpack_progress *unpack_progress_hook;
-
 /* In the merged view of the lower layers, is some directory of path (a
  * layer-relative directory) a symlink or not a directory?  The topmost
  * lower layer that has an entry decides, as overlayfs would. */
-static int through_lower_symlink(const char *path)
+static int through_lower_symlink(const struct unpacker *u, const char *path)
 {
-	const struct lower_layers *lw = unpack_lowers;
+	const struct lower_layers *lw = u->hooks->lowers;
 	_cleanup_free_ char *copy = xstrdup(path);
 	size_t len = strlen(copy);
 	for (size_t end = 0; lw && end <= len; end++) {
@@ -262,7 +260,7 @@ static int whiteout(struct unpacker *u, const char *path, const char *base)
 	else if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
 		return gerr_set(u->err, 0, "entry '%s': whiteout of '%s'", qe, name);
 	_cleanup_free_ char *parent = xstrndup(path, (size_t)(base - path));
-	if (through_lower_symlink(parent))
+	if (through_lower_symlink(u, parent))
 		return gerr_set(u->err, 0, "entry '%s': whiteout passes through a symlink", qe);
 	/* Inside the layer: one that routes a whiteout through a symlink is
 	 * refused rather than resolved. */
@@ -367,8 +365,8 @@ static int unpack_all(struct unpacker *u)
 			return gerr_set(u->err, 0, "more than %zu entries", u->lim->max_entries);
 		if (unpack_entry(u, e) < 0)
 			return -1;
-		if (unpack_progress_hook)
-			unpack_progress_hook->fn(unpack_progress_hook->ctx, u->st);
+		if (u->hooks->progress)
+			u->hooks->progress(u->hooks->progress_ctx, u->st);
 		/* Consume the rest of the entry (a skipped entry's data, the
 		 * padding) so that the offset below is where the next header
 		 * starts. */
@@ -438,9 +436,10 @@ static int job_start(struct unpack_job *j, const struct fd_source *in, struct di
 	return 0;
 }
 
-static int job_finish(struct unpack_job *j, const char *name, int dirfd, unsigned flags, struct unpack_stats *st,
-		      struct gerr *err)
+static int job_finish(struct unpack_job *j, const char *name, int dirfd, unsigned flags,
+		      const struct unpack_hooks *hooks, struct unpack_stats *st, struct gerr *err)
 {
+	static const struct unpack_hooks no_hooks;
 	memset(st, 0, sizeof *st);
 	void *saved_locale = locale_utf8_enter();
 	struct unpacker u = {
@@ -450,6 +449,7 @@ static int job_finish(struct unpack_job *j, const char *name, int dirfd, unsigne
 		.err = err,
 		.in = reader_new(1, 0),
 		.src = j->tar_src,
+		.hooks = hooks ? hooks : &no_hooks,
 	};
 	if (!u.in) {
 		locale_restore(saved_locale);
@@ -499,19 +499,20 @@ static int job_finish(struct unpack_job *j, const char *name, int dirfd, unsigne
 }
 
 int unpack_source(const struct fd_source *in, struct digest_ctx *tar_hash, const char *name, int dirfd,
-		  unsigned flags, const struct unpack_limits *lim, struct unpack_stats *st, struct gerr *err)
+		  unsigned flags, const struct unpack_limits *lim, const struct unpack_hooks *hooks,
+		  struct unpack_stats *st, struct gerr *err)
 {
 	struct unpack_job j;
 	if (job_start(&j, in, tar_hash, name, lim, err) < 0)
 		return -1;
-	return job_finish(&j, name, dirfd, flags, st, err);
+	return job_finish(&j, name, dirfd, flags, hooks, st, err);
 }
 
 int rootfs_unpack_limited(int in_fd, const char *name, int dirfd, unsigned flags,
 			  const struct unpack_limits *lim, struct unpack_stats *st, struct gerr *err)
 {
 	struct fd_source in = {.fd = in_fd};
-	return unpack_source(&in, NULL, name, dirfd, flags, lim, st, err);
+	return unpack_source(&in, NULL, name, dirfd, flags, lim, NULL, st, err);
 }
 
 int room_check(int fd, unsigned long long need, const char *who, const char *what, const char *where,
@@ -577,7 +578,7 @@ int rootfs_unpack_finish(struct unpack_job *j, const char *name, int dirfd, unsi
 		rootfs_unpack_abandon(j);
 		return -1;
 	}
-	int r = job_finish(j, name, dirfd, flags, st, err);
+	int r = job_finish(j, name, dirfd, flags, NULL, st, err);
 	free(j);
 	return r;
 }
@@ -601,5 +602,5 @@ int rootfs_unpack(int in_fd, const char *name, int dirfd, unsigned flags, struct
 	if (check_room(in_fd, name, dirfd, err) < 0 || job_start(&j, &in, NULL, name, &unpack_default_limits, err) < 0)
 		return -1;
 	whole_image(&j, in_fd);
-	return job_finish(&j, name, dirfd, flags, st, err);
+	return job_finish(&j, name, dirfd, flags, NULL, st, err);
 }
