@@ -8,7 +8,7 @@
  * compute libraries (NVDEC/NVENC need libcuda), display brings the graphics
  * libraries and /dev/nvidia-modeset, and only compute brings the MPS
  * binaries.  GLVND vendor libraries are used, as on every current distro. */
-#include "internal.h"
+#include "gpu_int.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -22,7 +22,7 @@
  * in nvidia-ctk's block style with every string double-quoted (a JSON
  * string is a valid YAML double-quoted scalar). */
 #include "cdi.h"
-#include "internal.h"
+#include "gpu_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

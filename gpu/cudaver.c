@@ -6,7 +6,7 @@
  * and no cuInit() needed) and writes the int to a pipe.  The library is
  * opened here, before the child drops to nobody, and reached through that
  * fd: a driver root in a private directory still works. */
-#include "internal.h"
+#include "gpu_int.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -6,7 +6,7 @@
  * IMEX side (mig.c), which uses the GPU side's calls: kept above both, so
  * that calls go one way (in select.c or files.c they would make a circle
  * through mig.c). */
-#include "internal.h"
+#include "gpu_int.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -18,7 +18,7 @@
  * Run as root, the driver root must be root's alone from / down before
  * anything of it is read (base/trust.c), and drv_trust and
  * drv_trust_loader judge each file below it that is bound, run or loaded. */
-#include "internal.h"
+#include "gpu_int.h"
 
 #include <dirent.h>
 #include <ctype.h>

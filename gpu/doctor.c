@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #include "cdi.h"
-#include "internal.h"
+#include "gpu_int.h"
 
 /* A character node of the driver root with the given numbers? */
 static int has_node(const struct gpu_driver *drv, const char *path, unsigned major_, unsigned minor_)

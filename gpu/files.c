@@ -25,7 +25,7 @@
  * host environment does not steer what goes into a container.  Run as
  * root, inj_trust refuses a set with a file or node someone else could
  * have changed (DESIGN.md §8). */
-#include "internal.h"
+#include "gpu_int.h"
 
 #include <dirent.h>
 #include <errno.h>

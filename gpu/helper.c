@@ -17,7 +17,7 @@
  *
  * The answer is a struct helper_status, then, when its status is 0, the
  * caller's own payload. */
-#include "internal.h"
+#include "gpu_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -19,7 +19,7 @@
  * CUDA version from libcuda in a child (gpu/cudaver.c); "n/a" if unknown.
  * --json: the same facts as one document each (docs/json.md), null where
  * the table says "n/a", the lists of `list` by kind. */
-#include "internal.h"
+#include "gpu_int.h"
 
 #include "../base/json.h"
 

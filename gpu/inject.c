@@ -15,7 +15,7 @@
  * environment never selects GPUs.  NVIDIA_MIG_CONFIG_DEVICES,
  * NVIDIA_MIG_MONITOR_DEVICES and NVIDIA_IMEX_CHANNELS are read from the
  * container environment too (gpu/mig.c). */
-#include "internal.h"
+#include "gpu_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -23,7 +23,7 @@
  * The file comes from a driver root that may be damaged, so nothing in it
  * is trusted: every count and offset is checked against the buffer length
  * before use, and every string must end inside the buffer. */
-#include "internal.h"
+#include "gpu_int.h"
 
 #include <stdlib.h>
 #include <string.h>

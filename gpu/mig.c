@@ -24,7 +24,7 @@
  * instances created from inside appear there.  NVIDIA_IMEX_CHANNELS brings
  * /dev/nvidia-caps-imex-channels/channelN (major
  * "nvidia-caps-imex-channels"). */
-#include "internal.h"
+#include "gpu_int.h"
 
 #include <ctype.h>
 #include <dirent.h>

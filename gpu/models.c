@@ -12,7 +12,7 @@
  *   - Architecture: the CUDA compute capability "major.minor" from a small
  *     table of model tokens; "n/a" when the model is not in it (a missing
  *     value satisfies any arch= requirement, as an unknown NVML value does). */
-#include "internal.h"
+#include "gpu_int.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -25,7 +25,7 @@
  * What is needed: /dev/nvidiactl always; /dev/nvidia<minor> per selected
  * GPU; /dev/nvidia-uvm with the compute libraries (compute, video);
  * /dev/nvidia-modeset with display. */
-#include "internal.h"
+#include "gpu_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -12,7 +12,7 @@
  * compute instance ids and UUID; mig.c matches them to the MIG devices
  * the capability files show.  Only a MIG-<uuid> selection or `gpurun info`
  * asks: no other launch pays for loading NVML. */
-#include "internal.h"
+#include "gpu_int.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

@@ -10,7 +10,7 @@
  * Pure functions over (text, len): the buffer may contain NULs and need
  * not be terminated, nothing is read past len, nothing exits.  The fuzz
  * target fuzz_procinfo drives all of them. */
-#include "internal.h"
+#include "gpu_int.h"
 
 #include <ctype.h>
 #include <stdlib.h>

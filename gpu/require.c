@@ -14,7 +14,7 @@
  *
  * One deliberate difference: every alternative is syntax-checked before any
  * is evaluated, so a typo in a later alternative is never hidden. */
-#include "internal.h"
+#include "gpu_int.h"
 
 #include <ctype.h>
 #include <stdio.h>

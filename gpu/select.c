@@ -18,7 +18,7 @@
  *                 driver=nvidia, options=...
  * A bare number means an index here (`gpurun --gpus 0` is GPU 0), not
  * docker's count. */
-#include "internal.h"
+#include "gpu_int.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -18,7 +18,7 @@
  * The parsers (index lists, hostlists, gres.conf text) are pure, for the
  * unit tests and fuzz_gres; slurm_ceiling_read() is where the environment
  * and the file system come in. */
-#include "internal.h"
+#include "gpu_int.h"
 
 #include <ctype.h>
 #include <errno.h>

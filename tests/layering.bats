@@ -28,7 +28,7 @@ obj() {
 }
 
 @test "an include of ns/ from gpu/ is refused" {
-	sed -i '0,/#include "internal.h"/s//#include "internal.h"\n#include "..\/ns\/ns.h"/' "$COPY/gpu/caps.c"
+	sed -i '0,/#include "gpu_int.h"/s//#include "gpu_int.h"\n#include "..\/ns\/ns.h"/' "$COPY/gpu/caps.c"
 	run bash "$COPY/tests/layering.sh"
 	assert_failure
 	assert_output --partial "gpu/caps.c (gpu) includes ns/ns.h (ns): against the layers"

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../gpu/internal.h"
+#include "../../gpu/gpu_int.h"
 
 static const struct gpu_dev table[] = {
 	{.index = 0, .minor = 2, .busid = "00000000:3b:00.0", .uuid = "GPU-0c9c1a44-3f53-4a35-9c7e-7e0d6c1a3b3b"},

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../gpu/internal.h"
+#include "../../gpu/gpu_int.h"
 
 static void check_inside(const char *buf, size_t len, const char *s)
 {

@@ -1,4 +1,4 @@
-/* gpu/internal.h — what the files of gpu/ share among themselves (and with
+/* gpu/gpu_int.h — what the files of gpu/ share among themselves (and with
  * the fuzz targets and unit tests, which drive the parsers directly),
  * grouped below by the file that defines it.  Nothing here is for the rest
  * of gpurun: that is gpu/gpu.h (and gpu/cdi.h for CDI).
@@ -6,8 +6,9 @@
  * The pieces, in the order a launch uses them, each with its section here:
  *   ldcache.c   the driver root's /etc/ld.so.cache, parsed natively
  *   procfs.c    the text formats of /proc/driver/nvidia and /proc/devices
- *   discover.c  driver root -> driver version, GPU table, majors, file lists
- *               (and the types of that table: the GPUs, MIG devices)
+ *   discover.c  which driver root (--driver-root, GPURUN_DRIVER_ROOT, /),
+ *               and driver root -> driver version, GPU table, majors, file
+ *               lists (and the types of that table: the GPUs, MIG devices)
  *   models.c    a GPU's brand and architecture, from its model name
  *   caps.c      driver capabilities -> what gets injected
  *   select.c    --gpus / NVIDIA_VISIBLE_DEVICES -> which GPUs
@@ -20,13 +21,13 @@
  *   slurm.c     a Slurm step's GPU allocation: the ceiling of the selection
  *   devices.c   GPUs and MIG together: gpu_select(), inj_collect_all()
  *   nodes.c     missing device nodes, made by the driver's nvidia-modprobe
- *   inject.c    gpu_configure(): all of the above -> plan ops
- * Files with nothing here: info.c (the `info` and `list` verbs) and
- * doctor.c (`gpurun doctor`'s driver checks), declared in gpu.h; the CDI
+ * Files with nothing here: inject.c (gpu_configure(): all of the above ->
+ * plan ops), info.c (the `info` and `list` verbs) and doctor.c (`gpurun
+ * doctor`'s driver checks), declared in gpu.h; the CDI
  * files cdiparse.c, cdidirs.c and cdi.c (cdi.h, cdi_int.h), and cdigen.c,
  * which uses discovery, files.c and mig.c from here. */
-#ifndef GPURUN_GPU_INTERNAL_H
-#define GPURUN_GPU_INTERNAL_H
+#ifndef GPURUN_GPU_INT_H
+#define GPURUN_GPU_INT_H
 
 #include <stddef.h>
 #include <stdint.h>
