@@ -1,18 +1,15 @@
 /* base/cpu.c — starting a child process on a CPU its creator is not using.
  *
- * Why: a forked child is queued on its parent's CPU, and on the kernel and
- * 2-vCPU VM gpurun is developed on (Linux 6.18, KVM) it waits there until
- * the parent sleeps or a load balance moves it, 0.25 to 1 ms later (measured
- * with a parent that keeps its CPU busy for 1 ms), with the other CPU idle
+ * Why: a forked child is queued on its parent's CPU, and can wait there
+ * until the parent sleeps or a load balance moves it, with another CPU idle
  * all the while.  P1 forks P2 precisely so that P2 sheds its privileges
- * while P1 builds the root; allowed only on the other CPUs, P2 starts there
- * within 0.1 ms.  It takes back its parent's whole mask before it execs, so
- * the command runs with the affinity gpurun was given.
+ * while P1 builds the root; allowed only on the other CPUs, P2 starts at
+ * once.  It takes back its parent's whole mask before it execs, so the
+ * command runs with the affinity gpurun was given.
  *
- * Not for the decompressor thread: started on the other CPU, a busybox
- * first launch measured 5% slower (its blocks then change CPU at every
- * handoff, where the extracting thread otherwise picks them up warm); its
- * creator yields to it instead (rootfs/stream.c). */
+ * Not for the decompressor thread: on another CPU its blocks would change
+ * CPU at every handoff, where the extracting thread otherwise picks them up
+ * warm; its creator yields to it instead (rootfs/stream.c). */
 #include "base.h"
 
 #include <sched.h>

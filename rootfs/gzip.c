@@ -2,8 +2,8 @@
  * igzip inflating straight into the handoff blocks.
  *
  * gzip, the common case, is inflated with ISA-L's igzip when libisal.so.2 is
- * installed: about twice zlib's speed here.  Since files are made with a few
- * system calls each, inflating is again the slower of the two threads.  It
+ * installed: it is faster than zlib, and inflating is the slower of the two
+ * threads, since files are made with a few system calls each.  It
  * is loaded with dlopen() on the first gzip only (a warm launch never maps
  * it), and without it libarchive's zlib filter does the same job
  * (rootfs/stream.c).  gzip's member CRC-32s are verified by the extracting

@@ -8,8 +8,7 @@
  *     under the lock made the woken thread sleep again on the mutex: a
  *     second futex round trip per block), and a writer waiting for room is
  *     woken only once half the blocks are free, so it refills many blocks
- *     per wake-up instead of one (Debian minbase: about 2,400 futex calls
- *     per launch before);
+ *     per wake-up instead of one;
  *   - the blocks are one mapping that asks for transparent huge pages, so
  *     each 2 MiB of it costs one page fault instead of 512.  Without THP
  *     it is plain memory: only its first touch of each page costs more;

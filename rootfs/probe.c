@@ -159,9 +159,9 @@ static size_t head_gzip(int fd, unsigned char *out, size_t cap)
 /* The quick look, for gzip: inflate the head here and let libarchive's tar
  * reader read the first header from it.  libarchive's gzip filter fills a
  * 64 KiB block before the tar reader gets its first 512 bytes, and that
- * inflating was most of the probe: 0.3 ms of a fresh process, on the path
- * of every launch of a .tar.gz with --no-cache (0.09 ms now).  zstd decodes
- * whole blocks of up to 128 KiB, so a smaller head saves it nothing.
+ * inflating would be most of the probe, on the path of every launch of a
+ * .tar.gz with --no-cache.  zstd decodes whole blocks of up to 128 KiB, so
+ * a smaller head saves it nothing.
  * Returns 1 with *kind set where the head has a first entry, and 0 where it
  * does not settle it (another compression, a damaged or short stream, a
  * long pax header): the full look then decides, and says why a file is

@@ -193,8 +193,8 @@ int raw_open(struct archive **ap, struct fd_source *src);
  * 128 blocks (32 MiB), so that either side can run ahead of the other
  * through a stretch of the archive it is faster on: a run of small files
  * holds the extractor back while the decoder goes on, big files the other
- * way round.  With 8 (2 MiB), each side of a Debian minbase .tar.zst first
- * launch waited 50 to 180 ms for the other.  A block handed back is the
+ * way round; with a few blocks only, each side waits for the other at every
+ * such stretch.  A block handed back is the
  * next one filled (a stack, not a ring), so memory is touched only as deep
  * as the backlog goes: a busybox image, which the extractor keeps up with,
  * uses the first 2 MiB (rootfs/handoff.c). */
@@ -238,9 +238,9 @@ void handoff_publish(struct handoff *h, size_t len, unsigned long long mark);
 void handoff_close_writer(struct handoff *h);
 
 /* zstd's frame checksums and gzip's member CRC-32s, verified by the
- * extracting thread instead of the decompressor: a tenth of zstd's decoding
- * time (XXH64 of 200 MB for Debian minbase), 6% of gzip's, and the decoder
- * is the slower thread while the extracting one waits for blocks.  The
+ * extracting thread instead of the decompressor: summing is a good part of
+ * the decoding time, and the decoder is the slower thread while the
+ * extracting one waits for blocks.  The
  * decoder ends the block it fills at each frame's (member's) end and marks
  * it (FRAME_END, and FRAME_SUM with the checksum it carries in the low 32
  * bits); the reader sums every byte it takes and compares at each mark.

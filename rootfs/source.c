@@ -5,8 +5,7 @@
  *
  * The decoders of gzip and zstd, and the tar reader of a plain tar, read a
  * regular file through a mapping of it rather than read(): a read copies
- * every byte once more (0.7 ms of a busybox first launch's 7 ms of
- * inflating; a third of a plain Debian tar's first launch).  A file cut
+ * every byte once more, a cost that grows with the image.  A file cut
  * short while mapped would kill the thread with SIGBUS; source_guarded()
  * and source_watch() turn that into an error that names it. */
 #include "stream_int.h"
@@ -101,8 +100,7 @@ static ssize_t map_pull(struct fd_source *src)
 	uintptr_t lo = (uintptr_t)src->data & ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1);
 	/* A decoder asks for more only once it has used all it had: what lies
 	 * before this piece leaves the mapping (its pages stay in the page
-	 * cache), so that the resident size is a piece's, not the file's (a
-	 * 1 GB image's first launch: 5 MB, not 1 GB). */
+	 * cache), so that the resident size is a piece's, not the file's. */
 	size_t upto = lo - (uintptr_t)src->map_base;
 	if (upto > src->map_dropped) {
 		(void)madvise((unsigned char *)src->map_base + src->map_dropped, upto - src->map_dropped,

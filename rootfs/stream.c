@@ -134,8 +134,7 @@ int stream_start(struct stream *s, const struct fd_source *in, struct digest_ctx
 	 * we sleep (base/cpu.c says why); it is the launch's long pole, so it
 	 * goes first, and our own setup follows when the balancer moves us or
 	 * the thread waits.  Not the other CPU for it: its blocks would then
-	 * change CPU at every handoff (a busybox first launch 5% slower),
-	 * where this is 3% faster (400 alternating launches). */
+	 * change CPU at every handoff. */
 	sched_yield();
 	if (r != 0) {
 		handoff_destroy(&s->q);
