@@ -14,6 +14,7 @@
 #include <string.h>
 
 
+/* clang-format off */
 static const char *const utility_libs[] = {
 	"libnvidia-ml.so", "libnvidia-cfg.so", "libnvidia-nscq.so",
 };
@@ -36,6 +37,7 @@ static const char *const graphics_libs[] = {
 static const char *const ngx_libs[] = {
 	"libnvidia-ngx.so",
 };
+/* clang-format on */
 
 const struct caps_files caps_libs[] = {
 	{INJ_UTILITY_LIBS, utility_libs, COUNT_OF(utility_libs)},

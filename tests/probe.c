@@ -117,6 +117,7 @@ static unsigned long long cap_mask(const char *key)
 	return status_field(key, buf, sizeof buf) ? strtoull(buf, NULL, 16) : 0;
 }
 
+/* clang-format off */
 static const char *cap_names[] = {
 	"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER", "CAP_FSETID",
 	"CAP_KILL", "CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP", "CAP_LINUX_IMMUTABLE",
@@ -128,6 +129,7 @@ static const char *cap_names[] = {
 	"CAP_MAC_ADMIN", "CAP_SYSLOG", "CAP_WAKE_ALARM", "CAP_BLOCK_SUSPEND", "CAP_AUDIT_READ",
 	"CAP_PERFMON", "CAP_BPF", "CAP_CHECKPOINT_RESTORE",
 };
+/* clang-format on */
 
 static int cmd_has_cap(const char *name)
 {
@@ -1141,12 +1143,14 @@ static void esc_gpu_node(void)
 		esc_mknod("gpu-node", 195, 0);
 }
 
+/* clang-format off */
 static const char *const escape_names[] = {
 	"mknod", "mount", "umount", "remount-rw", "pivot_root", "userns-mount", "userns-clone", "keyctl",
 	"add_key", "bpf", "perf_event_open", "userfaultfd", "io_uring", "open_by_handle_at", "kexec_load",
 	"ptrace-init", "proc-1-exe", "proc-self-exe", "kcore", "proc-sys", "sysrq-trigger", "core_pattern",
 	"tiocsti", "tioclinux", "tiocsetd", "tioccons", "fds", "fds-pid1", "cwd", "setuid", "gpu-node", "setgroups", "chroot-escape",
 };
+/* clang-format on */
 
 /* The harmless call behind each system-call probe (also used by abi-syscall
  * for the x86-64 ABI). */

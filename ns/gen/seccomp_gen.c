@@ -28,6 +28,7 @@
 
 /* Syscalls denied with EPERM (docker's profile leaves them out of its
  * allow-list, or allows them only with capabilities we dropped). */
+/* clang-format off */
 static const char *const denied[] = {
 	"add_key", "request_key", "keyctl",			  /* keyrings are not namespaced */
 	"kexec_load", "kexec_file_load", "reboot",		  /* the host kernel */
@@ -43,6 +44,7 @@ static const char *const denied[] = {
 	"iopl", "ioperm", "syslog", "uselib", "nfsservctl", "vm86", "vm86old",
 	"get_kernel_syms", "query_module", "create_module", "ustat", "sysfs", "_sysctl",
 };
+/* clang-format on */
 
 static int build(scmp_filter_ctx ctx)
 {
