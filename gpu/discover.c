@@ -1,4 +1,5 @@
-/* gpu/discover.c — what the driver root says about the driver, without NVML.
+/* gpu/discover.c — which driver root (--driver-root, else GPURUN_DRIVER_ROOT,
+ * else /), and what it says about the driver, without NVML.
  *
  * Everything is a file under the driver root:
  *   proc/driver/nvidia/version            the NVRM version ("no driver" if absent)

@@ -7,19 +7,20 @@
  * and fetches only the layers whose diff_id the cache does not hold yet,
  * several at a time, each sha256-verified while it arrives.  What it fetches
  * is laid out as an OCI image layout in a scratch directory of the cache's
- * tmp/, which image_prepare() verifies and unpacks exactly as it does for a
- * layout on disk, layer after layer while the blobs are still arriving (it
- * follows each blob's file as it grows); the scratch directory is removed
- * in any case, so a failed pull leaves nothing that a later one would
- * trust.  A reference
- * once pulled is found again in the cache without the network (podman's
- * pull policy "missing"); `gpurun pull` always asks the registry.
+ * tmp/, which image_prepare_follow() verifies and unpacks exactly as it
+ * does for a layout on disk, layer after layer while the blobs are still
+ * arriving (it follows each blob's file as it grows); the scratch directory
+ * is removed in any case, so a failed pull leaves nothing that a later one
+ * would trust.  A reference once pulled is found again in the cache
+ * without the network (podman's pull policy "missing"); `gpurun pull`
+ * always asks the registry.
  *
  * Here: the pull itself, from registry_prepare() (the cache first, then the
  * session) to the config, the scratch layout and the layers the cache lacks.
  * Beside it, each using only those named before it: reghttp.c (libcurl, one
  * request under its bounds), regauth.c (tokens and credentials), regget.c (a
- * GET of the API, with retries), regresolve.c (the manifest for a platform),
+ * GET of the API, with retries), regresolve.c (the manifest for a platform,
+ * picked by platform.c as for a local layout),
  * regpool.c (the layers, several at a time); what they share is in
  * registry_int.h. */
 #include "registry_int.h"
