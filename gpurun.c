@@ -316,35 +316,6 @@ static char **container_env(struct cli *c, const struct image_config *ic)
 	return env;
 }
 
-/* --device: the CDI devices' edits instead of gpurun's own GPU injection
- * (the image's NVIDIA_VISIBLE_DEVICES is then not read, as with docker's
- * CDI injection).  The spec's env goes over the image's; -e still wins. */
-static void inject_cdi(const struct cli *c, struct run_config *cfg, struct plan *plan,
-		       struct gpu_result *gr)
-{
-	struct strv dirs = {0};
-	struct cdi_result cr;
-	struct gerr err = {0};
-	cdi_spec_dirs(c->cdi_dirs, c->ncdi_dirs, &dirs);
-	if (cdi_configure(plan, c->devices, c->ndevices, &dirs, &cr, &err) < 0)
-		gerr_die(&err);
-	strv_free(&dirs);
-	size_t n = 0;
-	while (cfg->env[n])
-		n++;
-	for (size_t i = 0; i < cr.env.n; i++) {
-		size_t kl = strcspn(cr.env.v[i], "=") + 1, j = 0;
-		while (j < c->nenv && strncmp(c->env[j], cr.env.v[i], kl))
-			j++;
-		if (j == c->nenv)
-			env_set(&cfg->env, &n, cr.env.v[i]);
-	}
-	gr->ldconfig_dirs = cr.ldconfig_dirs;
-	gr->compat_driver = cr.compat_driver;
-	cr.ldconfig_dirs = cr.compat_driver = NULL;
-	cdi_result_free(&cr);
-}
-
 static int run_main(int argc, char **argv, const char *driver_root)
 {
 	struct cli c = {.driver_root = driver_root};
@@ -404,9 +375,11 @@ static int run_main(int argc, char **argv, const char *driver_root)
 	for (char **e = cfg.env; *e; e++)
 		go.nenv++;
 	struct gpu_result gr = {0};
-	if (c.ndevices)
-		inject_cdi(&c, &cfg, &plan, &gr); /* instead of gpurun's own injection */
-	else if (gpu_configure(&plan, &go, &gr, &err) < 0)
+	struct cdi_request cq = {c.devices, c.ndevices, c.cdi_dirs, c.ncdi_dirs, c.env, c.nenv};
+	if (c.ndevices) { /* instead of gpurun's own injection */
+		if (cdi_inject(&plan, &cq, &cfg.env, &gr.ldconfig_dirs, &gr.compat_driver, &err) < 0)
+			gerr_die(&err);
+	} else if (gpu_configure(&plan, &go, &gr, &err) < 0)
 		gerr_die(&err);
 	for (size_t v = 0; v < c.nvolumes; v++)
 		if (layout_volume(&plan, c.volumes[v], &err) < 0)

@@ -1,6 +1,7 @@
 /* gpu/cdi.c — applying CDI devices: resolving `--device vendor.com/class=name`
  * in the specs read from the spec directories (cdidirs.c) and turning the
- * chosen devices' container edits into plan ops (cdi_configure).
+ * chosen devices' container edits into plan ops (cdi_configure), and
+ * merging the spec's environment into the container's (cdi_inject).
  *
  * Nothing in a spec is run or mounted here.  Edits become the same ops GPU
  * injection uses: device nodes are bound from the host after checking they
@@ -329,4 +330,49 @@ void cdi_result_free(struct cdi_result *res)
 	free(res->ldconfig_dirs);
 	free(res->compat_driver);
 	memset(res, 0, sizeof *res);
+}
+
+/* ---- merging the environment --------------------------------------------- */
+
+/* Set K=V in the NULL-terminated *env of *n entries, replacing an earlier K. */
+static void env_put(char ***env, size_t *n, const char *kv)
+{
+	size_t kl = strcspn(kv, "=");
+	for (size_t i = 0; i < *n; i++)
+		if (!strncmp((*env)[i], kv, kl) && (*env)[i][kl] == '=') {
+			free((*env)[i]);
+			(*env)[i] = xstrdup(kv);
+			return;
+		}
+	*env = xrealloc(*env, (*n + 2) * sizeof **env);
+	(*env)[(*n)++] = xstrdup(kv);
+	(*env)[*n] = NULL;
+}
+
+int cdi_inject(struct plan *p, const struct cdi_request *rq, char ***env, char **ldconfig_dirs,
+	       char **compat_driver, struct gerr *err)
+{
+	struct strv dirs = {0};
+	struct cdi_result cr;
+	cdi_spec_dirs(rq->dirs, rq->ndirs, &dirs);
+	int r = cdi_configure(p, rq->devices, rq->ndevices, &dirs, &cr, err);
+	strv_free(&dirs);
+	if (r < 0)
+		return -1;
+	size_t n = 0;
+	while ((*env)[n])
+		n++;
+	/* The spec's env goes over the image's; -e still wins. */
+	for (size_t i = 0; i < cr.env.n; i++) {
+		size_t kl = strcspn(cr.env.v[i], "=") + 1, j = 0;
+		while (j < rq->nuser_env && strncmp(rq->user_env[j], cr.env.v[i], kl))
+			j++;
+		if (j == rq->nuser_env)
+			env_put(env, &n, cr.env.v[i]);
+	}
+	*ldconfig_dirs = cr.ldconfig_dirs;
+	*compat_driver = cr.compat_driver;
+	cr.ldconfig_dirs = cr.compat_driver = NULL;
+	cdi_result_free(&cr);
+	return 0;
 }

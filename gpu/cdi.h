@@ -9,7 +9,9 @@
  *   cdidirs.c   cdi_spec_dirs (CDI_DEFAULT_DIRS) and cdi_list (CDI_MAX_FILES)
  *   cdi.c       cdi_configure: resolving `--device vendor.com/class=name`
  *               and turning the chosen devices' container edits into plan
- *               ops (struct cdi_result, cdi_result_free)
+ *               ops (struct cdi_result, cdi_result_free); cdi_inject:
+ *               that, plus the spec's environment merged into the
+ *               container's (struct cdi_request)
  *   cdigen.c    cdi_generate: a spec the way `nvidia-ctk cdi generate`
  *               writes it (struct cdi_gen_opts)
  *   cdistale.c  cdi_doctor: `gpurun doctor`'s verdict on the specs that
@@ -120,6 +122,23 @@ struct cdi_result {
 int cdi_configure(struct plan *p, char *const *devices, size_t ndevices, const struct strv *dirs,
 		  struct cdi_result *res, struct gerr *err);
 void cdi_result_free(struct cdi_result *res);
+
+/* --device as a launch uses it: the spec dirs (dirs given, as
+ * cdi_spec_dirs takes them), cdi_configure, then the spec's env set over
+ * *env (the image's; NULL-terminated, malloc'ed, grown here) except for a
+ * key that user_env (-e K=V) sets, since -e wins.  *ldconfig_dirs and
+ * *compat_driver get cdi_result's (the caller frees them).  The image's
+ * NVIDIA_VISIBLE_DEVICES is not read, as with docker's CDI injection. */
+struct cdi_request {
+	char *const *devices;
+	size_t ndevices;
+	char *const *dirs;
+	size_t ndirs;
+	char *const *user_env;
+	size_t nuser_env;
+};
+int cdi_inject(struct plan *p, const struct cdi_request *rq, char ***env, char **ldconfig_dirs,
+	       char **compat_driver, struct gerr *err);
 
 /* ---- cdigen.c -------------------------------------------------------------- */
 
