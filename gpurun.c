@@ -9,8 +9,8 @@
  *   pivot, ldconfig, read-only root -> run (or print). */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,24 +18,18 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "base/opt.h"
 #include "gpu/cdi.h"
 #include "gpu/gpu.h"
 #include "ns/ns.h"
 #include "rootfs/rootfs.h"
 
 struct cli {
-	char **env;
-	size_t nenv;
-	char **volumes;
-	size_t nvolumes;
-	char **requires;
-	size_t nrequires;
-	char **devices; /* --device vendor.com/class=name (CDI) */
-	size_t ndevices;
-	char **cdi_dirs; /* --cdi-spec-dir */
-	size_t ncdi_dirs;
+	struct strv env, volumes, requires;
+	struct strv devices;  /* --device vendor.com/class=name (CDI) */
+	struct strv cdi_dirs; /* --cdi-spec-dir */
 	const char *workdir, *user, *hostname, *net, *gpus, *caps, *driver_root, *platform;
-	int read_only, dry_run, verbose, no_cache, quiet, insecure, tty, interactive;
+	int read_only, dry_run, verbose, no_cache, quiet, insecure;
 	const char *max_image_size; /* --max-image-size */
 };
 
@@ -43,84 +37,144 @@ struct cli {
  * verb's own. */
 static const char *global_driver_root;
 
+/* The options of `run`, the default verb: the table that parses them and
+ * writes their help. */
+enum {
+	R_ENV = 1, R_VOLUME, R_WORKDIR, R_USER, R_HOSTNAME, R_NET, R_READ_ONLY, R_DRY_RUN, R_VERBOSE, R_GPUS,
+	R_CAPS, R_REQUIRE, R_DEVICE, R_CDI_SPEC_DIR, R_DRIVER_ROOT, R_NO_CACHE, R_MAX_IMAGE_SIZE, R_QUIET,
+	R_PLATFORM, R_TLS_VERIFY, R_HELP, R_VERSION,
+};
+static const struct opt run_opts[] = {
+	{R_GPUS, "gpus", NULL, 0, OPT_VALUE, "SPEC", "all, none, void, or indexes, GPU-<uuid>, PCI bus ids\n"
+	 "(comma list); docker's device=0,2 and count=N forms too"},
+	{R_CAPS, "caps", NULL, 0, OPT_VALUE, "LIST", "driver capabilities (default utility,compute)"},
+	{R_REQUIRE, "require", NULL, 0, OPT_VALUE, "EXPR", "an NVIDIA_REQUIRE_* style constraint (repeatable)"},
+	{R_DEVICE, "device", NULL, 0, OPT_VALUE, "VENDOR/CLASS=NAME", "a CDI device, e.g. nvidia.com/gpu=0 (repeatable;\n"
+	 "instead of --gpus, --caps and --require)"},
+	{R_CDI_SPEC_DIR, "cdi-spec-dir", NULL, 0, OPT_VALUE, "DIR", "where CDI specs are (repeatable, later wins; else\n"
+	 "GPURUN_CDI_SPEC_DIRS=DIR:DIR, else /etc/cdi:/var/run/cdi)"},
+	{R_ENV, "env", NULL, 'e', OPT_VALUE, "K[=V]", "set a variable; K alone copies the host's value"},
+	{R_VOLUME, "volume", NULL, 'v', OPT_VALUE, "SRC:DST[:ro]", "bind a host path"},
+	{R_WORKDIR, "workdir", NULL, 'w', OPT_VALUE, "DIR", "working directory inside (created if missing)"},
+	{R_USER, "user", NULL, 'u', OPT_VALUE, "U[:G]", "uid/gid or names from the image's /etc/passwd"},
+	{R_HOSTNAME, "hostname", NULL, 0, OPT_VALUE, "NAME", "new UTS namespace with that host name"},
+	{R_NET, "net", NULL, 0, OPT_VALUE, "host|none", "share the host network (default) or only lo"},
+	{R_READ_ONLY, "read-only", NULL, 0, OPT_FLAG, NULL, "the root file system is read-only"},
+	{R_DRIVER_ROOT, "driver-root", NULL, 0, OPT_VALUE, "DIR", "where the host driver lives (GPURUN_DRIVER_ROOT; /)"},
+	{R_NO_CACHE, "no-cache", NULL, 0, OPT_FLAG, NULL, "unpack a root file system archive into memory for this run"},
+	{R_MAX_IMAGE_SIZE, "max-image-size", NULL, 0, OPT_VALUE, "SIZE", "the most an image may unpack to\n"
+	 "(GPURUN_MAX_IMAGE_SIZE; default 64G; 500M, 10G: powers of 1000)"},
+	{R_QUIET, "quiet", NULL, 0, OPT_FLAG, NULL, "no progress display while pulling or unpacking"},
+	{R_PLATFORM, "platform", NULL, 0, OPT_VALUE, "OS/ARCH[/VARIANT]", "the image of a multi-platform index to pull"},
+	{R_TLS_VERIFY, "tls-verify", NULL, 0, OPT_OPTIONAL, "false", "the registry may be plain HTTP or have an\n"
+	 "unverified certificate (also GPURUN_INSECURE_REGISTRIES=HOST[:PORT],...)\n"
+	 "(a pull's time bounds: GPURUN_PULL_STALL_TIMEOUT, 30 s without\n"
+	 "a byte; GPURUN_PULL_ANSWER_TIMEOUT, 120 s an answer)"},
+	{R_DRY_RUN, "dry-run", NULL, 0, OPT_FLAG, NULL, "print the plan as shell commands; change nothing"},
+	{R_VERBOSE, "verbose", NULL, 0, OPT_FLAG, NULL, "print each step as it is done"},
+	{R_HELP, "help", NULL, 'h', OPT_FLAG, NULL, "this text"},
+	{R_VERSION, "version", NULL, 'V', OPT_FLAG, NULL, "the version"},
+	{0},
+};
+
+/* The other verbs' options.  A verb's table is its whole interface: its
+ * usage line and its parse come from it. */
+enum { V_HELP = 1, V_DRIVER_ROOT, V_CSV, V_GPUS, V_CAPS, V_PLATFORM, V_TLS_VERIFY, V_QUIET, V_VERBOSE,
+       V_MAX_SIZE, V_FORMAT, V_OUTPUT, V_CDI_SPEC_DIR };
+#define HELP_OPT {V_HELP, "help", NULL, 'h', OPT_FLAG, NULL, "this text"}
+#define DRIVER_ROOT_OPT {V_DRIVER_ROOT, "driver-root", NULL, 0, OPT_VALUE, "DIR", "where the host driver lives"}
+static const struct opt info_opts[] = {
+	{V_CSV, "csv", NULL, 0, OPT_FLAG, NULL, "comma-separated values"}, DRIVER_ROOT_OPT, HELP_OPT, {0}};
+static const struct opt list_opts[] = {
+	{V_GPUS, "gpus", NULL, 0, OPT_VALUE, "SPEC", "the GPUs, as run's --gpus"},
+	{V_CAPS, "caps", NULL, 0, OPT_VALUE, "LIST", "the driver capabilities, as run's --caps"},
+	DRIVER_ROOT_OPT, HELP_OPT, {0}};
+static const struct opt pull_opts[] = {
+	{V_PLATFORM, "platform", NULL, 0, OPT_VALUE, "OS/ARCH[/VARIANT]", "the image of a multi-platform index"},
+	{V_TLS_VERIFY, "tls-verify", NULL, 0, OPT_OPTIONAL, "false", "plain HTTP or an unverified certificate"},
+	{V_QUIET, "quiet", NULL, 0, OPT_FLAG, NULL, "no progress display"},
+	{V_VERBOSE, "verbose", NULL, 0, OPT_FLAG, NULL, "say what is in the cache"},
+	HELP_OPT, {0}};
+static const struct opt cache_ls_opts[] = {HELP_OPT, {0}};
+static const struct opt cache_rm_opts[] = {HELP_OPT, {0}};
+static const struct opt cache_prune_opts[] = {
+	{V_MAX_SIZE, "max-size", NULL, 0, OPT_VALUE, "SIZE", "keep at most SIZE, least recently used go first"},
+	HELP_OPT, {0}};
+static const struct opt doctor_opts[] = {DRIVER_ROOT_OPT, HELP_OPT, {0}};
+static const struct opt cdi_generate_opts[] = {
+	DRIVER_ROOT_OPT, {V_FORMAT, "format", NULL, 0, OPT_VALUE, "yaml|json", "the spec's format"},
+	{V_OUTPUT, "output", NULL, 0, OPT_VALUE, "FILE", "where to write it (default: stdout)"}, HELP_OPT, {0}};
+static const struct opt cdi_list_opts[] = {
+	{V_CDI_SPEC_DIR, "cdi-spec-dir", NULL, 0, OPT_VALUE, "DIR", "where CDI specs are (repeatable)"}, HELP_OPT, {0}};
+static const struct opt global_opts_tab[] = {DRIVER_ROOT_OPT, {0}};
+
+/* One usage line per verb (a verb's subcommands continue its line): "gpurun
+ * [--driver-root DIR] VERB SUB [OPTIONS]OPERANDS". */
+struct use {
+	const char *verb, *sub;
+	const struct opt *tab;
+	const char *operands;
+	int global_root; /* takes the global --driver-root before the verb */
+};
+static const struct use uses[] = {
+	{"info", NULL, info_opts, "", 1},
+	{"list", NULL, list_opts, "", 1},
+	{"pull", NULL, pull_opts, " REF", 0},
+	{"cache", "ls", cache_ls_opts, "", 0},
+	{"cache", "rm", cache_rm_opts, " DIGEST|IMAGE", 0},
+	{"cache", "prune", cache_prune_opts, "", 0},
+	{"doctor", NULL, doctor_opts, "", 1},
+	{"cdi", "generate", cdi_generate_opts, "", 1},
+	{"cdi", "list", cdi_list_opts, "...", 0},
+};
+
+/* The usage lines of verb (NULL: every verb). */
+static void print_uses(FILE *out, const char *verb, const char *lead)
+{
+	struct sbuf b = {0};
+	for (size_t i = 0; i < COUNT_OF(uses); i++) {
+		const struct use *u = &uses[i];
+		if (verb && strcmp(verb, u->verb))
+			continue;
+		if (i && !strcmp(u->verb, uses[i - 1].verb) && strcmp(u->verb, "cdi")) {
+			sbuf_puts(&b, " |");
+		} else {
+			if (b.len)
+				fprintf(out, "%s\n", b.s);
+			sbuf_reset(&b);
+			sbuf_printf(&b, "%sgpurun%s %s", lead, u->global_root ? " [--driver-root DIR]" : "", u->verb);
+			lead = "       ";
+		}
+		if (u->sub)
+			sbuf_printf(&b, " %s", u->sub);
+		opt_synopsis(&b, u->tab);
+		sbuf_puts(&b, u->operands);
+	}
+	if (b.len)
+		fprintf(out, "%s\n", b.s);
+	sbuf_free(&b);
+}
+
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: gpurun [run] [OPTIONS] IMAGE[@NAME:TAG] [--] [COMMAND [ARG...]]\n"
-		"       gpurun [--driver-root DIR] info [--csv] [--driver-root DIR]\n"
-		"       gpurun [--driver-root DIR] list [--gpus SPEC] [--caps LIST] [--driver-root DIR]\n"
-		"       gpurun pull [--platform OS/ARCH[/VARIANT]] [--tls-verify=false] [--quiet] [--verbose] REF\n"
-		"       gpurun cache ls | rm DIGEST|IMAGE | prune [--max-size SIZE]\n"
-		"       gpurun [--driver-root DIR] doctor [--driver-root DIR]\n"
-		"       gpurun [--driver-root DIR] cdi generate [--driver-root DIR] [--format yaml|json] [--output FILE]\n"
-		"       gpurun cdi list [--cdi-spec-dir DIR]...\n"
-		"       gpurun version | help\n"
-		"\n"
-		"Run COMMAND in IMAGE, in new mount, pid and ipc namespaces (and a user namespace\n"
-		"when not root), with the selected NVIDIA GPUs injected.  IMAGE is a root file\n"
-		"system directory or tar archive (plain, gzip, xz, zstd or bzip2), a `docker save`\n"
-		"archive, or an OCI image layout (a directory, or packed as a tar); @NAME:TAG picks\n"
-		"one of several images.  IMAGE may also be docker://[REGISTRY/]REPO[:TAG|@DIGEST],\n"
-		"pulled from a registry the first time (`gpurun pull` pulls again).  Images are\n"
-		"unpacked once into the cache ($GPURUN_CACHE, else ~/.cache/gpurun, or\n"
-		"/var/cache/gpurun for root); every run gets a fresh writable layer on top.\n"
-		"Without COMMAND: the image's Entrypoint and Cmd, or /bin/sh.\n"
-		"\n"
-		"  --gpus SPEC          all, none, void, or indexes, GPU-<uuid>, PCI bus ids\n"
-		"                       (comma list); docker's device=0,2 and count=N forms too\n"
-		"  --caps LIST          driver capabilities (default utility,compute)\n"
-		"  --require EXPR       an NVIDIA_REQUIRE_* style constraint (repeatable)\n"
-		"      --device VENDOR/CLASS=NAME  a CDI device, e.g. nvidia.com/gpu=0 (repeatable;\n"
-		"                       instead of --gpus, --caps and --require)\n"
-		"      --cdi-spec-dir DIR  where CDI specs are (repeatable, later wins; else\n"
-		"                       GPURUN_CDI_SPEC_DIRS=DIR:DIR, else /etc/cdi:/var/run/cdi)\n"
-		"  -e, --env K[=V]      set a variable; K alone copies the host's value\n"
-		"  -v, --volume SRC:DST[:ro]  bind a host path\n"
-		"  -w, --workdir DIR    working directory inside (created if missing)\n"
-		"  -u, --user U[:G]     uid/gid or names from the image's /etc/passwd\n"
-		"  -t, --tty            a pty of the container's own for the command, relayed to\n"
-		"                       this terminal (-it: with the keystrokes)\n"
-		"  -i, --interactive    with -t, relay stdin to the command (without -t, stdin is\n"
-		"                       always passed through)\n"
-		"      --hostname NAME  new UTS namespace with that host name\n"
-		"      --net host|none  share the host network (default) or only lo\n"
-		"      --read-only      the root file system is read-only\n"
-		"      --driver-root DIR  where the host driver lives (GPURUN_DRIVER_ROOT; /)\n"
-		"      --no-cache       unpack a root file system archive into memory for this run\n"
-		"      --max-image-size SIZE  the most an image may unpack to (GPURUN_MAX_IMAGE_SIZE;\n"
-		"                       default 64G; 500M, 10G: powers of 1000)\n"
-		"      --quiet          no progress display while pulling or unpacking\n"
-		"      --platform OS/ARCH[/VARIANT]  the image of a multi-platform index to pull\n"
-		"      --tls-verify=false  the registry may be plain HTTP or have an unverified\n"
-		"                       certificate (also GPURUN_INSECURE_REGISTRIES=HOST[:PORT],...)\n"
-		"                       (a pull's time bounds: GPURUN_PULL_STALL_TIMEOUT, 30 s without\n"
-		"                       a byte; GPURUN_PULL_ANSWER_TIMEOUT, 120 s an answer)\n"
-		"      --dry-run        print the plan as shell commands; change nothing\n"
-		"      --verbose        print each step as it is done\n"
-		"  -h, --help           this text;  -V, --version  the version\n"
-		"\n"
-		"Exit status: the command's; 128+N if it died of signal N; 125 gpurun failed;\n"
-		"126 the command cannot be executed; 127 the command was not found.\n");
-}
-
-static void push(char ***v, size_t *n, char *s)
-{
-	*v = xrealloc(*v, (*n + 2) * sizeof **v);
-	(*v)[(*n)++] = s;
-	(*v)[*n] = NULL;
-}
-
-/* Set K=V in env, replacing an earlier K. */
-static void env_set(char ***env, size_t *n, const char *kv)
-{
-	size_t kl = strcspn(kv, "=");
-	for (size_t i = 0; i < *n; i++)
-		if (!strncmp((*env)[i], kv, kl) && (*env)[i][kl] == '=') {
-			free((*env)[i]);
-			(*env)[i] = xstrdup(kv);
-			return;
-		}
-	push(env, n, xstrdup(kv));
+	fputs("usage: gpurun [run] [OPTIONS] IMAGE[@NAME:TAG] [--] [COMMAND [ARG...]]\n", out);
+	print_uses(out, NULL, "       ");
+	fputs("       gpurun version | help\n"
+	      "\n"
+	      "Run COMMAND in IMAGE, in new mount, pid and ipc namespaces (and a user namespace\n"
+	      "when not root), with the selected NVIDIA GPUs injected.  IMAGE is a root file\n"
+	      "system directory or tar archive (plain, gzip, xz, zstd or bzip2), a `docker save`\n"
+	      "archive, or an OCI image layout (a directory, or packed as a tar); @NAME:TAG picks\n"
+	      "one of several images.  IMAGE may also be docker://[REGISTRY/]REPO[:TAG|@DIGEST],\n"
+	      "pulled from a registry the first time (`gpurun pull` pulls again).  Images are\n"
+	      "unpacked once into the cache ($GPURUN_CACHE, else ~/.cache/gpurun, or\n"
+	      "/var/cache/gpurun for root); every run gets a fresh writable layer on top.\n"
+	      "Without COMMAND: the image's Entrypoint and Cmd, or /bin/sh.\n"
+	      "\n", out);
+	opt_help(out, run_opts);
+	fputs("\n"
+	      "Exit status: the command's; 128+N if it died of signal N; 125 gpurun failed;\n"
+	      "126 the command cannot be executed; 127 the command was not found.\n", out);
 }
 
 static void parse_env_opt(struct cli *c, const char *arg)
@@ -128,18 +182,14 @@ static void parse_env_opt(struct cli *c, const char *arg)
 	if (!*arg || *arg == '=')
 		die(GPURUN_EXIT_FAIL, "--env '%s': expected K=V or K", arg);
 	if (strchr(arg, '=')) {
-		push(&c->env, &c->nenv, xstrdup(arg));
+		strv_add(&c->env, xstrdup(arg));
 		return;
 	}
 	/* -e K copies the host's value, and is dropped when the host has none. */
 	const char *v = getenv(arg);
 	if (v)
-		push(&c->env, &c->nenv, xasprintf("%s=%s", arg, v));
+		strv_add(&c->env, xasprintf("%s=%s", arg, v));
 }
-
-enum { OPT_HOSTNAME = 1000, OPT_NET, OPT_READ_ONLY, OPT_DRY_RUN, OPT_VERBOSE, OPT_GPUS, OPT_CAPS,
-       OPT_REQUIRE, OPT_DRIVER_ROOT, OPT_NO_CACHE, OPT_QUIET, OPT_PLATFORM, OPT_TLS_VERIFY,
-       OPT_DEVICE, OPT_CDI_SPEC_DIR, OPT_MAX_IMAGE_SIZE };
 
 /* podman's --tls-verify[=BOOL] */
 static int parse_tls_verify(const char *v)
@@ -150,8 +200,6 @@ static int parse_tls_verify(const char *v)
 		return 1;
 	die(GPURUN_EXIT_FAIL, "--tls-verify: invalid value '%s' (expected true or false)", v);
 }
-
-static int parse_size(const char *s, unsigned long long *out);
 
 /* --max-image-size, else GPURUN_MAX_IMAGE_SIZE, else rootfs.h's default:
  * the cap on what an image unpacks to, set before anything is read.  The
@@ -166,83 +214,90 @@ static void set_max_image_size(const char *opt)
 			return;
 	}
 	unsigned long long n;
-	if (parse_size(v, &n) < 0 || n == 0)
+	if (opt_size1000(v, &n) < 0 || n == 0)
 		die(GPURUN_EXIT_FAIL, "%s: not a size; expected one such as 500M or 10G", what);
 	rootfs_set_max_image_size(n);
 }
 
+/* A verb's bad argument: the line (arguments shown, never sent raw to the
+ * terminal), then its usage; the status to exit with. */
+static int usage_fail(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int usage_fail(const char *verb, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	_cleanup_free_ char *msg = xvasprintf(NULL, fmt, ap);
+	va_end(ap);
+	errorx_("%s", msg);
+	print_uses(stderr, verb, "usage: ");
+	return GPURUN_EXIT_FAIL;
+}
+
+/* The next word of a verb other than run: 1 an option (*o, *val), 2 an
+ * operand (*val), 0 the end.  --help prints the verb's usage and exits; a
+ * bad option ends gpurun with its line and the usage. */
+static int verb_next(struct opt_state *s, const char *verb, const struct opt *tab, const struct opt **o,
+		     const char **val)
+{
+	struct gerr err = {0};
+	int r = opt_next(s, tab, o, val, &err);
+	if (r < 0) /* argv[0] is the verb, or the subcommand of cache and cdi */
+		exit(usage_fail(verb, "%s%s%s: %s", verb, strcmp(verb, s->argv[0]) ? " " : "",
+				strcmp(verb, s->argv[0]) ? s->argv[0] : "", err.msg));
+	if (r == 1 && (*o)->id == V_HELP) {
+		print_uses(stdout, verb, "usage: ");
+		exit(0);
+	}
+	if (r == 0 && s->i < s->argc) {
+		*val = s->argv[s->i++];
+		return 2;
+	}
+	return r;
+}
+
 static int parse_run_args(struct cli *c, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"env", required_argument, NULL, 'e'},
-		{"volume", required_argument, NULL, 'v'},
-		{"workdir", required_argument, NULL, 'w'},
-		{"user", required_argument, NULL, 'u'},
-		{"hostname", required_argument, NULL, OPT_HOSTNAME},
-		{"net", required_argument, NULL, OPT_NET},
-		{"read-only", no_argument, NULL, OPT_READ_ONLY},
-		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
-		{"verbose", no_argument, NULL, OPT_VERBOSE},
-		{"gpus", required_argument, NULL, OPT_GPUS},
-		{"caps", required_argument, NULL, OPT_CAPS},
-		{"require", required_argument, NULL, OPT_REQUIRE},
-		{"driver-root", required_argument, NULL, OPT_DRIVER_ROOT},
-		{"no-cache", no_argument, NULL, OPT_NO_CACHE},
-		{"quiet", no_argument, NULL, OPT_QUIET},
-		{"platform", required_argument, NULL, OPT_PLATFORM},
-		{"tls-verify", optional_argument, NULL, OPT_TLS_VERIFY},
-		{"device", required_argument, NULL, OPT_DEVICE},
-		{"cdi-spec-dir", required_argument, NULL, OPT_CDI_SPEC_DIR},
-		{"max-image-size", required_argument, NULL, OPT_MAX_IMAGE_SIZE},
-		{"tty", no_argument, NULL, 't'},
-		{"interactive", no_argument, NULL, 'i'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{NULL, 0, NULL, 0},
-	};
-	opterr = 0;
-	optind = 1;
-	int o;
-	/* '+': options end at IMAGE; everything after it is the command. */
-	while ((o = getopt_long(argc, argv, "+:e:v:w:u:ithV", opts, NULL)) != -1) {
-		switch (o) {
-		case 'e': parse_env_opt(c, optarg); break;
-		case 'v': push(&c->volumes, &c->nvolumes, optarg); break;
-		case 'w': c->workdir = optarg; break;
-		case 'u': c->user = optarg; break;
-		case 't': c->tty = 1; break;
-		case 'i': c->interactive = 1; break;
-		case OPT_HOSTNAME: c->hostname = optarg; break;
-		case OPT_NET: c->net = optarg; break;
-		case OPT_READ_ONLY: c->read_only = 1; break;
-		case OPT_DRY_RUN: c->dry_run = 1; break;
-		case OPT_VERBOSE: c->verbose = 1; break;
-		case OPT_GPUS: c->gpus = optarg; break;
-		case OPT_CAPS: c->caps = optarg; break;
-		case OPT_REQUIRE: push(&c->requires, &c->nrequires, optarg); break;
-		case OPT_DRIVER_ROOT: c->driver_root = optarg; break;
-		case OPT_NO_CACHE: c->no_cache = 1; break;
-		case OPT_QUIET: c->quiet = 1; break;
-		case OPT_PLATFORM: c->platform = optarg; break;
-		case OPT_TLS_VERIFY: c->insecure = parse_tls_verify(optarg); break;
-		case OPT_DEVICE: push(&c->devices, &c->ndevices, optarg); break;
-		case OPT_CDI_SPEC_DIR: push(&c->cdi_dirs, &c->ncdi_dirs, optarg); break;
-		case OPT_MAX_IMAGE_SIZE: c->max_image_size = optarg; break;
-		case 'h': usage(stdout); exit(0);
-		case 'V': printf("gpurun %s\n", GPURUN_VERSION); exit(0);
-		case ':': die(GPURUN_EXIT_FAIL, "option %s needs a value (try gpurun --help)", argv[optind - 1]);
-		default:
-			die(GPURUN_EXIT_FAIL, "unknown option %s (try gpurun --help)", argv[optind - 1]);
+	struct opt_state s = OPT_STATE(argc, argv);
+	const struct opt *o;
+	const char *v;
+	struct gerr err = {0};
+	int r;
+	while ((r = opt_next(&s, run_opts, &o, &v, &err)) == 1) {
+		switch (o->id) {
+		case R_ENV: parse_env_opt(c, v); break;
+		case R_VOLUME: strv_add(&c->volumes, xstrdup(v)); break;
+		case R_WORKDIR: c->workdir = v; break;
+		case R_USER: c->user = v; break;
+		case R_HOSTNAME: c->hostname = v; break;
+		case R_NET: c->net = v; break;
+		case R_READ_ONLY: c->read_only = 1; break;
+		case R_DRY_RUN: c->dry_run = 1; break;
+		case R_VERBOSE: c->verbose = 1; break;
+		case R_GPUS: c->gpus = v; break;
+		case R_CAPS: c->caps = v; break;
+		case R_REQUIRE: strv_add(&c->requires, xstrdup(v)); break;
+		case R_DRIVER_ROOT: c->driver_root = v; break;
+		case R_NO_CACHE: c->no_cache = 1; break;
+		case R_QUIET: c->quiet = 1; break;
+		case R_PLATFORM: c->platform = v; break;
+		case R_TLS_VERIFY: c->insecure = parse_tls_verify(v); break;
+		case R_DEVICE: strv_add(&c->devices, xstrdup(v)); break;
+		case R_CDI_SPEC_DIR: strv_add(&c->cdi_dirs, xstrdup(v)); break;
+		case R_MAX_IMAGE_SIZE: c->max_image_size = v; break;
+		case R_HELP: usage(stdout); exit(0);
+		case R_VERSION: printf("gpurun %s\n", GPURUN_VERSION); exit(0);
 		}
 	}
-	return optind;
+	if (r < 0)
+		die(GPURUN_EXIT_FAIL, "%s (try gpurun --help)", err.msg);
+	return s.i;
 }
 
 static void check_values(const struct cli *c, struct run_config *cfg)
 {
 	/* CDI devices and --gpus are two ways to say what is injected; both at
 	 * once would bind the same driver twice from two descriptions. */
-	if (c->ndevices && (c->gpus || c->caps || c->nrequires))
+	if (c->devices.n && (c->gpus || c->caps || c->requires.n))
 		die(GPURUN_EXIT_FAIL, "--device cannot be combined with %s: the CDI spec says what is injected",
 		    c->gpus ? "--gpus" : c->caps ? "--caps" : "--require");
 	if (c->net && strcmp(c->net, "host") && strcmp(c->net, "none"))
@@ -299,21 +354,20 @@ static char **argv_join(char **a, char **b)
  * then -e, which wins over all of them. */
 static char **container_env(struct cli *c, const struct image_config *ic)
 {
-	char **env = NULL;
-	size_t n = 0;
-	push(&env, &n, xstrdup("PATH=" NS_DEFAULT_PATH));
+	struct strv env = {0};
+	strv_add(&env, xstrdup("PATH=" NS_DEFAULT_PATH));
 	for (char **e = ic ? ic->env : NULL; e && *e; e++)
 		if (strchr(*e, '=') && **e != '=')
-			env_set(&env, &n, *e);
-	if (isatty(0) || c->tty) {
+			env_set(&env, *e);
+	if (isatty(0)) {
 		const char *term = getenv("TERM");
-		push(&env, &n, xasprintf("TERM=%s", term && *term ? term : "xterm"));
+		strv_add(&env, xasprintf("TERM=%s", term && *term ? term : "xterm"));
 	}
 	if (c->hostname)
-		push(&env, &n, xasprintf("HOSTNAME=%s", c->hostname));
-	for (size_t i = 0; i < c->nenv; i++)
-		env_set(&env, &n, c->env[i]);
-	return env;
+		strv_add(&env, xasprintf("HOSTNAME=%s", c->hostname));
+	for (size_t i = 0; i < c->env.n; i++)
+		env_set(&env, c->env.v[i]);
+	return env.v;
 }
 
 static int run_main(int argc, char **argv, const char *driver_root)
@@ -344,17 +398,9 @@ static int run_main(int argc, char **argv, const char *driver_root)
 	cfg.host_uid = geteuid();
 	cfg.host_gid = getegid();
 	cfg.unprivileged = cfg.host_uid != 0;
-	/* With ranges and Debian's uidmap, a full map as podman makes it;
-	 * else one id mapped: no other id exists to switch to or give files
-	 * to, and the calls that would need one are answered (ns/security.c). */
-	if (cfg.unprivileged)
-		(void)subid_lookup(cfg.host_uid, cfg.host_gid, &cfg.subids);
-	cfg.fake_ids = cfg.unprivileged && !cfg.subids.uid_count;
 	cfg.keep_owner = !cfg.unprivileged && ids_all_mapped();
 	cfg.read_only = c.read_only;
 	cfg.verbose = c.verbose;
-	cfg.tty = c.tty;
-	cfg.interactive = c.interactive;
 	cfg.user_spec = c.user ? c.user : ic ? ic->user : NULL;
 	cfg.workdir = c.workdir;
 	if (!cfg.workdir && ic && ic->workdir)
@@ -366,8 +412,8 @@ static int run_main(int argc, char **argv, const char *driver_root)
 		.driver_root = c.driver_root,
 		.gpus = c.gpus,
 		.caps = c.caps,
-		.requires = c.requires,
-		.nrequires = c.nrequires,
+		.requires = c.requires.v,
+		.nrequires = c.requires.n,
 		.env = cfg.env,
 		.dry_run = c.dry_run,
 		.verbose = c.verbose,
@@ -375,14 +421,14 @@ static int run_main(int argc, char **argv, const char *driver_root)
 	for (char **e = cfg.env; *e; e++)
 		go.nenv++;
 	struct gpu_result gr = {0};
-	struct cdi_request cq = {c.devices, c.ndevices, c.cdi_dirs, c.ncdi_dirs, c.env, c.nenv};
-	if (c.ndevices) { /* instead of gpurun's own injection */
+	struct cdi_request cq = {c.devices.v, c.devices.n, c.cdi_dirs.v, c.cdi_dirs.n, c.env.v, c.env.n};
+	if (c.devices.n) { /* instead of gpurun's own injection */
 		if (cdi_inject(&plan, &cq, &cfg.env, &gr.ldconfig_dirs, &gr.compat_driver, &err) < 0)
 			gerr_die(&err);
 	} else if (gpu_configure(&plan, &go, &gr, &err) < 0)
 		gerr_die(&err);
-	for (size_t v = 0; v < c.nvolumes; v++)
-		if (layout_volume(&plan, c.volumes[v], &err) < 0)
+	for (size_t v = 0; v < c.volumes.n; v++)
+		if (layout_volume(&plan, c.volumes.v[v], &err) < 0)
 			gerr_die(&err);
 	layout_finish(&plan, &cfg, gr.ldconfig_dirs, gr.compat_driver);
 	free(gr.ldconfig_dirs); /* copied into the plan */
@@ -399,74 +445,44 @@ static int run_main(int argc, char **argv, const char *driver_root)
 	return code;
 }
 
-/* A verb's bad argument: the line (arguments shown, never sent raw to the
- * terminal), then its usage; the status to exit with. */
-#define usage_fail(use, ...) (errorx_(__VA_ARGS__), fputs((use), stderr), GPURUN_EXIT_FAIL)
-
-/* The options of `info` and `list`: "--opt VALUE" or "--opt=VALUE". */
-static int opt_value(int argc, char **argv, int *i, const char *name, const char **out)
-{
-	size_t n = strlen(name);
-	if (strncmp(argv[*i], name, n) != 0)
-		return 0;
-	if (argv[*i][n] == '=') {
-		*out = argv[*i] + n + 1;
-		return 1;
-	}
-	if (argv[*i][n] || *i + 1 >= argc)
-		return 0;
-	*out = argv[++*i];
-	return 1;
-}
-
-/* "10G", "500M", "1.5G", "0": bytes (powers of 1000, as `cache ls` shows). */
-static int parse_size(const char *s, unsigned long long *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || v < 0)
-		return -1;
-	static const char units[] = "BKMGT";
-	const char *u = *end ? strchr(units, *end & ~0x20) : units;
-	if (!u || (*end && end[1] && strcasecmp(end + 1, "B")))
-		return -1;
-	for (const char *p = units; p < u; p++)
-		v *= 1000;
-	*out = (unsigned long long)v;
-	return 0;
-}
-
+/* `gpurun cache ls|rm|prune`; argv[0] is the subcommand. */
 static int cache_verb(int argc, char **argv)
 {
-	static const char use[] = "usage: gpurun cache ls [--json] | rm DIGEST|IMAGE | prune [--max-size SIZE]\n";
 	struct cache c;
 	struct gerr err = {0};
-	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		fputs(use, argc < 2 ? stderr : stdout);
-		return argc < 2 ? GPURUN_EXIT_FAIL : 0;
+	const char *sub = argc ? argv[0] : "";
+	size_t u = 0;
+	while (u < COUNT_OF(uses) && !(!strcmp(uses[u].verb, "cache") && !strcmp(uses[u].sub, sub)))
+		u++;
+	if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) {
+		print_uses(stdout, "cache", "usage: ");
+		return 0;
 	}
-	const char *sub = argv[1];
+	if (!argc)
+		return usage_fail("cache", "cache: missing command (ls, rm or prune)");
+	if (u == COUNT_OF(uses))
+		return usage_fail("cache", "cache: unknown or incomplete command '%s'", sub);
 	unsigned long long max = ~0ULL;
-	int json = !strcmp(sub, "ls") && argc == 3 && !strcmp(argv[2], "--json");
-	argc -= json;
-	if (!strcmp(sub, "prune") && argc == 4 && !strcmp(argv[2], "--max-size")) {
-		if (parse_size(argv[3], &max) < 0)
-			die(GPURUN_EXIT_FAIL, "cache prune: --max-size '%s': expected a size such as 500M or 10G", argv[3]);
-	} else if (!((!strcmp(sub, "ls") && argc == 2) || (!strcmp(sub, "rm") && argc == 3) ||
-		     (!strcmp(sub, "prune") && argc == 2))) {
-		return usage_fail(use, "cache: unknown or incomplete command '%s'", sub);
+	const char *digest = NULL, *v;
+	const struct opt *o;
+	struct opt_state s = OPT_STATE(argc, argv);
+	for (int r; (r = verb_next(&s, "cache", uses[u].tab, &o, &v));) {
+		if (r == 2 && !strcmp(sub, "rm") && !digest)
+			digest = v;
+		else if (r == 2)
+			return usage_fail("cache", "cache %s: unexpected argument %s", sub, v);
+		else if (o->id == V_MAX_SIZE && opt_size1000(v, &max) < 0)
+			die(GPURUN_EXIT_FAIL, "cache prune: --max-size '%s': expected a size such as 500M or 10G", v);
 	}
+	if (!strcmp(sub, "rm") && !digest)
+		return usage_fail("cache", "cache: unknown or incomplete command '%s'", sub);
 	if (cache_open(&c, 0, &err) < 0) {
-		if (err.errnum == ENOENT && !strcmp(sub, "ls")) {
-			if (json)
-				puts("{\"images\":[]}");
+		if (err.errnum == ENOENT && !strcmp(sub, "ls"))
 			return 0; /* nothing cached yet */
-		}
 		gerr_die(&err);
 	}
-	int r = !strcmp(sub, "ls") ? cache_list(&c, json, &err)
-		: !strcmp(sub, "rm") ? cache_remove(&c, argv[2], &err)
+	int r = !strcmp(sub, "ls") ? cache_list(&c, &err)
+		: !strcmp(sub, "rm") ? cache_remove(&c, digest, &err)
 				     : cache_prune(&c, max, &err);
 	if (r < 0)
 		gerr_die(&err);
@@ -477,43 +493,30 @@ static int cache_verb(int argc, char **argv)
 /* `gpurun pull REF`: into the cache, always asking the registry. */
 static int pull_verb(int argc, char **argv)
 {
-	static const char use[] =
-		"usage: gpurun pull [--platform OS/ARCH[/VARIANT]] [--tls-verify=false] [--quiet] [--verbose] REF\n";
 	struct pull_opts po = {.always = 1};
 	unsigned flags = 0;
-	const char *ref = NULL;
+	const char *ref = NULL, *v;
+	const struct opt *o;
 	struct cache cache;
 	struct image img = {0};
 	struct gerr err = {0};
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(use, stdout);
-			return 0;
-		}
-		if (opt_value(argc, argv, &i, "--platform", &po.platform))
-			continue;
-		if (!strcmp(argv[i], "--tls-verify") || !strncmp(argv[i], "--tls-verify=", 13)) {
-			po.insecure = parse_tls_verify(argv[i][12] ? argv[i] + 13 : NULL);
+	struct opt_state s = OPT_STATE(argc, argv);
+	for (int r; (r = verb_next(&s, "pull", pull_opts, &o, &v));) {
+		if (r == 2 && ref)
+			return usage_fail("pull", "pull: unexpected argument %s", v);
+		if (r == 2) {
+			ref = v;
 			continue;
 		}
-		if (!strcmp(argv[i], "--quiet")) {
-			flags |= IMAGE_QUIET;
-			continue;
+		switch (o->id) {
+		case V_PLATFORM: po.platform = v; break;
+		case V_TLS_VERIFY: po.insecure = parse_tls_verify(v); break;
+		case V_QUIET: flags |= IMAGE_QUIET; break;
+		case V_VERBOSE: po.verbose = 1; break;
 		}
-		if (!strcmp(argv[i], "--verbose")) {
-			po.verbose = 1;
-			continue;
-		}
-		if (argv[i][0] == '-' || ref) {
-			return usage_fail(use, "pull: %s %s", argv[i][0] == '-' ? "unknown option" : "unexpected argument",
-					  argv[i]);
-		}
-		ref = argv[i];
 	}
-	if (!ref) {
-		fputs(use, stderr);
-		return GPURUN_EXIT_FAIL;
-	}
+	if (!ref)
+		return usage_fail("pull", "pull: missing REF");
 	set_max_image_size(NULL);
 	/* "gpurun pull ubuntu" as docker pull does: the prefix is optional. */
 	_cleanup_free_ char *full = strncmp(ref, REGISTRY_PREFIX, strlen(REGISTRY_PREFIX))
@@ -530,60 +533,58 @@ static int pull_verb(int argc, char **argv)
 	return 0;
 }
 
+/* `gpurun info` and `gpurun list`. */
 static int gpu_verb(int argc, char **argv, int list)
 {
-	static const char *const usages[] = {"usage: gpurun info [--csv|--json] [--driver-root DIR]\n",
-					     "usage: gpurun list [--gpus SPEC] [--caps LIST] [--json] [--driver-root DIR]\n"};
 	struct gpu_query q = {.driver_root = global_driver_root};
 	struct gerr err = {0};
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(usages[list], stdout);
-			return 0;
+	const char *v;
+	const struct opt *o;
+	struct opt_state s = OPT_STATE(argc, argv);
+	for (int r; (r = verb_next(&s, argv[0], list ? list_opts : info_opts, &o, &v));) {
+		if (r == 2)
+			return usage_fail(argv[0], "%s: unexpected argument %s", argv[0], v);
+		switch (o->id) {
+		case V_DRIVER_ROOT: q.driver_root = v; break;
+		case V_CSV: q.csv = 1; break;
+		case V_GPUS: q.gpus = v; break;
+		case V_CAPS: q.caps = v; break;
 		}
-		if (opt_value(argc, argv, &i, "--driver-root", &q.driver_root))
-			continue;
-		if ((!list && !strcmp(argv[i], "--csv")) || !strcmp(argv[i], "--json")) {
-			*(argv[i][2] == 'c' ? &q.csv : &q.json) = 1;
-			continue;
-		}
-		if (list && (opt_value(argc, argv, &i, "--gpus", &q.gpus) ||
-			     opt_value(argc, argv, &i, "--caps", &q.caps)))
-			continue;
-		return usage_fail(usages[list], "%s: unknown option %s", argv[0], argv[i]);
 	}
 	if ((list ? gpu_list(&q, &err) : gpu_info(&q, &err)) < 0)
 		gerr_die(&err);
 	return 0;
 }
 
-/* `gpurun cdi generate|list`. */
+/* `gpurun cdi generate|list`; argv[0] is the subcommand. */
 static int cdi_verb(int argc, char **argv)
 {
-	static const char usage_text[] =
-		"usage: gpurun cdi generate [--driver-root DIR] [--format yaml|json] [--output FILE]\n"
-		"       gpurun cdi list [--cdi-spec-dir DIR]...\n";
 	struct gerr err = {0};
-	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		fputs(usage_text, argc < 2 ? stderr : stdout);
-		return argc < 2 ? GPURUN_EXIT_FAIL : 0;
+	const char *sub = argc ? argv[0] : "";
+	if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) {
+		print_uses(stdout, "cdi", "usage: ");
+		return 0;
 	}
-	int gen = !strcmp(argv[1], "generate");
-	if (!gen && strcmp(argv[1], "list"))
-		die(GPURUN_EXIT_FAIL, "cdi: unknown command '%s' (expected generate or list)", argv[1]);
+	int gen = !strcmp(sub, "generate");
+	if (!gen && strcmp(sub, "list")) {
+		if (!argc)
+			return usage_fail("cdi", "cdi: missing command (generate or list)");
+		die(GPURUN_EXIT_FAIL, "cdi: unknown command '%s' (expected generate or list)", sub);
+	}
 	struct cdi_gen_opts go = {.driver_root = global_driver_root};
 	struct strv given = {0}, dirs = {0};
-	for (int i = 2; i < argc; i++) {
-		const char *v;
-		if (gen && (opt_value(argc, argv, &i, "--driver-root", &go.driver_root) ||
-			    opt_value(argc, argv, &i, "--format", &go.format) ||
-			    opt_value(argc, argv, &i, "--output", &go.output)))
-			continue;
-		if (!gen && opt_value(argc, argv, &i, "--cdi-spec-dir", &v)) {
-			strv_add(&given, xstrdup(v));
-			continue;
+	const char *v;
+	const struct opt *o;
+	struct opt_state s = OPT_STATE(argc, argv);
+	for (int r; (r = verb_next(&s, "cdi", gen ? cdi_generate_opts : cdi_list_opts, &o, &v));) {
+		if (r == 2)
+			return usage_fail("cdi", "cdi %s: unexpected argument %s", sub, v);
+		switch (o->id) {
+		case V_DRIVER_ROOT: go.driver_root = v; break;
+		case V_FORMAT: go.format = v; break;
+		case V_OUTPUT: go.output = v; break;
+		case V_CDI_SPEC_DIR: strv_add(&given, xstrdup(v)); break;
 		}
-		die(GPURUN_EXIT_FAIL, "cdi %s: unknown argument '%s' (try gpurun cdi --help)", argv[1], argv[i]);
 	}
 	int r;
 	if (gen) {
@@ -603,35 +604,22 @@ static int cdi_verb(int argc, char **argv)
  * to change; exit 1 when any check failed (gpurun itself did not). */
 static int doctor_verb(int argc, char **argv)
 {
-	static const char use[] = "usage: gpurun doctor [--gpus SPEC] [--json] [--driver-root DIR]\n";
-	const char *driver_root = global_driver_root, *gpus = NULL;
-	struct checks ck = {0};
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(use, stdout);
-			return 0;
-		}
-		if (opt_value(argc, argv, &i, "--driver-root", &driver_root) ||
-		    opt_value(argc, argv, &i, "--gpus", &gpus))
-			continue;
-		if (!strcmp(argv[i], "--json")) {
-			ck.collect = 1;
-			continue;
-		}
-		return usage_fail(use, "doctor: unknown option %s", argv[i]);
+	const char *driver_root = global_driver_root, *v;
+	const struct opt *o;
+	struct opt_state s = OPT_STATE(argc, argv);
+	for (int r; (r = verb_next(&s, "doctor", doctor_opts, &o, &v));) {
+		if (r == 2)
+			return usage_fail("doctor", "doctor: unexpected argument %s", v);
+		if (o->id == V_DRIVER_ROOT)
+			driver_root = v;
 	}
+	struct checks ck = {0};
 	struct gerr err = {0};
 	_cleanup_free_ char *cache = cache_doctor(&ck);
 	if (ns_doctor(&ck, cache, &err) < 0)
 		gerr_die(&err);
-	gpu_doctor(&ck, driver_root, gpus);
-	if (ck.collect) {
-		if (checks_print_json(&ck, &err) < 0)
-			gerr_die(&err);
-	} else {
-		printf("%u failed, %u warning%s\n", ck.failed, ck.warned, ck.warned == 1 ? "" : "s");
-	}
-	checks_free(&ck);
+	gpu_doctor(&ck, driver_root);
+	printf("%u failed, %u warning%s\n", ck.failed, ck.warned, ck.warned == 1 ? "" : "s");
 	return ck.failed ? 1 : 0;
 }
 
@@ -641,12 +629,17 @@ static int doctor_verb(int argc, char **argv)
  * Returns the index of that word; *root gets the last value given. */
 static int global_opts(int argc, char **argv, const char **root)
 {
-	int i = 1;
-	while (i < argc && opt_value(argc, argv, &i, "--driver-root", root))
-		i++;
-	return i;
+	struct opt_state s = OPT_STATE(argc, argv);
+	const struct opt *o;
+	const char *v;
+	struct gerr err = {0};
+	int at = 1;
+	while (opt_next(&s, global_opts_tab, &o, &v, &err) == 1 && !s.cluster) {
+		*root = v;
+		at = s.i;
+	}
+	return at;
 }
-
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -673,11 +666,11 @@ int main(int argc, char **argv)
 	if (!strcmp(verb, "list"))
 		return gpu_verb(argc - 1, argv + 1, 1);
 	if (!strcmp(verb, "cache"))
-		return cache_verb(argc - 1, argv + 1);
+		return cache_verb(argc - 2, argv + 2);
 	if (!strcmp(verb, "doctor"))
 		return doctor_verb(argc - 1, argv + 1);
 	if (!strcmp(verb, "cdi"))
-		return cdi_verb(argc - 1, argv + 1);
+		return cdi_verb(argc - 2, argv + 2);
 	if (!strcmp(verb, "pull"))
 		return pull_verb(argc - 1, argv + 1);
 	if (!strcmp(verb, "version")) {
