@@ -8,6 +8,45 @@
 #include <string.h>
 #include <strings.h>
 
+#define NO_PORTS "gpurun has no port mapping: the network is the host's (the default), so a server in the " \
+		 "container listens on the host's ports as it is"
+#define NO_LIMITS "gpurun sets no cgroup limits: run it inside the batch job's allocation, or under " \
+		  "systemd-run --user --scope -p MemoryMax=... -p CPUQuota=..."
+#define NO_RECORDS "gpurun keeps no containers: each run is gone when its command exits"
+#define NO_CAPS "gpurun always keeps docker's default capabilities, no_new_privs and its seccomp filter, " \
+		"and changes none of them"
+#define NO_HOSTS "the container has the host's /etc/hosts and /etc/resolv.conf (host network); " \
+		 "bind another with -v FILE:/etc/hosts:ro"
+const struct opt opt_docker_refused[] = {
+	{1, "publish", NULL, 'p', OPT_REFUSED, NULL, NO_PORTS},
+	{1, "publish-all", NULL, 'P', OPT_REFUSED, NULL, NO_PORTS},
+	{1, "expose", NULL, 0, OPT_REFUSED, NULL, NO_PORTS},
+	{1, "detach", NULL, 'd', OPT_REFUSED, NULL, "gpurun runs in the foreground, as the caller's own "
+	 "process: use nohup, tmux or a batch job to keep it running"},
+	{1, "privileged", NULL, 0, OPT_REFUSED, NULL, "gpurun never gives the host's devices or every "
+	 "capability: choose GPUs with --gpus or --device, bind paths with -v"},
+	{1, "cap-add", NULL, 0, OPT_REFUSED, NULL, NO_CAPS},
+	{1, "cap-drop", NULL, 0, OPT_REFUSED, NULL, NO_CAPS},
+	{1, "security-opt", NULL, 0, OPT_REFUSED, NULL, NO_CAPS},
+	{1, "userns", NULL, 0, OPT_REFUSED, NULL, "gpurun chooses the user namespace itself: one mapping "
+	 "the caller to root when not run as root, none as root"},
+	{1, "pid", NULL, 0, OPT_REFUSED, NULL, "the container always has its own pid namespace, with "
+	 "gpurun's init as pid 1"},
+	{1, "name", NULL, 0, OPT_REFUSED, NULL, NO_RECORDS " (there is nothing to name)"},
+	{1, "restart", NULL, 0, OPT_REFUSED, NULL, NO_RECORDS "; loop in the shell or the batch script"},
+	{1, "label", NULL, 'l', OPT_REFUSED, NULL, NO_RECORDS " (there is nothing to label)"},
+	{1, "log-driver", NULL, 0, OPT_REFUSED, NULL, "the command's output is gpurun's own stdout and stderr"},
+	{1, "runtime", NULL, 0, OPT_REFUSED, NULL, "gpurun is the runtime: GPUs come from --gpus or --device"},
+	{1, "memory", NULL, 'm', OPT_REFUSED, NULL, NO_LIMITS},
+	{1, "memory-swap", NULL, 0, OPT_REFUSED, NULL, NO_LIMITS},
+	{1, "cpus", NULL, 0, OPT_REFUSED, NULL, NO_LIMITS},
+	{1, "cpuset-cpus", NULL, 0, OPT_REFUSED, NULL, NO_LIMITS " (or taskset -c)"},
+	{1, "pids-limit", NULL, 0, OPT_REFUSED, NULL, NO_LIMITS},
+	{1, "add-host", NULL, 0, OPT_REFUSED, NULL, NO_HOSTS},
+	{1, "dns", NULL, 0, OPT_REFUSED, NULL, NO_HOSTS},
+	{0},
+};
+
 static const struct opt *find_long(const struct opt *tab, const char *name, size_t n)
 {
 	for (; tab->id; tab++)
@@ -36,6 +75,15 @@ const char *opt_label(const struct opt *o, char *buf, size_t cap)
 	return buf;
 }
 
+static int check_choice(const struct opt_state *s, const struct opt *o, const char *v, struct gerr *err)
+{
+	size_t n = strlen(v);
+	for (const char *w = o->value; n && *w; w += strcspn(w, "|"), w += *w == '|')
+		if (strcspn(w, "|") == n && !strncmp(w, v, n))
+			return 1;
+	return gerr_set(err, 0, "%s '%s': expected one of %s", s->typed, v, o->value);
+}
+
 /* The value of o, typed as s->typed: glued (inline, may be NULL) or the
  * next word.  An option that takes a value always takes the next word, as
  * docker does, even one that looks like an option or the image. */
@@ -53,13 +101,13 @@ static int take_value(struct opt_state *s, const struct opt *o, const char *inli
 	}
 	if (inline_val || o->arg == OPT_OPTIONAL) {
 		*val = inline_val;
-		return 1;
+		return o->arg == OPT_CHOICE ? check_choice(s, o, *val, err) : 1;
 	}
 	if (s->i >= s->argc)
 		return gerr_set(err, 0, "%s needs a value", s->typed);
 	s->value_word = s->i;
 	*val = s->argv[s->i++];
-	return 1;
+	return o->arg == OPT_CHOICE ? check_choice(s, o, *val, err) : 1;
 }
 
 int opt_next(struct opt_state *s, const struct opt *tab, const struct opt **o, const char **val,
@@ -71,9 +119,9 @@ int opt_next(struct opt_state *s, const struct opt *tab, const struct opt **o, c
 		const char *group = s->argv[s->i - 1];
 		char c = *s->cluster++;
 		snprintf(s->typed, sizeof s->typed, "-%c", c);
-		if (!(*o = find_letter(tab, c)))
+		if (!(*o = find_letter(tab, c)) && !(s->also && (*o = find_letter(s->also, c))))
 			return gerr_set(err, 0, "unknown option -%c (in %s)", c, group);
-		const char *rest = *s->cluster && (*o)->arg == OPT_VALUE ? s->cluster : NULL;
+		const char *rest = *s->cluster && ((*o)->arg == OPT_VALUE || (*o)->arg == OPT_CHOICE) ? s->cluster : NULL;
 		if (rest)
 			s->cluster = NULL;
 		return take_value(s, *o, rest, val, err);
@@ -94,7 +142,7 @@ int opt_next(struct opt_state *s, const struct opt *tab, const struct opt **o, c
 		const char *name = w + 2, *eq = strchr(name, '=');
 		size_t n = eq ? (size_t)(eq - name) : strlen(name);
 		snprintf(s->typed, sizeof s->typed, "--%.*s", (int)(n < 60 ? n : 60), name);
-		if (!(*o = find_long(tab, name, n)))
+		if (!(*o = find_long(tab, name, n)) && !(s->also && (*o = find_long(s->also, name, n))))
 			return gerr_set(err, 0, "unknown option %s", w);
 		return take_value(s, *o, eq ? eq + 1 : NULL, val, err);
 	}
@@ -116,7 +164,7 @@ void opt_synopsis(struct sbuf *b, const struct opt *tab)
 			sbuf_printf(b, " [--%s", tab->name);
 		else
 			sbuf_printf(b, " [-%c", tab->letter);
-		if (tab->arg == OPT_VALUE)
+		if (tab->arg == OPT_VALUE || tab->arg == OPT_CHOICE)
 			sbuf_printf(b, " %s", tab->value);
 		else if (tab->arg == OPT_OPTIONAL)
 			sbuf_printf(b, "=%s", tab->value);
@@ -126,11 +174,11 @@ void opt_synopsis(struct sbuf *b, const struct opt *tab)
 
 #define HELP_COLUMN 23
 
-void opt_help(FILE *out, const struct opt *tab)
+void opt_help(FILE *out, const struct opt *tab, const char *refused)
 {
 	struct sbuf b = {0};
 	for (const struct opt *o = tab; o->id; o++) {
-		if (!shown(o))
+		if (!o->help || (o->arg == OPT_REFUSED && refused))
 			continue;
 		sbuf_reset(&b);
 		sbuf_puts(&b, o->letter ? "  -" : "      ");
@@ -140,37 +188,68 @@ void opt_help(FILE *out, const struct opt *tab)
 			sbuf_printf(&b, "--%s", o->name);
 		if (o->alias)
 			sbuf_printf(&b, ", --%s", o->alias);
-		if (o->arg == OPT_VALUE)
+		if (o->arg == OPT_VALUE || o->arg == OPT_CHOICE)
 			sbuf_printf(&b, " %s", o->value);
 		else if (o->arg == OPT_OPTIONAL)
 			sbuf_printf(&b, "=%s", o->value);
 		fputs(b.s, out);
 		fprintf(out, "%*s", b.len < HELP_COLUMN - 1 ? (int)(HELP_COLUMN - b.len) : 2, "");
+		/* A refused option's line: its reason's first words. */
 		for (const char *h = o->help; *h;) {
-			size_t n = strcspn(h, "\n");
+			size_t n = strcspn(h, o->arg == OPT_REFUSED ? ":\n" : "\n");
+			if (o->arg == OPT_REFUSED) {
+				fprintf(out, "%.*s\n", (int)n, h);
+				break;
+			}
 			fprintf(out, "%.*s\n", (int)n, h);
 			h += n;
 			if (*h == '\n' && *++h)
 				fprintf(out, "%*s", HELP_COLUMN, "");
 		}
 	}
-	const char *sep = "docker's options gpurun does not have, each refused with what to do instead:\n ";
+	const char *sep = refused;
 	size_t col = 0;
-	for (const struct opt *o = tab; o->id; o++) {
+	for (const struct opt *o = tab; refused && o->id; o++) {
 		if (o->arg != OPT_REFUSED)
 			continue;
 		char label[64];
 		opt_label(o, label, sizeof label);
 		if (col + strlen(label) > 72) {
-			fputs("\n ", out);
+			fputs("\n", out);
 			col = 0;
 		}
-		fprintf(out, "%s %s", sep, label);
+		fprintf(out, "%s%s %s", sep, col ? "" : " ", label);
 		col += strlen(label) + 1;
 		sep = "";
 	}
-	if (!*sep)
+	if (sep != refused)
 		fputs("\n", out);
+	sbuf_free(&b);
+}
+
+void opt_print_uses(FILE *out, const struct opt_use *uses, size_t n, const char *verb, const char *lead)
+{
+	struct sbuf b = {0};
+	for (size_t i = 0; i < n; i++) {
+		const struct opt_use *u = &uses[i];
+		if (verb && strcmp(verb, u->verb))
+			continue;
+		if (i && !u->apart && !strcmp(u->verb, uses[i - 1].verb)) {
+			sbuf_puts(&b, " |");
+		} else {
+			if (b.len)
+				fprintf(out, "%s\n", b.s);
+			sbuf_reset(&b);
+			sbuf_printf(&b, "%sgpurun%s %s", lead, u->global_root ? " [--driver-root DIR]" : "", u->verb);
+			lead = "       ";
+		}
+		if (u->sub)
+			sbuf_printf(&b, " %s", u->sub);
+		opt_synopsis(&b, u->tab);
+		sbuf_puts(&b, u->operands);
+	}
+	if (b.len)
+		fprintf(out, "%s\n", b.s);
 	sbuf_free(&b);
 }
 
@@ -251,6 +330,7 @@ int opt_ulimit(const char *spec, struct ulimit *out, struct gerr *err)
 				"sigpending, stack, as", spec);
 	const char *v = eq + 1, *colon = strchr(v, ':');
 	size_t sn = colon ? (size_t)(colon - v) : strlen(v);
+	out->name = ulimits[i].name;
 	out->resource = ulimits[i].resource;
 	out->letter = ulimits[i].letter;
 	if (ulimit_value(v, sn, &out->lim.rlim_cur) < 0 ||
@@ -309,4 +389,38 @@ void env_set(struct strv *env, const char *kv)
 			return;
 		}
 	strv_add(env, xstrdup(kv));
+}
+
+int opt_env(const char *arg, struct strv *env, struct gerr *err)
+{
+	if (!*arg || *arg == '=')
+		return gerr_set(err, 0, "--env '%s': expected K=V or K", arg);
+	if (strchr(arg, '='))
+		strv_add(env, xstrdup(arg));
+	else if (getenv(arg))
+		strv_add(env, xasprintf("%s=%s", arg, getenv(arg)));
+	return 0;
+}
+
+int opt_tls_verify(const char *v, int *insecure, struct gerr *err)
+{
+	if (v && strcmp(v, "true") && strcmp(v, "false"))
+		return gerr_set(err, 0, "--tls-verify: invalid value '%s' (expected true or false)", v);
+	*insecure = v && !strcmp(v, "false");
+	return 0;
+}
+
+char **argv_join(char **a, char **b)
+{
+	size_t n = 0, i = 0;
+	for (char **p = a; p && *p; p++)
+		n++;
+	for (char **p = b; p && *p; p++)
+		n++;
+	char **v = xcalloc(n + 1, sizeof *v);
+	for (char **p = a; p && *p; p++)
+		v[i++] = *p;
+	for (char **p = b; p && *p; p++)
+		v[i++] = *p;
+	return v;
 }

@@ -17,6 +17,7 @@ enum opt_arg {
 	OPT_FLAG,     /* no value; "--flag=x" is refused */
 	OPT_VALUE,    /* "--opt VALUE", "--opt=VALUE", "-o VALUE", "-oVALUE" */
 	OPT_OPTIONAL, /* a value only as "--opt=VALUE" (podman's --tls-verify) */
+	OPT_CHOICE,   /* as OPT_VALUE, one of value's words ("host|private") */
 	OPT_REFUSED,  /* docker's option that gpurun does not have: help is the
 		       * one line saying what gpurun does instead */
 };
@@ -42,6 +43,7 @@ struct opt_state {
 	int value_word;      /* the index of the last value that was a word of
 			      * its own (--gpus VALUE), else 0 */
 	char typed[64];      /* the last option as typed: "-h", "--network" */
+	const struct opt *also; /* a second table, looked up after tab (or NULL) */
 };
 #define OPT_STATE(c, v) {.argc = (c), .argv = (v), .i = 1}
 
@@ -53,6 +55,10 @@ struct opt_state {
 int opt_next(struct opt_state *s, const struct opt *tab, const struct opt **o, const char **val,
 	     struct gerr *err);
 
+/* docker run's options that gpurun does not have (-p, -d, --privileged,
+ * ...), each OPT_REFUSED with what gpurun does instead: run's s->also. */
+extern const struct opt opt_docker_refused[];
+
 /* "-e/--env": how messages name an option. */
 const char *opt_label(const struct opt *o, char *buf, size_t cap);
 
@@ -60,8 +66,23 @@ const char *opt_label(const struct opt *o, char *buf, size_t cap);
  * usage line. */
 void opt_synopsis(struct sbuf *b, const struct opt *tab);
 /* One line per shown option ("  -e, --env K[=V]      help"), continued
- * lines aligned under the help; then one line naming the refused ones. */
-void opt_help(FILE *out, const struct opt *tab);
+ * lines aligned under the help.  The refused ones: with refused NULL, as
+ * lines too; else named after that heading, a few to a line. */
+void opt_help(FILE *out, const struct opt *tab, const char *refused);
+
+/* One line of a usage: "gpurun [--driver-root DIR] VERB [SUB] [OPTIONS]
+ * OPERANDS"; an entry with the verb of the one before continues its line
+ * ("cache ls | rm DIGEST|IMAGE | prune"), unless apart is set. */
+struct opt_use {
+	const char *verb, *sub;
+	const struct opt *tab;
+	const char *operands;
+	int global_root; /* takes the global --driver-root before the verb */
+	int apart;       /* a line of its own, even after the same verb */
+};
+/* The usage lines of verb (NULL: all), the first starting with lead
+ * ("usage: "), the others aligned under it. */
+void opt_print_uses(FILE *out, const struct opt_use *uses, size_t n, const char *verb, const char *lead);
 
 /* "10G", "500M", "1.5G", "0": bytes, in powers of 1000 (as `cache ls`
  * shows them).  -1 when s is not such a size. */
@@ -73,6 +94,7 @@ int opt_size1024(const char *s, unsigned long long *out);
 /* One --ulimit NAME=SOFT[:HARD] (docker's names: nofile, nproc, core, ...;
  * "unlimited" or -1 for no limit). */
 struct ulimit {
+	const char *name; /* docker's: "nofile" */
 	int resource;     /* RLIMIT_* */
 	char letter;      /* the shell's `ulimit -X` (bash) */
 	struct rlimit lim;
@@ -84,7 +106,14 @@ int opt_ulimit(const char *spec, struct ulimit *out, struct gerr *err);
  * quotes are removed.  Each K=V is added to out. */
 int opt_env_file(const char *path, struct strv *out, struct gerr *err);
 
+/* -e K=V, or -e K (the host's value; nothing when the host has none),
+ * added to env. */
+int opt_env(const char *arg, struct strv *env, struct gerr *err);
+/* podman's --tls-verify[=true|false]: *insecure is 1 for false. */
+int opt_tls_verify(const char *v, int *insecure, struct gerr *err);
 /* Set K=V in env, replacing an earlier K: the last one given wins. */
 void env_set(struct strv *env, const char *kv);
+/* a then b, as one new NULL-terminated list (the strings are not copied). */
+char **argv_join(char **a, char **b);
 
 #endif

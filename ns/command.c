@@ -2,7 +2,8 @@
  * setup, it sheds its privileges (capabilities, no_new_privs, inherited
  * fds, seccomp; for a --user with one id mapped a nested user namespace), waits
  * for the go-ahead, takes its working directory and terminal, switches to
- * --user's ids as root and execs the command with the container's PATH. */
+ * --user's ids as root and execs the command with the container's PATH,
+ * under the --ulimit limits. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -148,6 +150,24 @@ static void shed_privileges(const struct run_config *cfg, uid_t uid, gid_t gid, 
 		setup_fail(err_fd, &err);
 }
 
+/* --ulimit, first: raising a hard limit needs CAP_SYS_RESOURCE, which the
+ * capability drop takes away (runc sets them before it too). */
+static void set_ulimits(const struct run_config *cfg, int err_fd)
+{
+	for (size_t i = 0; i < cfg->nulimits; i++) {
+		const struct ulimit *u = &cfg->ulimits[i];
+		struct rlimit now;
+		struct gerr err = {0};
+		if (setrlimit(u->resource, &u->lim) == 0)
+			continue;
+		gerr_set(&err, errno, "--ulimit %s: setrlimit", u->name);
+		if (err.errnum == EPERM && getrlimit(u->resource, &now) == 0 && now.rlim_max != RLIM_INFINITY)
+			gerr_hint(&err, "raising a hard limit needs CAP_SYS_RESOURCE, which gpurun's caller lacks; "
+				  "the hard limit here is %llu", (unsigned long long)now.rlim_max);
+		setup_fail(err_fd, &err);
+	}
+}
+
 /* P2: the command.  It is forked before the setup and sheds what it can
  * while P1 builds the root (on two cores the seccomp JIT and the
  * capability drop then cost the launch nothing).  Only a --user with one
@@ -162,6 +182,7 @@ void command_main(const struct run_config *cfg, int go_fd, const sigset_t *orig,
 	for (int s = 1; s < NSIG; s++)
 		signal(s, SIG_DFL);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	set_ulimits(cfg, err_fd);
 	if (early)
 		shed_privileges(cfg, 0, 0, err_fd);
 

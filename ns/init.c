@@ -127,8 +127,11 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 	/* Last: P0 makes the caller's terminal raw once it has the pty. */
 	if (cfg->tty && tty_hand_out(cfg, gop[1], ga.uid, ga.gid, &err) < 0)
 		setup_fail(err_fd, &err);
-	if (write_all(gop[1], &ga, sizeof ga) < 0)
+	if (write_all(gop[1], &ga, sizeof ga) < 0) {
+		if (errno == EPIPE) /* P2 failed first (--ulimit, its privileges) and said why */
+			_exit(GPURUN_EXIT_FAIL);
 		setup_failf(err_fd, errno, "start the command");
+	}
 	close(gop[1]);
 	close(err_fd);
 	prctl(PR_SET_NAME, "gpurun-init");

@@ -57,7 +57,7 @@ static int write_id_maps(const struct run_config *cfg, pid_t pid, struct gerr *e
 
 static int clone_flags(const struct run_config *cfg)
 {
-	int f = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC;
+	int f = CLONE_NEWNS | CLONE_NEWPID | (cfg->share_ipc ? 0 : CLONE_NEWIPC);
 	if (cfg->unprivileged)
 		f |= CLONE_NEWUSER;
 	if (cfg->hostname)

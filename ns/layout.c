@@ -1,7 +1,8 @@
 /* ns/layout.c — the baseline layout of every container, as plan ops: the
- * root, /proc, a private /dev, /sys, /tmp, /run, the host's network files,
- * volumes, the working directory, and the closing steps (pivot, ldconfig,
- * read-only root).  gpurun.c calls these around gpu_configure(); the unit
+ * root, /proc, a private /dev (its /dev/shm sized by --shm-size), /sys,
+ * /tmp, /run, the host's network files, volumes, --tmpfs and --mount in
+ * docker's syntax, the working directory, and the closing steps (pivot,
+ * ldconfig, read-only root).  gpurun.c calls these around gpu_configure(); the unit
  * tests (tests/unit/layout_test.c) call them directly and check the ops.
  * Building only: nothing here touches the system, except that a volume's
  * source is resolved (realpath, stat) so the plan says what it binds, and
@@ -48,7 +49,7 @@ static void layout_root(struct plan *p, const struct run_config *cfg)
 	plan_why(root, "the per-run root: a tmpfs of this mount namespace, gone with it");
 }
 
-static void layout_dev(struct plan *p)
+static void layout_dev(struct plan *p, unsigned long long shm_size)
 {
 	static const struct {
 		const char *path;
@@ -67,8 +68,13 @@ static void layout_dev(struct plan *p)
 	for (size_t i = 0; i < COUNT_OF(links); i++)
 		plan_symlink(p, links[i][0], links[i][1]);
 	plan_add(p, OP_DEVPTS, OPF_NOSUID | OPF_NOEXEC, NULL, "/dev/pts");
-	plan_why(plan_tmpfs(p, "/dev/shm", "mode=1777", OPF_NOSUID | OPF_NODEV),
-		 "no small size cap: NCCL and data loaders live here");
+	if (shm_size) {
+		_cleanup_free_ char *data = xasprintf("mode=1777,size=%llu", shm_size);
+		plan_why(plan_tmpfs(p, "/dev/shm", data, OPF_NOSUID | OPF_NODEV), "--shm-size");
+	} else {
+		plan_why(plan_tmpfs(p, "/dev/shm", "mode=1777", OPF_NOSUID | OPF_NODEV),
+			 "no small size cap: NCCL and data loaders live here");
+	}
 }
 
 /* /etc/resolv.conf and /etc/hosts are the host's when the network is
@@ -139,7 +145,7 @@ void layout_base(struct plan *p, const struct run_config *cfg)
 		plan_add(p, OP_LOOPBACK, 0, NULL, NULL);
 	plan_why(plan_add(p, OP_PROC, OPF_NOSUID | OPF_NODEV | OPF_NOEXEC, NULL, "/proc"),
 		 "fresh: only the container's processes");
-	layout_dev(p);
+	layout_dev(p, cfg->shm_size);
 	if (cfg->new_net)
 		plan_add(p, OP_SYSFS, OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC, NULL, "/sys");
 	else
@@ -151,6 +157,29 @@ void layout_base(struct plan *p, const struct run_config *cfg)
 		layout_host_net_files(p);
 	if (cfg->fake_ids)
 		layout_apt_sandbox(p);
+}
+
+/* A destination that a volume, --tmpfs or --mount may have. */
+static int check_dst(const char *what, const char *spec, const char *dst, struct gerr *err)
+{
+	if (dst[0] != '/')
+		return gerr_set(err, 0, "%s '%s': destination must be an absolute path", what, spec);
+	if (dst[strspn(dst, "/")] == '\0')
+		return gerr_set(err, 0, "%s '%s': cannot mount over the container's root", what, spec);
+	return 0;
+}
+
+static int add_bind(struct plan *p, const char *src, const char *dst, int ro, struct gerr *err)
+{
+	_cleanup_free_ char *abs = realpath(src, NULL);
+	struct stat st;
+	if (!abs || stat(abs, &st) < 0)
+		return gerr_set(err, errno, "volume source %s", src);
+	unsigned flags = OPF_REC | OPF_NOSUID | OPF_NODEV | (ro ? OPF_RO : 0);
+	if (S_ISDIR(st.st_mode))
+		flags |= OPF_DIR;
+	plan_bind(p, abs, dst, flags);
+	return 0;
 }
 
 int layout_volume(struct plan *p, const char *spec, struct gerr *err)
@@ -167,20 +196,145 @@ int layout_volume(struct plan *p, const char *spec, struct gerr *err)
 		return gerr_set(err, 0, "--volume '%s': expected SRC:DST[:ro]", spec);
 	if (mode && strcmp(mode, "ro") && strcmp(mode, "rw"))
 		return gerr_set(err, 0, "--volume '%s': unknown mode '%s' (expected ro or rw)", spec, mode);
-	if (dst[0] != '/')
-		return gerr_set(err, 0, "--volume '%s': destination must be an absolute path", spec);
-	if (dst[strspn(dst, "/")] == '\0')
-		return gerr_set(err, 0, "--volume '%s': cannot mount over the container's root", spec);
-	_cleanup_free_ char *abs = realpath(src, NULL);
-	struct stat st;
-	if (!abs || stat(abs, &st) < 0)
-		return gerr_set(err, errno, "volume source %s", src);
-	unsigned flags = OPF_REC | OPF_NOSUID | OPF_NODEV;
-	if (mode && !strcmp(mode, "ro"))
-		flags |= OPF_RO;
-	if (S_ISDIR(st.st_mode))
-		flags |= OPF_DIR;
-	plan_bind(p, abs, dst, flags);
+	if (check_dst("--volume", spec, dst, err) < 0)
+		return -1;
+	return add_bind(p, src, dst, mode && !strcmp(mode, "ro"), err);
+}
+
+/* A tmpfs as docker makes one: noexec,nosuid,nodev unless "exec"; a size
+ * and a mode only as numbers gpurun wrote, so no text from the command
+ * line reaches the mount's options. */
+struct tmpfs_spec {
+	unsigned flags;
+	unsigned long long size; /* 0: tmpfs's own default */
+	unsigned long mode;
+};
+
+static int tmpfs_mode(const char *what, const char *spec, const char *v, unsigned long *mode, struct gerr *err)
+{
+	char *end;
+	errno = 0;
+	*mode = strtoul(v, &end, 8);
+	if (errno || end == v || *end || *mode > 07777)
+		return gerr_set(err, 0, "%s '%s': the mode is an octal number such as 1777", what, spec);
+	return 0;
+}
+
+static int tmpfs_size(const char *what, const char *spec, const char *v, unsigned long long *size,
+		      struct gerr *err)
+{
+	if (opt_size1024(v, size) < 0)
+		return gerr_set(err, 0, "%s '%s': the size is a number with b, k, m or g, such as 64m", what, spec);
+	return 0;
+}
+
+static void add_tmpfs(struct plan *p, const char *dst, const struct tmpfs_spec *t)
+{
+	_cleanup_free_ char *data = t->size ? xasprintf("mode=%lo,size=%llu", t->mode, t->size)
+					    : xasprintf("mode=%lo", t->mode);
+	plan_tmpfs(p, dst, data, t->flags);
+}
+
+int layout_tmpfs(struct plan *p, const char *spec, struct gerr *err)
+{
+	_cleanup_free_ char *copy = xstrdup(spec);
+	char *opts = strchr(copy, ':');
+	struct tmpfs_spec t = {OPF_NOEXEC | OPF_NOSUID | OPF_NODEV, 0, 01777};
+	if (opts)
+		*opts++ = '\0';
+	if (check_dst("--tmpfs", spec, copy, err) < 0)
+		return -1;
+	char *save = NULL;
+	for (char *o = opts ? strtok_r(opts, ",", &save) : NULL; o; o = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(o, "ro") || !strcmp(o, "rw"))
+			t.flags = o[1] == 'o' ? t.flags | OPF_RO : t.flags & ~OPF_RO;
+		else if (!strcmp(o, "exec") || !strcmp(o, "noexec"))
+			t.flags = o[0] == 'e' ? t.flags & ~OPF_NOEXEC : t.flags | OPF_NOEXEC;
+		else if (!strcmp(o, "nosuid") || !strcmp(o, "nodev"))
+			continue;
+		else if (!strncmp(o, "size=", 5) && tmpfs_size("--tmpfs", spec, o + 5, &t.size, err) < 0)
+			return -1;
+		else if (!strncmp(o, "mode=", 5) && tmpfs_mode("--tmpfs", spec, o + 5, &t.mode, err) < 0)
+			return -1;
+		else if (strncmp(o, "size=", 5) && strncmp(o, "mode=", 5))
+			return gerr_set(err, 0, "--tmpfs '%s': option '%s' is not one gpurun takes (ro, rw, exec, "
+					"noexec, size=, mode=; nosuid and nodev always)", spec, o);
+	}
+	add_tmpfs(p, copy, &t);
+	return 0;
+}
+
+/* docker's --mount: comma-separated KEY=VALUE (readonly alone). */
+int layout_mount(struct plan *p, const char *spec, struct gerr *err)
+{
+	_cleanup_free_ char *copy = xstrdup(spec);
+	const char *type = NULL, *src = NULL, *dst = NULL;
+	int ro = 0, tmpfs_opt = 0;
+	struct tmpfs_spec t = {OPF_NOEXEC | OPF_NOSUID | OPF_NODEV, 0, 01777};
+	char *save = NULL;
+	for (char *f = strtok_r(copy, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+		char *v = strchr(f, '=');
+		if (v)
+			*v++ = '\0';
+		if (!strcmp(f, "readonly") || !strcmp(f, "ro")) {
+			if (v && strcmp(v, "true") && strcmp(v, "1") && strcmp(v, "false") && strcmp(v, "0"))
+				return gerr_set(err, 0, "--mount '%s': %s=%s: expected true or false", spec, f, v);
+			ro = !v || !strcmp(v, "true") || !strcmp(v, "1");
+		} else if (!v) {
+			return gerr_set(err, 0, "--mount '%s': '%s' needs a value (KEY=VALUE)", spec, f);
+		} else if (!strcmp(f, "type")) {
+			type = v;
+		} else if (!strcmp(f, "source") || !strcmp(f, "src")) {
+			src = v;
+		} else if (!strcmp(f, "target") || !strcmp(f, "destination") || !strcmp(f, "dst")) {
+			dst = v;
+		} else if (!strcmp(f, "tmpfs-size")) {
+			if (tmpfs_size("--mount", spec, v, &t.size, err) < 0)
+				return -1;
+			tmpfs_opt = 1;
+		} else if (!strcmp(f, "tmpfs-mode")) {
+			if (tmpfs_mode("--mount", spec, v, &t.mode, err) < 0)
+				return -1;
+			tmpfs_opt = 1;
+		} else if (!strcmp(f, "bind-propagation")) {
+			return gerr_set(err, 0, "--mount '%s': bind-propagation is not supported: every mount of "
+					"the container is private to it (nothing propagates to or from the host)", spec);
+		} else if (strcmp(f, "consistency")) { /* consistency: docker ignores it on Linux too */
+			return gerr_set(err, 0, "--mount '%s': unknown key '%s' (gpurun takes type, source, "
+					"target, readonly, tmpfs-size, tmpfs-mode)", spec, f);
+		}
+	}
+	if (!type || (strcmp(type, "bind") && strcmp(type, "tmpfs")))
+		return gerr_set(err, 0, "--mount '%s': type must be bind or tmpfs (gpurun has no named "
+				"volumes: bind a host directory)", spec);
+	if (!dst)
+		return gerr_set(err, 0, "--mount '%s': target is missing", spec);
+	if (check_dst("--mount", spec, dst, err) < 0)
+		return -1;
+	if (!strcmp(type, "tmpfs")) {
+		if (src)
+			return gerr_set(err, 0, "--mount '%s': a tmpfs has no source", spec);
+		t.flags |= ro ? OPF_RO : 0;
+		add_tmpfs(p, dst, &t);
+		return 0;
+	}
+	if (tmpfs_opt)
+		return gerr_set(err, 0, "--mount '%s': tmpfs-size and tmpfs-mode are for type=tmpfs", spec);
+	if (!src || !*src)
+		return gerr_set(err, 0, "--mount '%s': source is missing", spec);
+	return add_bind(p, src, dst, ro, err);
+}
+
+int layout_mounts(struct plan *p, const struct strv *specs, struct gerr *err)
+{
+	for (size_t i = 0; i < specs->n; i++) {
+		const char *spec = specs->v[i] + 1;
+		int r = specs->v[i][0] == 'v' ? layout_volume(p, spec, err)
+			: specs->v[i][0] == 't' ? layout_tmpfs(p, spec, err)
+						: layout_mount(p, spec, err);
+		if (r < 0)
+			return -1;
+	}
 	return 0;
 }
 

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "../base/base.h"
+#include "../base/opt.h"
 #include "../base/plan.h"
 #include "../rootfs/rootfs.h"
 
@@ -46,6 +47,10 @@ struct run_config {
 	gid_t host_gid;
 	const char *hostname;  /* --hostname: a new UTS namespace with it; NULL shares the host's */
 	int new_net;           /* --net none */
+	int share_ipc;         /* --ipc host: no new IPC namespace */
+	unsigned long long shm_size; /* --shm-size in bytes; 0: no cap on /dev/shm */
+	const struct ulimit *ulimits; /* --ulimit, set on the command before exec */
+	size_t nulimits;
 	int verbose;
 	int tty_foreground;    /* stdin is a terminal and gpurun its foreground job (set by ns_run) */
 	int tty;               /* -t: the command gets a pty of the container's devpts (ns/tty.c) */
@@ -65,11 +70,17 @@ struct run_config {
  * needs them.  layout_base: root, hostname, lo, /proc, /dev, /sys, /tmp,
  * /run, the host's network files (GPU injection comes after it);
  * layout_volume: one -v SRC:DST[:ro] (-1 with err when malformed or the
- * source is missing); layout_finish: workdir, pivot, ldconfig over
+ * source is missing); layout_tmpfs: one --tmpfs DST[:OPTS]; layout_mount:
+ * one --mount type=bind|tmpfs,... in docker's syntax; layout_finish: workdir, pivot, ldconfig over
  * ldconfig_dirs (NULL: none; with compat_driver, the host driver's version,
  * CUDA_COMPAT_DIR first when the image's is newer), --read-only. */
 void layout_base(struct plan *p, const struct run_config *cfg);
 int layout_volume(struct plan *p, const char *spec, struct gerr *err);
+int layout_tmpfs(struct plan *p, const char *spec, struct gerr *err);
+int layout_mount(struct plan *p, const char *spec, struct gerr *err);
+/* Each of specs in the order given: 'v', 't' or 'm' (-v, --tmpfs, --mount)
+ * then the option's value. */
+int layout_mounts(struct plan *p, const struct strv *specs, struct gerr *err);
 void layout_finish(struct plan *p, const struct run_config *cfg, const char *ldconfig_dirs,
 		   const char *compat_driver);
 

@@ -10,7 +10,9 @@
 
 void ns_describe_unshare(const struct run_config *cfg, struct sbuf *b)
 {
-	sbuf_puts(b, "unshare --mount --pid --ipc");
+	sbuf_puts(b, "unshare --mount --pid");
+	if (!cfg->share_ipc)
+		sbuf_puts(b, " --ipc");
 	if (cfg->unprivileged)
 		sbuf_puts(b, " --user --map-root-user");
 	/* util-linux runs newuidmap and newgidmap for these, as gpurun does. */
@@ -22,6 +24,18 @@ void ns_describe_unshare(const struct run_config *cfg, struct sbuf *b)
 
 void ns_describe_exec(const struct run_config *cfg, const char *userspec, struct sbuf *b)
 {
+	/* --ulimit: bash's ulimit, hard first so that a soft one fits under it. */
+	for (size_t i = 0; i < cfg->nulimits; i++) {
+		const struct ulimit *u = &cfg->ulimits[i];
+		for (int hard = 1; hard >= 0; hard--) {
+			rlim_t v = hard ? u->lim.rlim_max : u->lim.rlim_cur;
+			sbuf_printf(b, "ulimit -%c -%c ", hard ? 'H' : 'S', u->letter);
+			if (v == RLIM_INFINITY)
+				sbuf_puts(b, "unlimited; ");
+			else
+				sbuf_printf(b, "%llu; ", (unsigned long long)v);
+		}
+	}
 	sbuf_puts(b, "exec chroot --userspec ");
 	sbuf_shquote(b, userspec);
 	sbuf_puts(b, " / env -i");

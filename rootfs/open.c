@@ -20,7 +20,8 @@
 static int from_registry(const char *arg, const struct image_open_opts *o, unsigned flags, struct cache *cache,
 			 struct image *img, struct opened_image *out, struct gerr *err)
 {
-	struct pull_opts po = {.platform = o->platform, .insecure = o->insecure, .verbose = o->verbose};
+	struct pull_opts po = {.platform = o->platform, .insecure = o->insecure, .verbose = o->verbose,
+			       .always = o->pull_always, .never = o->pull_never};
 	if (o->no_cache)
 		return gerr_set(err, 0, "image %s: --no-cache cannot be used with a registry image", arg);
 	if (cache_open(cache, !o->dry_run, err) < 0 && !(o->dry_run && err->errnum == ENOENT))

@@ -12,8 +12,9 @@
  * arriving (it follows each blob's file as it grows); the scratch directory
  * is removed in any case, so a failed pull leaves nothing that a later one
  * would trust.  A reference once pulled is found again in the cache
- * without the network (podman's pull policy "missing"); `gpurun pull`
- * always asks the registry.
+ * without the network (podman's pull policy "missing", run's default; run's
+ * --pull always and never are the other two); `gpurun pull` always asks
+ * the registry.
  *
  * Here: the pull itself, from registry_prepare() (the cache first, then the
  * session) to the config, the scratch layout and the layers the cache lacks.
@@ -243,6 +244,10 @@ int registry_prepare(const char *refstr, const struct pull_opts *o, struct cache
 		return 0;
 	}
 	gerr_clear(err);
+	if (o->never) {
+		ref_free(&r.ref);
+		return gerr_set(err, 0, "image %s: not in the cache, and --pull never does not ask the registry", name);
+	}
 	r.stall_s = env_seconds("GPURUN_PULL_STALL_TIMEOUT", PULL_STALL_S);
 	r.answer_s = env_seconds("GPURUN_PULL_ANSWER_TIMEOUT", PULL_ANSWER_S);
 	const char *retries = getenv("GPURUN_PULL_RETRIES");

@@ -164,6 +164,7 @@ struct pull_opts {
 	const char *platform; /* "os/arch[/variant]", or NULL: this machine's */
 	int insecure;         /* --tls-verify=false: plain HTTP or unverified TLS */
 	int always;           /* ask the registry even when the reference is cached */
+	int never;            /* --pull never: only from the cache, an error when not there */
 	int verbose;          /* a line per blob fetched or found in the cache */
 };
 /* The image that REF names, with its layers in the cache: from the cache
@@ -177,6 +178,7 @@ int registry_prepare(const char *ref, const struct pull_opts *o, struct cache *c
 struct image_open_opts {
 	const char *platform; /* --platform: only for a registry image */
 	int insecure, verbose, dry_run, quiet, no_cache;
+	int pull_always, pull_never; /* --pull always|never (missing: neither) */
 };
 struct opened_image {
 	const char *image;           /* for the plan and messages; absolute for a directory */

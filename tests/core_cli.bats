@@ -97,3 +97,40 @@ setup_file() {
 	assert_success
 	assert_output "relative"
 }
+
+# ---- one option table: what --help names is what is accepted ----------------------
+
+@test "every option --help names is one that run accepts" {
+	local o n=0
+	while read -r o; do
+		run --separate-stderr "$GPURUN" "$o" </dev/null
+		[[ "$stderr" != *"unknown option"* ]] || fail "$o is in --help but unknown: $stderr"
+		n=$((n + 1))
+	done < <("$GPURUN" --help | grep -oE '^ +(-[a-zA-Z], )?--[a-z-]+(, --[a-z-]+)?' | grep -oE -- '--[a-z-]+')
+	((n > 30)) || fail "only $n options found in --help"
+}
+
+@test "each verb's --help is its usage line, and every option it names is accepted" {
+	local verb o
+	for verb in info list pull "cache prune" "cdi generate" "cdi list"; do
+		run --separate-stderr "$GPURUN" $verb --help
+		assert_success
+		assert_output --partial "usage: gpurun"
+		for o in $(grep -F -- "$verb" <<<"$output" | grep -oE -- '\[--[a-z-]+' | tr -d '['); do
+			[[ $o != --driver-root ]] || continue # before the verb too; its own test is in gpu.bats
+			run --separate-stderr "$GPURUN" $verb "$o" </dev/null
+			[[ "$stderr" != *"unknown option"* ]] || fail "gpurun $verb $o: $stderr"
+		done
+	done
+}
+
+@test "a verb's unknown option is named with the verb, then its usage, 125" {
+	run -125 --separate-stderr "$GPURUN" cdi list --frobnicate
+	assert_equal "${stderr_lines[0]}" "gpurun: cdi list: unknown option --frobnicate"
+	assert_equal "${stderr_lines[1]}" "usage: gpurun [--driver-root DIR] cdi generate [--driver-root DIR] [--format yaml|json] [--output FILE]"
+}
+
+@test "an option of a verb missing its value is named as such, 125" {
+	run -125 --separate-stderr "$GPURUN" list --gpus
+	assert_equal "${stderr_lines[0]}" "gpurun: list: --gpus needs a value"
+}

@@ -1,0 +1,385 @@
+#!/usr/bin/env bats
+# The flags people type from docker and podman: each one gpurun has does
+# what docker's does (or is accepted where gpurun always does it), and
+# each one it lacks is refused in one line saying what to do instead.
+
+load lib/common
+
+setup_file() {
+	require_gpurun
+	common_images
+}
+
+setup() {
+	host_snapshot "$BATS_TEST_TMPDIR/host.before"
+}
+
+# ---- accepted: what gpurun always does ----------------------------------------
+
+@test "--rm and --init are accepted and change nothing" {
+	run --separate-stderr "$GPURUN" --gpus void --rm --init "$BUSYBOX_DIR" sh -c 'echo $$'
+	assert_success
+	assert_output 2
+}
+
+@test "-i passes stdin through to the command, as without it" {
+	run --separate-stderr bash -c 'echo piped | "$GPURUN" --gpus void -i "$BUSYBOX_DIR" cat'
+	assert_success
+	assert_output piped
+}
+
+# ---- -t: refused until it is real -----------------------------------------------
+
+@test "-t is refused in one line saying it is not supported yet, 125" {
+	run -125 --separate-stderr "$GPURUN" --gpus void -t "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "-t/--tty: not supported yet"
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
+}
+
+@test "-it names -t/--tty, the word gpurun lacks, not the image" {
+	run -125 --separate-stderr "$GPURUN" --gpus void -it "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "-t/--tty: not supported yet"
+	[[ "$stderr" != *"$BUSYBOX_DIR"* ]] || fail "the image is named: $stderr"
+}
+
+@test "-ti is read as -t and -i too" {
+	run -125 --separate-stderr "$GPURUN" --gpus void -ti "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "-t/--tty: not supported yet"
+}
+
+@test "an unknown letter in a group names the letter and the group" {
+	run -125 --separate-stderr "$GPURUN" --gpus void -iz "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "unknown option -z (in -iz)"
+}
+
+# ---- --entrypoint ----------------------------------------------------------------
+
+@test "--entrypoint replaces the image's Entrypoint and drops its Cmd" {
+	run --separate-stderr "$GPURUN" --gpus void -u 0 --entrypoint /bin/pwd "$(oci_fixture oci)"
+	assert_success
+	assert_output /data
+}
+
+@test "--entrypoint with COMMAND gives COMMAND to the new entrypoint as arguments" {
+	run --separate-stderr "$GPURUN" --gpus void -u 0 --entrypoint /bin/echo "$(oci_fixture oci)" one two
+	assert_success
+	assert_output "one two"
+}
+
+@test "--entrypoint '' leaves no Entrypoint: COMMAND runs by itself" {
+	# With the image's Entrypoint (/bin/sh -c) "echo" would be a script
+	# printing an empty line; alone it is the program.
+	run --separate-stderr "$GPURUN" --gpus void -u 0 --entrypoint '' "$(oci_fixture oci)" echo alone
+	assert_success
+	assert_output alone
+}
+
+# ---- --env-file --------------------------------------------------------------------
+
+@test "--env-file reads docker's format: K=V, K from the host, comments, quotes kept" {
+	printf '%s\n' 'A=1' '# a comment' '  B="two words"' 'FROM_HOST' 'NOT_ON_HOST' '' 'C=' >"$BATS_TEST_TMPDIR/env"
+	FROM_HOST=hostval run --separate-stderr "$GPURUN" --gpus void --env-file "$BATS_TEST_TMPDIR/env" \
+		"$BUSYBOX_DIR" sh -c 'echo "$A|$B|$FROM_HOST|${NOT_ON_HOST-unset}|[$C]"'
+	assert_success
+	assert_output '1|"two words"|hostval|unset|[]'
+}
+
+@test "-e wins over --env-file, whichever comes first" {
+	echo 'X=from-file' >"$BATS_TEST_TMPDIR/env"
+	run --separate-stderr "$GPURUN" --gpus void -e X=from-e --env-file "$BATS_TEST_TMPDIR/env" \
+		"$BUSYBOX_DIR" sh -c 'echo $X'
+	assert_success
+	assert_output from-e
+}
+
+@test "--env-file with white space in a name names the file and the line, 125" {
+	printf 'OK=1\nBAD NAME=1\n' >"$BATS_TEST_TMPDIR/env"
+	run -125 --separate-stderr "$GPURUN" --env-file "$BATS_TEST_TMPDIR/env" "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "--env-file $BATS_TEST_TMPDIR/env: line 2: the variable name contains white space"
+}
+
+@test "a missing --env-file names it, 125" {
+	run -125 --separate-stderr "$GPURUN" --env-file /nonexistent/env "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "--env-file /nonexistent/env: No such file or directory"
+}
+
+# ---- --tmpfs, --shm-size, --mount ----------------------------------------------------
+
+@test "--tmpfs DST is a tmpfs with docker's noexec,nosuid,nodev" {
+	run --separate-stderr "$GPURUN" --gpus void --tmpfs /scratch "$BUSYBOX_DIR" \
+		sh -c 'grep " /scratch " /proc/mounts'
+	assert_success
+	assert_output --regexp '^tmpfs /scratch tmpfs rw,nosuid,nodev,noexec,'
+}
+
+@test "--tmpfs DST:size=1m,mode=700 sets its size and mode" {
+	run --separate-stderr "$GPURUN" --gpus void --tmpfs /scratch:size=1m,mode=700 "$BUSYBOX_DIR" \
+		sh -c 'stat -c %a /scratch; df -k /scratch | tail -1'
+	assert_success
+	assert_line --index 0 700
+	assert_line --index 1 --regexp '^tmpfs +1024 '
+}
+
+@test "--tmpfs DST:exec lets programs run from it" {
+	run --separate-stderr "$GPURUN" --gpus void --tmpfs /scratch:exec "$BUSYBOX_DIR" \
+		sh -c 'cp /bin/busybox /scratch/echo && /scratch/echo ran'
+	assert_success
+	assert_output ran
+}
+
+@test "--tmpfs with an option gpurun keeps off (suid) is refused, 125" {
+	run -125 --separate-stderr "$GPURUN" --gpus void --tmpfs /scratch:suid "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "--tmpfs '/scratch:suid': option 'suid' is not one gpurun takes"
+}
+
+@test "--shm-size 64m caps /dev/shm at 64 MiB" {
+	run --separate-stderr "$GPURUN" --gpus void --shm-size 64m "$BUSYBOX_DIR" sh -c 'df -k /dev/shm | tail -1'
+	assert_success
+	assert_output --regexp '^tmpfs +65536 '
+}
+
+@test "--shm-size that is not a size is refused, 125" {
+	run -125 --separate-stderr "$GPURUN" --gpus void --shm-size 64x "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "--shm-size '64x': expected a size such as 64m or 1g"
+}
+
+@test "--mount type=bind,source=,target=,readonly binds a host directory read-only" {
+	mkdir "$BATS_TEST_TMPDIR/vol"
+	echo hello >"$BATS_TEST_TMPDIR/vol/f"
+	run --separate-stderr "$GPURUN" --gpus void \
+		--mount "type=bind,source=$BATS_TEST_TMPDIR/vol,target=/data,readonly" "$BUSYBOX_DIR" \
+		sh -c 'cat /data/f; touch /data/new 2>/dev/null || echo read-only'
+	assert_success
+	assert_output $'hello\nread-only'
+}
+
+@test "--mount takes docker's aliases src, dst and ro" {
+	mkdir "$BATS_TEST_TMPDIR/vol"
+	run --separate-stderr "$GPURUN" --gpus void --mount "type=bind,src=$BATS_TEST_TMPDIR/vol,dst=/data,ro" \
+		"$BUSYBOX_DIR" sh -c 'grep " /data " /proc/mounts'
+	assert_success
+	assert_output --regexp ' /data [a-z0-9]+ ro,'
+}
+
+@test "--mount type=bind,...,destination= without ro is writable and reaches the host" {
+	mkdir "$BATS_TEST_TMPDIR/vol"
+	run --separate-stderr "$GPURUN" --gpus void \
+		--mount "type=bind,source=$BATS_TEST_TMPDIR/vol,destination=/data" "$BUSYBOX_DIR" sh -c 'echo x >/data/new'
+	assert_success
+	assert_file_exist "$BATS_TEST_TMPDIR/vol/new"
+}
+
+@test "--mount type=tmpfs,target=,tmpfs-size=,tmpfs-mode= makes that tmpfs" {
+	run --separate-stderr "$GPURUN" --gpus void --mount type=tmpfs,target=/t,tmpfs-size=2m,tmpfs-mode=1770 \
+		"$BUSYBOX_DIR" sh -c 'stat -c %a /t; df -k /t | tail -1'
+	assert_success
+	assert_line --index 0 1770
+	assert_line --index 1 --regexp '^tmpfs +2048 '
+}
+
+@test "--mount bind-propagation is refused saying why, 125" {
+	run -125 --separate-stderr "$GPURUN" --gpus void \
+		--mount "type=bind,src=$BATS_TEST_TMPDIR,dst=/data,bind-propagation=shared" "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "bind-propagation is not supported: every mount of the container is private to it"
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
+}
+
+@test "--mount type=volume is refused: gpurun has no named volumes, 125" {
+	run -125 --separate-stderr "$GPURUN" --gpus void --mount type=volume,src=v,dst=/data "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "type must be bind or tmpfs (gpurun has no named volumes"
+}
+
+@test "--mount with an unknown key names it, 125" {
+	run -125 --separate-stderr "$GPURUN" --gpus void --mount type=tmpfs,dst=/t,colour=blue "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "unknown key 'colour'"
+}
+
+# ---- --network, --ipc ---------------------------------------------------------------
+
+@test "--network none is --net none: only lo" {
+	run --separate-stderr "$GPURUN" --gpus void --network none "$BUSYBOX_DIR" sh -c 'ls /sys/class/net'
+	assert_success
+	assert_output lo
+}
+
+@test "--network=host shares the host's network namespace" {
+	run --separate-stderr "$GPURUN" --gpus void --network=host "$BUSYBOX_DIR" readlink /proc/self/ns/net
+	assert_success
+	assert_output "$(readlink /proc/self/ns/net)"
+}
+
+@test "--network bridge is refused saying what gpurun has, 125" {
+	run -125 --separate-stderr "$GPURUN" --gpus void --network bridge "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "--net/--network: 'bridge' is not one gpurun has: host (the default) or none"
+}
+
+@test "--ipc host shares the host's IPC namespace" {
+	run --separate-stderr "$GPURUN" --gpus void --ipc host "$BUSYBOX_DIR" readlink /proc/self/ns/ipc
+	assert_success
+	assert_output "$(readlink /proc/self/ns/ipc)"
+}
+
+@test "without --ipc, and with --ipc private, the IPC namespace is the container's own" {
+	local host
+	host=$(readlink /proc/self/ns/ipc)
+	run --separate-stderr "$GPURUN" --gpus void "$BUSYBOX_DIR" readlink /proc/self/ns/ipc
+	assert_success
+	[[ $output == ipc:* && $output != "$host" ]] || fail "shared: $output"
+	run --separate-stderr "$GPURUN" --gpus void --ipc private "$BUSYBOX_DIR" readlink /proc/self/ns/ipc
+	[[ $output == ipc:* && $output != "$host" ]] || fail "shared: $output"
+}
+
+@test "--ipc with a value gpurun lacks is refused, 125" {
+	run -125 --separate-stderr "$GPURUN" --gpus void --ipc shareable "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "--ipc 'shareable': expected one of host|private"
+}
+
+@test "--ipc host shows in the plan: unshare without --ipc" {
+	run --separate-stderr "$GPURUN" --gpus void --dry-run --ipc host "$BUSYBOX_DIR" true
+	assert_success
+	assert_line --regexp '^unshare --mount --pid (--user --map-root-user )?--fork'
+}
+
+# ---- --pull ----------------------------------------------------------------------
+
+@test "--pull never refuses a registry image that is not in the cache, without asking" {
+	run -125 --separate-stderr "$GPURUN" --gpus void --pull never docker://127.0.0.1:1/nothing:latest true
+	assert_gpurun_error 125 \
+		"image docker://127.0.0.1:1/nothing:latest: not in the cache, and --pull never does not ask the registry"
+}
+
+@test "--pull with a policy docker lacks is refused, 125" {
+	run -125 --separate-stderr "$GPURUN" --gpus void --pull sometimes "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "--pull 'sometimes': expected one of missing|always|never"
+}
+
+# ---- --ulimit ----------------------------------------------------------------------
+
+@test "--ulimit nofile=SOFT:HARD sets the command's soft and hard limits" {
+	run --separate-stderr "$GPURUN" --gpus void --ulimit nofile=100:200 "$BUSYBOX_DIR" sh -c 'ulimit -Sn; ulimit -Hn'
+	assert_success
+	assert_output $'100\n200'
+}
+
+@test "--ulimit NAME=N sets both limits, several --ulimit add up" {
+	run --separate-stderr "$GPURUN" --gpus void --ulimit core=0 --ulimit stack=4194304 "$BUSYBOX_DIR" \
+		sh -c 'ulimit -Sc; ulimit -Hc; ulimit -Ss'
+	assert_success
+	assert_output $'0\n0\n4096'
+}
+
+@test "--ulimit shows in the plan as ulimit lines before the exec" {
+	run --separate-stderr "$GPURUN" --gpus void --dry-run --ulimit nofile=100:200 "$BUSYBOX_DIR" true
+	assert_success
+	assert_output --partial "ulimit -H -n 200; ulimit -S -n 100; exec chroot"
+}
+
+@test "--ulimit with a name docker lacks lists the names, 125" {
+	run -125 --separate-stderr "$GPURUN" --gpus void --ulimit files=1 "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "--ulimit 'files=1': expected NAME=SOFT[:HARD], NAME one of core,"
+}
+
+@test "--ulimit with the soft limit above the hard one is refused, 125" {
+	run -125 --separate-stderr "$GPURUN" --gpus void --ulimit nofile=200:100 "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "--ulimit 'nofile=200:100': the soft limit is above the hard one"
+}
+
+# Whether this shell may raise its hard limit of open files (root with
+# CAP_SYS_RESOURCE): what a launch from it may do too.
+can_raise_nofile() {
+	(ulimit -Hn $(($(ulimit -Hn) + 1))) 2>/dev/null
+}
+
+@test "raising a hard limit without CAP_SYS_RESOURCE fails naming --ulimit, in one line, 125" {
+	! can_raise_nofile || skip "this caller may raise its hard limits"
+	local hard
+	hard=$(ulimit -Hn)
+	run -125 --separate-stderr "$GPURUN" --gpus void --ulimit "nofile=1024:$((hard + 1))" "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "--ulimit nofile: setrlimit: Operation not permitted"
+	assert_stderr_partial "hint: raising a hard limit needs CAP_SYS_RESOURCE, which gpurun's caller lacks; the hard limit here is $hard"
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
+}
+
+@test "a caller with CAP_SYS_RESOURCE can raise a hard limit with --ulimit" {
+	can_raise_nofile || skip "this caller may not raise its hard limits"
+	local hard
+	hard=$(ulimit -Hn)
+	run --separate-stderr "$GPURUN" --gpus void --ulimit "nofile=1024:$((hard + 1))" "$BUSYBOX_DIR" sh -c 'ulimit -Hn'
+	assert_success
+	assert_output "$((hard + 1))"
+}
+
+# ---- -h ----------------------------------------------------------------------------
+
+@test "-h NAME sets the host name, as docker's" {
+	run --separate-stderr "$GPURUN" --gpus void -h box "$BUSYBOX_DIR" hostname
+	assert_success
+	assert_output box
+}
+
+@test "-h as the only argument is the help" {
+	run --separate-stderr "$GPURUN" -h
+	assert_success
+	assert_output --partial "gpurun [run] [OPTIONS] IMAGE"
+}
+
+@test "-h followed by an option is an error naming both readings, 125" {
+	run -125 --separate-stderr "$GPURUN" --gpus void -h --verbose "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "-h --verbose: -h takes a host name here (-h NAME, as docker's); for the help, -h must be the only argument"
+}
+
+# ---- what gpurun lacks ------------------------------------------------------------
+
+@test "each docker option gpurun lacks is one line saying what instead, 125" {
+	local args
+	for args in "-p 8080:80" "-P" "-d" "--privileged" "--cap-add SYS_ADMIN" "--cap-drop ALL" \
+		"--security-opt seccomp=unconfined" "--name x" "--restart always" "--runtime nvidia" \
+		"-m 1g" "--memory 1g" "--cpus 2" "--userns host" "--pid host"; do
+		# shellcheck disable=SC2086
+		run -125 --separate-stderr "$GPURUN" $args "$BUSYBOX_DIR" true
+		assert_gpurun_error 125 "${args%% *}"
+		[[ "$stderr" != *"try gpurun --help"* ]] || fail "$args: no reason given: $stderr"
+		[[ ${#stderr_lines[@]} -eq 1 ]] || fail "$args: more than one line: $stderr"
+	done
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
+}
+
+@test "-p says a server in the container listens on the host's ports" {
+	run -125 --separate-stderr "$GPURUN" -p 8080:80 "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "-p/--publish: gpurun has no port mapping: the network is the host's (the default)"
+}
+
+# ---- values -----------------------------------------------------------------------
+
+@test "an option whose value took IMAGE, leaving none, is named as missing its value" {
+	run -125 --separate-stderr "$GPURUN" --gpus "$BUSYBOX_DIR"
+	assert_gpurun_error 125 "--gpus needs a value: it took '$BUSYBOX_DIR', and no IMAGE is left"
+}
+
+@test "an option that took IMAGE as its value is named in a hint (--gpus IMAGE true)" {
+	run -125 --separate-stderr "$GPURUN" --gpus "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "image true: No such file or directory"
+	assert_stderr_partial "hint: --gpus took '$BUSYBOX_DIR' as its value: was its value left out?"
+}
+
+@test "a missing image after a real option value gets no such hint" {
+	run -125 --separate-stderr "$GPURUN" --gpus void /nonexistent.tar true
+	assert_gpurun_error 125 "image /nonexistent.tar: No such file or directory"
+	[[ "$stderr" != *hint:* ]] || fail "a hint: $stderr"
+}
+
+@test "--help says --gpus 2 is GPU index 2, and count=2 docker's count" {
+	run --separate-stderr "$GPURUN" --help
+	assert_success
+	assert_output --partial "--gpus 2 is GPU index 2, where docker reads a"
+	assert_output --partial "count=2 is docker's two GPUs"
+}
+
+@test "--help lists every docker option it refuses" {
+	run --separate-stderr "$GPURUN" --help
+	assert_success
+	local o
+	for o in -p/--publish -d/--detach --privileged --cap-add --security-opt --name --restart --cpus; do
+		assert_output --partial "$o"
+	done
+}
