@@ -290,18 +290,22 @@ int opt_size1024(const char *s, unsigned long long *out)
 	return 0;
 }
 
-/* docker's --ulimit names, with bash's `ulimit` letter for the plan. */
+/* docker's --ulimit names.  For the plan, the `ulimit` letter and unit
+ * (bytes >> shift) that dash, bash and busybox sh share, else 0: nproc is
+ * -p in dash and -u in bash, core and fsize count blocks of 512 bytes in
+ * one and 1024 in another. */
 static const struct {
 	const char *name;
 	int resource;
 	char letter;
+	unsigned char shift;
 } ulimits[] = {
-	{"core", RLIMIT_CORE, 'c'},	    {"cpu", RLIMIT_CPU, 't'},		{"data", RLIMIT_DATA, 'd'},
-	{"fsize", RLIMIT_FSIZE, 'f'},	    {"locks", RLIMIT_LOCKS, 'x'},	{"memlock", RLIMIT_MEMLOCK, 'l'},
-	{"msgqueue", RLIMIT_MSGQUEUE, 'q'}, {"nice", RLIMIT_NICE, 'e'},		{"nofile", RLIMIT_NOFILE, 'n'},
-	{"nproc", RLIMIT_NPROC, 'u'},	    {"rss", RLIMIT_RSS, 'm'},		{"rtprio", RLIMIT_RTPRIO, 'r'},
-	{"rttime", RLIMIT_RTTIME, 'R'},	    {"sigpending", RLIMIT_SIGPENDING, 'i'}, {"stack", RLIMIT_STACK, 's'},
-	{"as", RLIMIT_AS, 'v'},
+	{"as", RLIMIT_AS, 'v', 10},	   {"core", RLIMIT_CORE, 0, 0},	      {"cpu", RLIMIT_CPU, 't', 0},
+	{"data", RLIMIT_DATA, 'd', 10},	   {"fsize", RLIMIT_FSIZE, 0, 0},     {"locks", RLIMIT_LOCKS, 0, 0},
+	{"memlock", RLIMIT_MEMLOCK, 'l', 10}, {"msgqueue", RLIMIT_MSGQUEUE, 0, 0}, {"nice", RLIMIT_NICE, 0, 0},
+	{"nofile", RLIMIT_NOFILE, 'n', 0}, {"nproc", RLIMIT_NPROC, 0, 0},     {"rss", RLIMIT_RSS, 'm', 10},
+	{"rtprio", RLIMIT_RTPRIO, 'r', 0}, {"rttime", RLIMIT_RTTIME, 0, 0},   {"sigpending", RLIMIT_SIGPENDING, 0, 0},
+	{"stack", RLIMIT_STACK, 's', 10},
 };
 
 static int ulimit_value(const char *s, size_t n, rlim_t *out)
@@ -325,14 +329,15 @@ int opt_ulimit(const char *spec, struct ulimit *out, struct gerr *err)
 	       (strlen(ulimits[i].name) != (size_t)(eq - spec) || strncmp(ulimits[i].name, spec, eq - spec)))
 		i++;
 	if (!eq || i == COUNT_OF(ulimits))
-		return gerr_set(err, 0, "--ulimit '%s': expected NAME=SOFT[:HARD], NAME one of core, cpu, data, "
-				"fsize, locks, memlock, msgqueue, nice, nofile, nproc, rss, rtprio, rttime, "
-				"sigpending, stack, as", spec);
+		return gerr_set(err, 0, "--ulimit '%s': expected NAME=SOFT[:HARD], NAME one of as, core, cpu, "
+				"data, fsize, locks, memlock, msgqueue, nice, nofile, nproc, rss, rtprio, rttime, "
+				"sigpending, stack", spec);
 	const char *v = eq + 1, *colon = strchr(v, ':');
 	size_t sn = colon ? (size_t)(colon - v) : strlen(v);
 	out->name = ulimits[i].name;
 	out->resource = ulimits[i].resource;
 	out->letter = ulimits[i].letter;
+	out->shift = ulimits[i].shift;
 	if (ulimit_value(v, sn, &out->lim.rlim_cur) < 0 ||
 	    ulimit_value(colon ? colon + 1 : v, colon ? strlen(colon + 1) : sn, &out->lim.rlim_max) < 0)
 		return gerr_set(err, 0, "--ulimit '%s': a limit is a number, or unlimited", spec);

@@ -96,7 +96,8 @@ int opt_size1024(const char *s, unsigned long long *out);
 struct ulimit {
 	const char *name; /* docker's: "nofile" */
 	int resource;     /* RLIMIT_* */
-	char letter;      /* the shell's `ulimit -X` (bash) */
+	char letter;      /* the `ulimit -X` every sh shares, or 0 */
+	unsigned shift;   /* that ulimit's unit: bytes >> shift */
 	struct rlimit lim;
 };
 int opt_ulimit(const char *spec, struct ulimit *out, struct gerr *err);

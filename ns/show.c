@@ -22,20 +22,37 @@ void ns_describe_unshare(const struct run_config *cfg, struct sbuf *b)
 	sbuf_printf(b, "%s%s --fork --kill-child", cfg->hostname ? " --uts" : "", cfg->new_net ? " --net" : "");
 }
 
+/* One --ulimit as sh's ulimit (shell 1) or, where the shells differ, a
+ * comment line (shell 0), which comes first.  Soft and hard apart: hard,
+ * soft, hard again, so that it works whether the new limits are above or
+ * below the old ones (P2 sets both at once). */
+static void describe_ulimit(const struct ulimit *u, int shell, struct sbuf *b)
+{
+	char v[2][24];
+	rlim_t lim[2] = {u->lim.rlim_cur, u->lim.rlim_max}, mask = ((rlim_t)1 << u->shift) - 1;
+	int fits = u->letter != 0;
+	for (int k = 0; k < 2; k++) {
+		fits &= lim[k] == RLIM_INFINITY || !(lim[k] & mask);
+		if (lim[k] == RLIM_INFINITY)
+			snprintf(v[k], sizeof v[k], "unlimited");
+		else
+			snprintf(v[k], sizeof v[k], "%llu", (unsigned long long)(lim[k] >> (shell ? u->shift : 0)));
+	}
+	if (!shell && !fits)
+		sbuf_printf(b, "# --ulimit %s=%s:%s: set by setrlimit before the exec (no ulimit every sh "
+			       "shares says it)\n", u->name, v[0], v[1]);
+	else if (shell && fits && lim[0] == lim[1])
+		sbuf_printf(b, "ulimit -%c %s; ", u->letter, v[0]);
+	else if (shell && fits)
+		sbuf_printf(b, "ulimit -H -%c %s 2>/dev/null; ulimit -S -%c %s; ulimit -H -%c %s; ", u->letter, v[1],
+			    u->letter, v[0], u->letter, v[1]);
+}
+
 void ns_describe_exec(const struct run_config *cfg, const char *userspec, struct sbuf *b)
 {
-	/* --ulimit: bash's ulimit, hard first so that a soft one fits under it. */
-	for (size_t i = 0; i < cfg->nulimits; i++) {
-		const struct ulimit *u = &cfg->ulimits[i];
-		for (int hard = 1; hard >= 0; hard--) {
-			rlim_t v = hard ? u->lim.rlim_max : u->lim.rlim_cur;
-			sbuf_printf(b, "ulimit -%c -%c ", hard ? 'H' : 'S', u->letter);
-			if (v == RLIM_INFINITY)
-				sbuf_puts(b, "unlimited; ");
-			else
-				sbuf_printf(b, "%llu; ", (unsigned long long)v);
-		}
-	}
+	for (int shell = 0; shell < 2; shell++)
+		for (size_t i = 0; i < cfg->nulimits; i++)
+			describe_ulimit(&cfg->ulimits[i], shell, b);
 	sbuf_puts(b, "exec chroot --userspec ");
 	sbuf_shquote(b, userspec);
 	sbuf_puts(b, " / env -i");

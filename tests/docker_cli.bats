@@ -268,15 +268,26 @@ setup() {
 	assert_output $'0\n0\n4096'
 }
 
-@test "--ulimit shows in the plan as ulimit lines before the exec" {
-	run --separate-stderr "$GPURUN" --gpus void --dry-run --ulimit nofile=100:200 "$BUSYBOX_DIR" true
+@test "--ulimit shows in the plan as sh's ulimit before the exec, and sh sets those limits" {
+	run --separate-stderr "$GPURUN" --gpus void --dry-run --ulimit nofile=100:200 --ulimit stack=8388608 \
+		"$BUSYBOX_DIR" true
 	assert_success
-	assert_output --partial "ulimit -H -n 200; ulimit -S -n 100; exec chroot"
+	local line
+	line=$(grep -o '^ulimit .*; exec chroot' <<<"$output") || fail "no ulimit line: $output"
+	run sh -c "${line%exec chroot} ulimit -Sn; ulimit -Hn; ulimit -Ss"
+	assert_success
+	assert_output $'100\n200\n8192'
+}
+
+@test "a --ulimit that sh's ulimit cannot say alike in every shell is a comment in the plan" {
+	run --separate-stderr "$GPURUN" --gpus void --dry-run --ulimit nproc=100:200 "$BUSYBOX_DIR" true
+	assert_success
+	assert_line "# --ulimit nproc=100:200: set by setrlimit before the exec (no ulimit every sh shares says it)"
 }
 
 @test "--ulimit with a name docker lacks lists the names, 125" {
 	run -125 --separate-stderr "$GPURUN" --gpus void --ulimit files=1 "$BUSYBOX_DIR" true
-	assert_gpurun_error 125 "--ulimit 'files=1': expected NAME=SOFT[:HARD], NAME one of core,"
+	assert_gpurun_error 125 "--ulimit 'files=1': expected NAME=SOFT[:HARD], NAME one of as, core, cpu,"
 }
 
 @test "--ulimit with the soft limit above the hard one is refused, 125" {
