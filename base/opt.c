@@ -1,6 +1,7 @@
 /* base/opt.c — the one option parser of every verb, the usage it writes
- * from the same table, and the values options share (sizes, --ulimit,
- * --env-file, environment lists).  See opt.h. */
+ * from the same table, docker's refused options, and the values options
+ * share (sizes, -e, --env-file, --ulimit, --tls-verify, environment and
+ * argv lists).  See opt.h. */
 #include "opt.h"
 
 #include <errno.h>

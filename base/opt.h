@@ -1,10 +1,11 @@
 /* base/opt.h — the one option parser of every verb: a verb describes its
  * options once, as a table of struct opt, and the same table parses the
- * words (opt_next) and writes the verb's usage (opt_synopsis, opt_help),
- * so that --help cannot drift from what is accepted.  Also the values
- * options share: sizes, docker's --ulimit and --env-file, and environment
- * lists.  Parsing only:
- * errors come back as values, the caller decides to exit. */
+ * words (opt_next) and writes the verb's usage (opt_synopsis, opt_help,
+ * opt_print_uses), so that --help cannot drift from what is accepted; and
+ * docker's options gpurun refuses, as such a table.  Also the values
+ * options share: sizes, -e, --env-file, --ulimit, --tls-verify, and the
+ * environment and argv lists they fill.  Parsing only: errors come back as
+ * values, the caller decides to exit. */
 #ifndef GPURUN_OPT_H
 #define GPURUN_OPT_H
 
