@@ -4,6 +4,7 @@
 # each one it lacks is refused in one line saying what to do instead.
 
 load lib/common
+load lib/registry
 
 setup_file() {
 	require_gpurun
@@ -12,6 +13,23 @@ setup_file() {
 
 setup() {
 	host_snapshot "$BATS_TEST_TMPDIR/host.before"
+}
+
+teardown() {
+	registry_stop_all || true
+}
+
+# cached_registry_image: a plain-HTTP registry holding the OCI fixture,
+# pulled once into this test's cache, then stopped; sets REF.
+cached_registry_image() {
+	registry_require_tools || fail "the registry tools are missing"
+	registry_start P plain || fail "the registry did not start"
+	registry_push P "oci:$(oci_fixture oci):latest" gpurun/test:latest || fail "skopeo could not push"
+	export GPURUN_CACHE=$BATS_TEST_TMPDIR/cache GPURUN_INSECURE_REGISTRIES=$REG_P_HOST
+	REF=docker://$REG_P_HOST/gpurun/test:latest
+	run --separate-stderr "$GPURUN" --gpus void "$REF" 'echo pulled'
+	assert_output pulled
+	registry_stop_all || true # wait's status is the server's SIGTERM
 }
 
 # ---- accepted: what gpurun always does ----------------------------------------
@@ -246,6 +264,21 @@ setup() {
 	run -125 --separate-stderr "$GPURUN" --gpus void --pull never docker://127.0.0.1:1/nothing:latest true
 	assert_gpurun_error 125 \
 		"image docker://127.0.0.1:1/nothing:latest: not in the cache, and --pull never does not ask the registry"
+}
+
+@test "--pull never, and the default, run a cached registry image with the registry gone" {
+	cached_registry_image
+	run --separate-stderr "$GPURUN" --gpus void --pull never "$REF" 'echo from-cache'
+	assert_success
+	assert_output from-cache
+	run --separate-stderr "$GPURUN" --gpus void --pull missing "$REF" 'echo from-cache'
+	assert_output from-cache
+}
+
+@test "--pull always asks the registry again for a cached image: with it gone, the run fails" {
+	cached_registry_image
+	run -125 --separate-stderr "$GPURUN" --gpus void --pull always "$REF" 'echo from-cache'
+	assert_gpurun_error 125 "$REG_P_HOST"
 }
 
 @test "--pull with a policy docker lacks is refused, 125" {
