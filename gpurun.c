@@ -28,7 +28,7 @@ struct cli {
 	struct strv devices;  /* --device vendor.com/class=name (CDI) */
 	struct strv cdi_dirs; /* --cdi-spec-dir */
 	const char *workdir, *user, *hostname, *net, *gpus, *caps, *driver_root, *platform;
-	int read_only, dry_run, verbose, no_cache, quiet, insecure;
+	int read_only, dry_run, verbose, no_cache, quiet, insecure, tty, interactive;
 	const char *max_image_size; /* --max-image-size */
 	const char *entrypoint;     /* --entrypoint ("": none), or NULL */
 	const char *ipc, *pull;
@@ -49,7 +49,7 @@ enum {
 	R_ENV = 1, R_VOLUME, R_WORKDIR, R_USER, R_HOSTNAME, R_NET, R_READ_ONLY, R_DRY_RUN, R_VERBOSE, R_GPUS,
 	R_CAPS, R_REQUIRE, R_DEVICE, R_CDI_SPEC_DIR, R_DRIVER_ROOT, R_NO_CACHE, R_MAX_IMAGE_SIZE, R_QUIET,
 	R_PLATFORM, R_TLS_VERIFY, R_HELP, R_VERSION, R_ENV_FILE, R_TMPFS, R_MOUNT, R_SHM_SIZE, R_ULIMIT, R_IPC,
-	R_ENTRYPOINT, R_PULL, R_DOCKER_NOOP, R_TTY,
+	R_ENTRYPOINT, R_PULL, R_DOCKER_NOOP, R_TTY, R_INTERACTIVE,
 };
 static const struct opt run_opts[] = {
 	{R_GPUS, "gpus", NULL, 0, OPT_VALUE, "SPEC", "all, none, void, or indexes, GPU-<uuid>, PCI bus ids\n"
@@ -97,10 +97,10 @@ static const struct opt run_opts[] = {
 	{R_VERBOSE, "verbose", NULL, 0, OPT_FLAG, NULL, "print each step as it is done"},
 	{R_DOCKER_NOOP, "rm", NULL, 0, OPT_FLAG, NULL, "accepted: every run is removed when it ends"},
 	{R_DOCKER_NOOP, "init", NULL, 0, OPT_FLAG, NULL, "accepted: gpurun's own init is always pid 1"},
-	{R_DOCKER_NOOP, "interactive", NULL, 'i', OPT_FLAG, NULL, "accepted: stdin always reaches the command\n"
-	 "(docker closes it without -i)"},
-	{R_TTY, "tty", NULL, 't', OPT_REFUSED, NULL, "not supported yet: the command gets gpurun's own stdin, stdout "
-	 "and stderr (the caller's terminal, if any), never a terminal of its own; leave out -t"},
+	{R_TTY, "tty", NULL, 't', OPT_FLAG, NULL, "a pty of the container's own for the command, relayed to\n"
+	 "this terminal (-it: with the keystrokes)"},
+	{R_INTERACTIVE, "interactive", NULL, 'i', OPT_FLAG, NULL, "with -t, relay stdin to the command (without -t,\n"
+	 "stdin always reaches the command; docker closes it)"},
 	{R_HELP, "help", NULL, 0, OPT_FLAG, NULL, "this text (-h too, alone)"},
 	{R_VERSION, "version", NULL, 'V', OPT_FLAG, NULL, "the version"},
 	{0},
@@ -108,27 +108,30 @@ static const struct opt run_opts[] = {
 
 /* The other verbs' options.  A verb's table is its whole interface: its
  * usage line and its parse come from it. */
-enum { V_HELP = 1, V_DRIVER_ROOT, V_CSV, V_GPUS, V_CAPS, V_PLATFORM, V_TLS_VERIFY, V_QUIET, V_VERBOSE,
+enum { V_HELP = 1, V_DRIVER_ROOT, V_CSV, V_JSON, V_GPUS, V_CAPS, V_PLATFORM, V_TLS_VERIFY, V_QUIET, V_VERBOSE,
        V_MAX_SIZE, V_FORMAT, V_OUTPUT, V_CDI_SPEC_DIR };
 #define HELP_OPT {V_HELP, "help", NULL, 'h', OPT_FLAG, NULL, "this text"}
 #define DRIVER_ROOT_OPT {V_DRIVER_ROOT, "driver-root", NULL, 0, OPT_VALUE, "DIR", "where the host driver lives"}
+#define JSON_OPT {V_JSON, "json", NULL, 0, OPT_FLAG, NULL, "one JSON document (docs/json.md)"}
 static const struct opt info_opts[] = {
-	{V_CSV, "csv", NULL, 0, OPT_FLAG, NULL, "comma-separated values"}, DRIVER_ROOT_OPT, HELP_OPT, {0}};
+	{V_CSV, "csv", NULL, 0, OPT_FLAG, NULL, "comma-separated values"}, JSON_OPT, DRIVER_ROOT_OPT, HELP_OPT, {0}};
 static const struct opt list_opts[] = {
 	{V_GPUS, "gpus", NULL, 0, OPT_VALUE, "SPEC", "the GPUs, as run's --gpus"},
-	{V_CAPS, "caps", NULL, 0, OPT_VALUE, "LIST", "the driver capabilities, as run's --caps"}, DRIVER_ROOT_OPT,
-	HELP_OPT, {0}};
+	{V_CAPS, "caps", NULL, 0, OPT_VALUE, "LIST", "the driver capabilities, as run's --caps"}, JSON_OPT,
+	DRIVER_ROOT_OPT, HELP_OPT, {0}};
 static const struct opt pull_opts[] = {
 	{V_PLATFORM, "platform", NULL, 0, OPT_VALUE, "OS/ARCH[/VARIANT]", "the image of a multi-platform index"},
 	{V_TLS_VERIFY, "tls-verify", NULL, 0, OPT_OPTIONAL, "false", "plain HTTP or an unverified certificate"},
 	{V_QUIET, "quiet", NULL, 0, OPT_FLAG, NULL, "no progress display"},
 	{V_VERBOSE, "verbose", NULL, 0, OPT_FLAG, NULL, "say what is in the cache"}, HELP_OPT, {0}};
-static const struct opt cache_ls_opts[] = {HELP_OPT, {0}};
+static const struct opt cache_ls_opts[] = {JSON_OPT, HELP_OPT, {0}};
 static const struct opt cache_rm_opts[] = {HELP_OPT, {0}};
 static const struct opt cache_prune_opts[] = {
 	{V_MAX_SIZE, "max-size", NULL, 0, OPT_VALUE, "SIZE", "keep at most SIZE, least recently used go first"},
 	HELP_OPT, {0}};
-static const struct opt doctor_opts[] = {DRIVER_ROOT_OPT, HELP_OPT, {0}};
+static const struct opt doctor_opts[] = {
+	{V_GPUS, "gpus", NULL, 0, OPT_VALUE, "SPEC", "also check these GPUs end to end, as run's --gpus"}, JSON_OPT,
+	DRIVER_ROOT_OPT, HELP_OPT, {0}};
 static const struct opt cdi_generate_opts[] = {
 	DRIVER_ROOT_OPT, {V_FORMAT, "format", NULL, 0, OPT_VALUE, "yaml|json", "the spec's format"},
 	{V_OUTPUT, "output", NULL, 0, OPT_VALUE, "FILE", "where to write it (default: stdout)"}, HELP_OPT, {0}};
@@ -173,24 +176,6 @@ static void usage(FILE *out)
 	fputs("\n"
 	      "Exit status: the command's; 128+N if it died of signal N; 125 gpurun failed;\n"
 	      "126 the command cannot be executed; 127 the command was not found.\n", out);
-}
-
-/* --max-image-size, else GPURUN_MAX_IMAGE_SIZE, else rootfs.h's default:
- * the cap on what an image unpacks to, set before anything is read.  The
- * value is not echoed: it is the caller's text, and the option names it. */
-static void set_max_image_size(const char *opt)
-{
-	const char *v = opt, *what = "--max-image-size";
-	if (!v) {
-		v = getenv("GPURUN_MAX_IMAGE_SIZE");
-		what = "GPURUN_MAX_IMAGE_SIZE";
-		if (!v || !*v)
-			return;
-	}
-	unsigned long long n;
-	if (opt_size1000(v, &n) < 0 || n == 0)
-		die(GPURUN_EXIT_FAIL, "%s: not a size; expected one such as 500M or 10G", what);
-	rootfs_set_max_image_size(n);
 }
 
 /* A verb's bad argument: the line (arguments shown, never sent raw to the
@@ -270,6 +255,8 @@ static int parse_run_args(struct cli *c, int argc, char **argv)
 			break;
 		case R_NET: c->net = v; break;
 		case R_READ_ONLY: c->read_only = 1; break;
+		case R_TTY: c->tty = 1; break;
+		case R_INTERACTIVE: c->interactive = 1; break;
 		case R_DRY_RUN: c->dry_run = 1; break;
 		case R_VERBOSE: c->verbose = 1; break;
 		case R_GPUS: c->gpus = v; break;
@@ -366,7 +353,7 @@ static char **container_env(struct cli *c, const struct image_config *ic)
 	for (char **e = ic ? ic->env : NULL; e && *e; e++)
 		if (strchr(*e, '=') && **e != '=')
 			env_set(&env, *e);
-	if (isatty(0)) {
+	if (isatty(0) || c->tty) {
 		const char *term = getenv("TERM");
 		strv_add(&env, xasprintf("TERM=%s", term && *term ? term : "xterm"));
 	}
@@ -391,7 +378,8 @@ static int run_main(int argc, char **argv, const char *driver_root)
 	if (i >= argc)
 		die(GPURUN_EXIT_FAIL, "missing IMAGE (try gpurun --help)");
 	check_values(&c, &cfg);
-	set_max_image_size(c.max_image_size);
+	if (rootfs_max_image_size_from(c.max_image_size, &err) < 0)
+		gerr_die(&err);
 	open_image(&c, &cfg, argv, i++, &cache, &img);
 	if (i < argc && !strcmp(argv[i], "--"))
 		i++;
@@ -407,12 +395,11 @@ static int run_main(int argc, char **argv, const char *driver_root)
 		cfg.argv = argv_join(ic ? ic->entrypoint : NULL, i < argc ? argv + i : ic ? ic->cmd : NULL);
 	if (!cfg.argv[0])
 		cfg.argv = default_cmd;
-	cfg.host_uid = geteuid();
-	cfg.host_gid = getegid();
-	cfg.unprivileged = cfg.host_uid != 0;
-	cfg.keep_owner = !cfg.unprivileged && ids_all_mapped();
+	ns_caller(&cfg);
 	cfg.read_only = c.read_only;
 	cfg.verbose = c.verbose;
+	cfg.tty = c.tty;
+	cfg.interactive = c.interactive;
 	cfg.user_spec = c.user ? c.user : ic ? ic->user : NULL;
 	cfg.workdir = c.workdir;
 	if (!cfg.workdir && ic && ic->workdir)
@@ -466,6 +453,7 @@ static int cache_verb(int argc, char **argv)
 	if (u == COUNT_OF(uses))
 		return usage_fail("cache", "cache: unknown or incomplete command '%s'", sub);
 	unsigned long long max = ~0ULL;
+	int json = 0;
 	const char *digest = NULL, *v;
 	const struct opt *o;
 	struct opt_state s = OPT_STATE(argc, argv);
@@ -474,17 +462,22 @@ static int cache_verb(int argc, char **argv)
 			digest = v;
 		else if (r == 2)
 			return usage_fail("cache", "cache %s: unexpected argument %s", sub, v);
+		else if (o->id == V_JSON)
+			json = 1;
 		else if (o->id == V_MAX_SIZE && opt_size1000(v, &max) < 0)
 			die(GPURUN_EXIT_FAIL, "cache prune: --max-size '%s': expected a size such as 500M or 10G", v);
 	}
 	if (!strcmp(sub, "rm") && !digest)
 		return usage_fail("cache", "cache: unknown or incomplete command '%s'", sub);
 	if (cache_open(&c, 0, &err) < 0) {
-		if (err.errnum == ENOENT && !strcmp(sub, "ls"))
+		if (err.errnum == ENOENT && !strcmp(sub, "ls")) {
+			if (json)
+				puts("{\"images\":[]}");
 			return 0; /* nothing cached yet */
+		}
 		gerr_die(&err);
 	}
-	int r = !strcmp(sub, "ls") ? cache_list(&c, &err)
+	int r = !strcmp(sub, "ls") ? cache_list(&c, json, &err)
 		: !strcmp(sub, "rm") ? cache_remove(&c, digest, &err)
 				     : cache_prune(&c, max, &err);
 	if (r < 0)
@@ -523,7 +516,8 @@ static int pull_verb(int argc, char **argv)
 	}
 	if (!ref)
 		return usage_fail("pull", "pull: missing REF");
-	set_max_image_size(NULL);
+	if (rootfs_max_image_size_from(NULL, &err) < 0)
+		gerr_die(&err);
 	/* "gpurun pull ubuntu" as docker pull does: the prefix is optional. */
 	_cleanup_free_ char *full = strncmp(ref, REGISTRY_PREFIX, strlen(REGISTRY_PREFIX))
 					    ? xasprintf(REGISTRY_PREFIX "%s", ref) : xstrdup(ref);
@@ -553,6 +547,7 @@ static int gpu_verb(int argc, char **argv, int list)
 		switch (o->id) {
 		case V_DRIVER_ROOT: q.driver_root = v; break;
 		case V_CSV: q.csv = 1; break;
+		case V_JSON: q.json = 1; break;
 		case V_GPUS: q.gpus = v; break;
 		case V_CAPS: q.caps = v; break;
 		}
@@ -610,23 +605,28 @@ static int cdi_verb(int argc, char **argv)
  * to change; exit 1 when any check failed (gpurun itself did not). */
 static int doctor_verb(int argc, char **argv)
 {
-	const char *driver_root = global_driver_root, *v;
+	const char *driver_root = global_driver_root, *gpus = NULL, *v;
 	const struct opt *o;
+	struct checks ck = {0};
 	struct opt_state s = OPT_STATE(argc, argv);
 	for (int r; (r = verb_next(&s, "doctor", doctor_opts, &o, &v));) {
 		if (r == 2)
 			return usage_fail("doctor", "doctor: unexpected argument %s", v);
-		if (o->id == V_DRIVER_ROOT)
-			driver_root = v;
+		switch (o->id) {
+		case V_DRIVER_ROOT: driver_root = v; break;
+		case V_GPUS: gpus = v; break;
+		case V_JSON: ck.collect = 1; break;
+		}
 	}
-	struct checks ck = {0};
 	struct gerr err = {0};
 	_cleanup_free_ char *cache = cache_doctor(&ck);
 	if (ns_doctor(&ck, cache, &err) < 0)
 		gerr_die(&err);
-	gpu_doctor(&ck, driver_root);
-	printf("%u failed, %u warning%s\n", ck.failed, ck.warned, ck.warned == 1 ? "" : "s");
-	return ck.failed ? 1 : 0;
+	gpu_doctor(&ck, driver_root, gpus);
+	int status = checks_report(&ck, &err);
+	if (status < 0)
+		gerr_die(&err);
+	return status;
 }
 
 /* Global options before the verb, as nvidia-container-cli takes them

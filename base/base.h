@@ -94,6 +94,10 @@ void checks_free(struct checks *ck);
 /* `gpurun doctor --json`: the verdicts ck collected and the tally, as
  * docs/json.md says (base/json.c).  0, or -1 with err. */
 int checks_print_json(const struct checks *ck, struct gerr *err);
+/* The end of `gpurun doctor`: the JSON document when ck collected, else
+ * the tally line; frees ck.  Returns doctor's exit status (1: a check
+ * failed), or -1 with err. */
+int checks_report(struct checks *ck, struct gerr *err);
 
 /* ---- mem.c -------------------------------------------------------------- */
 

@@ -44,3 +44,16 @@ void checks_free(struct checks *ck)
 	ck->items = NULL;
 	ck->nitems = 0;
 }
+
+int checks_report(struct checks *ck, struct gerr *err)
+{
+	if (ck->collect) {
+		if (checks_print_json(ck, err) < 0)
+			return -1;
+	} else {
+		printf("%u failed, %u warning%s\n", ck->failed, ck->warned, ck->warned == 1 ? "" : "s");
+	}
+	int failed = ck->failed != 0;
+	checks_free(ck);
+	return failed;
+}

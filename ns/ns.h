@@ -84,7 +84,10 @@ int layout_mounts(struct plan *p, const struct strv *specs, struct gerr *err);
 void layout_finish(struct plan *p, const struct run_config *cfg, const char *ldconfig_dirs,
 		   const char *compat_driver);
 
-/* ns/subid.c: the caller's first ranges in /etc/subuid and /etc/subgid
+/* ns/subid.c: ns_caller() fills in who runs gpurun (host_uid, host_gid,
+ * unprivileged, subids, fake_ids, keep_owner). */
+void ns_caller(struct run_config *cfg);
+/* The caller's first ranges in /etc/subuid and /etc/subgid
  * (by name or uid) when newuidmap and newgidmap are installed; -1 when
  * there is no full map to make.  subid_range_parse reads one file's text. */
 int subid_lookup(uid_t uid, gid_t gid, struct subids *out);

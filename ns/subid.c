@@ -1,4 +1,5 @@
-/* ns/subid.c — the caller's subordinate id ranges (/etc/subuid, /etc/subgid)
+/* ns/subid.c — who runs gpurun and the user namespace that follows from
+ * it: the caller's ids, the caller's subordinate id ranges (/etc/subuid, /etc/subgid)
  * and the full id maps written with Debian's setuid helpers newuidmap and
  * newgidmap, as podman makes them: the caller is root inside, and ids 1..N
  * are the caller's range.
@@ -69,6 +70,21 @@ static int range_of(const char *file, const char *name, unsigned long id, unsign
 	struct gerr ignored = {0};
 	_cleanup_free_ char *text = read_small_file_at(AT_FDCWD, file, 1 << 20, &len, &ignored);
 	return text ? subid_range_parse(text, name, id, start, count) : -1;
+}
+
+/* Root runs without a user namespace.  Unprivileged, with ranges and
+ * Debian's uidmap, the full map podman makes; else one id mapped: no other
+ * id exists to switch to or give files to, and the calls that would need
+ * one are answered (ns/security.c). */
+void ns_caller(struct run_config *cfg)
+{
+	cfg->host_uid = geteuid();
+	cfg->host_gid = getegid();
+	cfg->unprivileged = cfg->host_uid != 0;
+	if (cfg->unprivileged)
+		(void)subid_lookup(cfg->host_uid, cfg->host_gid, &cfg->subids);
+	cfg->fake_ids = cfg->unprivileged && !cfg->subids.uid_count;
+	cfg->keep_owner = !cfg->unprivileged && ids_all_mapped();
 }
 
 int subid_lookup(uid_t uid, gid_t gid, struct subids *out)

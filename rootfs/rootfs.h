@@ -75,10 +75,12 @@ void rootfs_unpack_abandon(struct unpack_job *job);
  * its layers together, counted as it is written, into the cache or (with
  * --no-cache) into the run's tmpfs.  The default bounds a decompression
  * bomb without refusing the largest real images (CUDA development images
- * with a framework unpack to 20-35 GB).  gpurun.c sets it from
- * --max-image-size or GPURUN_MAX_IMAGE_SIZE before anything is unpacked. */
+ * with a framework unpack to 20-35 GB).  gpurun.c sets it before anything
+ * is unpacked: rootfs_max_image_size_from() reads --max-image-size's value,
+ * else GPURUN_MAX_IMAGE_SIZE (-1 with err when it is not a size). */
 #define IMAGE_MAX_SIZE_DEFAULT 64000000000ULL /* 64G */
 void rootfs_set_max_image_size(unsigned long long bytes);
+int rootfs_max_image_size_from(const char *opt, struct gerr *err);
 unsigned long long rootfs_max_image_size(void);
 
 /* rootfs_probe() results */

@@ -12,6 +12,8 @@
  * throws its scratch file system away. */
 #include "rootfs_int.h"
 
+#include "../base/opt.h"
+
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
@@ -41,6 +43,24 @@ static unsigned long long max_image_bytes = IMAGE_MAX_SIZE_DEFAULT;
 void rootfs_set_max_image_size(unsigned long long bytes)
 {
 	max_image_bytes = bytes ? bytes : IMAGE_MAX_SIZE_DEFAULT;
+}
+
+/* The value is not echoed: it is the caller's text, and the name of the
+ * option or variable says where it came from. */
+int rootfs_max_image_size_from(const char *opt, struct gerr *err)
+{
+	const char *v = opt, *what = "--max-image-size";
+	if (!v) {
+		v = getenv("GPURUN_MAX_IMAGE_SIZE");
+		what = "GPURUN_MAX_IMAGE_SIZE";
+		if (!v || !*v)
+			return 0;
+	}
+	unsigned long long n;
+	if (opt_size1000(v, &n) < 0 || n == 0)
+		return gerr_set(err, 0, "%s: not a size; expected one such as 500M or 10G", what);
+	rootfs_set_max_image_size(n);
+	return 0;
 }
 
 unsigned long long rootfs_max_image_size(void)
