@@ -504,7 +504,7 @@ assert img["sources"] == [{"source": sys.argv[1], "ref": None}], img' "$IMG" <<<
 
 @test "--help documents the cache" {
 	run "$GPURUN" --help
-	assert_output --partial "gpurun cache ls | rm DIGEST|IMAGE | prune [--max-size SIZE]"
+	assert_output --partial "gpurun cache ls [--json] | rm DIGEST|IMAGE | prune [--max-size SIZE]"
 	assert_output --partial "--no-cache"
 }
 
