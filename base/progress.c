@@ -71,9 +71,14 @@ void progress_print(int end, const char *fmt, ...)
 	va_start(ap, fmt);
 	char *text = xvasprintf(NULL, fmt, ap);
 	va_end(ap);
+	/* Hooked before the line shows: a ^C typed on seeing it must find
+	 * the hook in place. */
+	if (!end)
+		progress_hook(1);
 	fprintf(stderr, "\r\033[K%s%s", text, end ? "\n" : "");
 	free(text);
-	progress_hook(!end);
+	if (end)
+		progress_hook(0);
 }
 
 void progress_clear(void)
