@@ -49,14 +49,19 @@ def parse(help_text):
                 options.append([f, ""])
             else:
                 options[-1][1] = (options[-1][1] + " " + f).strip()
-    status = " ".join(paras[3].split())
+    # Between the options and the exit status: docker's options that gpurun
+    # refuses, when --help lists them.
+    refused = []
+    for para in paras[3:-1]:
+        refused += [w for w in " ".join(para.splitlines()[2:]).split() if w.startswith("-")]
+    status = " ".join(paras[-1].split())
     if not status.startswith("Exit status: "):
         sys.exit("gen-options: the last paragraph of --help is not the exit status")
-    return usage, options, status[len("Exit status: "):].rstrip(".").split("; ")
+    return usage, options, refused, status[len("Exit status: "):].rstrip(".").split("; ")
 
 
 def render(help_text):
-    usage, options, status = parse(help_text)
+    usage, options, refused, status = parse(help_text)
     parts = {}
     parts["synopsis"] = "".join("    %s\n" % u for u in usage)
     parts["options"] = "".join("%s\n: %s\n\n" % (term(f), md_escape(d.rstrip(";"))) for f, d in options)
@@ -68,6 +73,7 @@ def render(help_text):
         else:
             lines.insert(0, "gpurun exits with %s status, or:\n\n" % md_escape(item))
     parts["exit-status"] = "".join(lines)
+    parts["refused"] = ", ".join("**%s**" % md_escape(r) for r in refused) + "\n"
     return parts
 
 

@@ -29,6 +29,7 @@ help_opts() {
 	case "$1" in
 	run)
 		"$GPURUN" --help | awk '
+			/^docker.s options/ { exit }
 			match($0, /^ +-/) && RLENGTH < 11 {
 				n = split($0, f, /  +/)
 				for (i = 1; i <= n; i++) {
@@ -133,7 +134,7 @@ same_set() {
 	assert_line --regexp '^gpurun\(1\) +User Commands +gpurun\(1\)$'
 	local o
 	for o in $(help_opts run); do
-		assert_line --regexp "^ +(-[a-zA-Z], )?${o}( |=|,|$)"
+		assert_line --regexp "^ +(--?[a-zA-Z][a-zA-Z-]*, )*${o}( |=|,|$)"
 	done
 }
 
