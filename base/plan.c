@@ -10,6 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The library directories of the printed view (op_describe_libdirs). */
+static const char *view_libdir, *view_libdir32;
 
 const struct op_kind_desc op_kinds[OP_KIND_COUNT] = {
 	[OP_TMPFS] = {"tmpfs", NULL},
@@ -239,6 +244,8 @@ void plan_free(struct plan *p)
 		free(p->v[i].data);
 		free(p->v[i].why);
 		strv_free(&p->v[i].layers);
+		strv_free(&p->v[i].subs);
+		free(p->v[i].sub_flags);
 		free(p->v[i].image_sel);
 		free(p->v[i].layer_fds);
 	}
@@ -250,6 +257,11 @@ void plan_free(struct plan *p)
  * variables (the dry-run view defines them); the rest is quoted. */
 static void libdir_word(struct sbuf *b, const char *path)
 {
+	char buf[4096];
+	if (view_libdir32)
+		path = plan_expand_libdir32(path, view_libdir32, buf, sizeof buf);
+	if (view_libdir && path != buf)
+		path = plan_expand_libdir(path, view_libdir, buf, sizeof buf);
 	static const char *const vars[] = {LIBDIR32_VAR, LIBDIR_VAR};
 	for (size_t i = 0; i < COUNT_OF(vars); i++) {
 		size_t n = strlen(vars[i]);
@@ -266,10 +278,24 @@ static void libdir_word(struct sbuf *b, const char *path)
 	sbuf_shquote(b, path);
 }
 
+/* The library directories the printed plan uses; NULL: the image tree is
+ * not known when the plan is printed, and "$LIBDIR" stays a shell variable
+ * that the plan sets by gpurun's own rule (ns/show.c). */
+void op_describe_libdirs(const char *libdir, const char *libdir32)
+{
+	view_libdir = libdir;
+	view_libdir32 = libdir32;
+}
+
 /* Paths inside the root are printed relative to it, as after `cd $ROOT`.
- * "$LIBDIR/x" stays a shell variable (the dry-run view defines it). */
+ * "$LIBDIR/x" is resolved when the view knows it. */
 static void rel(struct sbuf *b, const char *dst)
 {
+	char buf[4096];
+	if (view_libdir32)
+		dst = plan_expand_libdir32(dst, view_libdir32, buf, sizeof buf);
+	if (view_libdir && dst != buf)
+		dst = plan_expand_libdir(dst, view_libdir, buf, sizeof buf);
 	size_t n = strlen(LIBDIR32_VAR);
 	if (!strncmp(dst, LIBDIR32_VAR, n)) {
 		sbuf_puts(b, "\"." LIBDIR32_VAR "\"");
@@ -305,55 +331,203 @@ static void mount_opts(struct sbuf *b, unsigned flags, const char *data)
 	sbuf_free(&o);
 }
 
+/* "\ooo" escapes of /proc/self/mountinfo, undone in place. */
+static void unescape_octal(char *s)
+{
+	char *w = s;
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
+		    s[3] <= '7') {
+			*w++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*w++ = *s;
+		}
+	}
+	*w = '\0';
+}
+
+static unsigned flags_of_opts(const char *opts)
+{
+	unsigned f = 0;
+	_cleanup_free_ char *copy = xstrdup(opts);
+	for (char *save = NULL, *o = strtok_r(copy, ",", &save); o; o = strtok_r(NULL, ",", &save))
+		for (size_t i = 0; i < COUNT_OF(op_flags); i++)
+			if (!strcmp(o, op_flags[i].name))
+				f |= op_flags[i].flag;
+	return f;
+}
+
+static int path_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	if (!strcmp(dir, "/"))
+		return 1;
+	return !strncmp(path, dir, n) && (path[n] == '/' || !path[n]);
+}
+
+void plan_capture_mounts(struct plan *p)
+{
+	struct strv targets = {0};
+	size_t cap = 0;
+	unsigned *flags = NULL;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL;
+	size_t n = 0;
+	while (f && getline(&line, &n, f) > 0) {
+		char target[4096], opts[1024];
+		if (sscanf(line, "%*s %*s %*s %*s %4095s %1023s", target, opts) != 2)
+			continue;
+		unescape_octal(target);
+		if (targets.n == cap) {
+			cap = cap ? cap * 2 : 64;
+			flags = xrealloc(flags, cap * sizeof *flags);
+		}
+		flags[targets.n] = flags_of_opts(opts);
+		strv_add(&targets, xstrdup(target));
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	for (size_t i = 0; i < p->n; i++) {
+		struct op *op = &p->v[i];
+		if (op->kind != OP_BIND)
+			continue;
+		struct stat st;
+		if ((op->flags & OPF_OPTIONAL) && stat(op->src, &st) < 0)
+			op->skipped = 1;
+		/* The last mount listed at the longest prefix is the top one. */
+		size_t best = 0;
+		int found = 0;
+		for (size_t j = 0; j < targets.n; j++)
+			if (path_under(op->src, targets.v[j]) &&
+			    (!found || strlen(targets.v[j]) >= strlen(targets.v[best]))) {
+				best = j;
+				found = 1;
+			}
+		op->src_flags = found ? flags[best] : 0;
+		if (!(op->flags & OPF_REC))
+			continue;
+		for (size_t j = 0; j < targets.n; j++) {
+			const char *t = targets.v[j];
+			if (!path_under(t, op->src) || !strcmp(t, op->src) || !strcmp(op->src, "/"))
+				continue;
+			size_t k = op->subs.n;
+			op->sub_flags = xrealloc(op->sub_flags, (k + 1) * sizeof *op->sub_flags);
+			op->sub_flags[k] = flags[j];
+			strv_add(&op->subs, xstrdup(t + strlen(op->src) + 1));
+		}
+	}
+	strv_free(&targets);
+	free(flags);
+}
+
+int proc_path_present(const char *name)
+{
+	char path[128];
+	struct stat st;
+	snprintf(path, sizeof path, "/proc/%s", name);
+	return lstat(path, &st) == 0;
+}
+
+/* Mount data naming scratch paths, in double quotes with "$S". */
+static void scratch_opts(struct sbuf *b, unsigned flags, const char *data)
+{
+	struct sbuf o = {0}, d = {0};
+	mount_opts(&o, flags, data);
+	for (const char *s = o.s ? o.s : ""; *s;) {
+		const char *hit = strstr(s, PLAN_SCRATCH "/");
+		if (!hit) {
+			sbuf_puts(&d, s);
+			break;
+		}
+		sbuf_add(&d, s, (size_t)(hit - s));
+		sbuf_puts(&d, "$S/");
+		s = hit + strlen(PLAN_SCRATCH "/");
+	}
+	/* " -o LIST": the list quoted, as it names "$S". */
+	if (d.len > 4) {
+		sbuf_puts(b, " -o \"");
+		sbuf_puts(b, d.s + 4);
+		sbuf_puts(b, "\"");
+	}
+	sbuf_free(&o);
+	sbuf_free(&d);
+}
+
 static void describe_rootfs(const struct op *op, struct sbuf *b)
 {
 	sbuf_puts(b, "mount -t tmpfs");
 	mount_opts(b, PLAN_SCRATCH_FLAGS, PLAN_SCRATCH_DATA);
-	sbuf_puts(b, " gpurun " PLAN_SCRATCH "   # scratch, private to this mount namespace\n");
-	if (op->flags & OPF_IMPORT) {
-		sbuf_printf(b, "mkdir " PLAN_RUN_CACHE "   # --no-cache: the %zu layer%s of ", op->layers.n,
-			    op->layers.n == 1 ? "" : "s");
-		sbuf_showquote(b, op->src);
-		sbuf_puts(b, " are unpacked and verified into this run's tmpfs, as a cache would hold them");
-		sbuf_puts(b, "\n");
-	}
+	sbuf_puts(b, " gpurun \"$S\"   # scratch, private to this mount namespace\n");
+	sbuf_puts(b, "mkdir \"$S/host\"; mount --rbind / \"$S/host\"   # the host's tools, for the steps after pivot_root\n");
 	if (op->flags & OPF_LAYERS) {
-		sbuf_puts(b, "mkdir " PLAN_LAYERS " " PLAN_UPPER " " PLAN_WORK " " PLAN_ROOT);
+		sbuf_puts(b, "mkdir \"$S/layers\" \"$S/upper\" \"$S/work\" \"$S/root\"");
 		for (size_t i = 0; i < op->layers.n; i++) {
-			sbuf_printf(b, "\nmkdir " PLAN_LAYERS "/%zu && mount --bind", i);
-			mount_opts(b, OPF_RO, NULL);
-			sbuf_puts(b, " ");
-			sbuf_shquote(b, op->layers.v[i]);
-			sbuf_printf(b, " " PLAN_LAYERS "/%zu", i);
+			struct stat st;
+			sbuf_printf(b, "\nmkdir \"$S/layers/%zu\"; ", i);
+			if (stat(op->layers.v[i], &st) == 0 || op->layers.n != 1 || (op->flags & OPF_IMPORT)) {
+				sbuf_puts(b, "mount --bind");
+				mount_opts(b, OPF_RO, NULL);
+				sbuf_puts(b, " ");
+				sbuf_shquote(b, op->layers.v[i]);
+			} else {
+				/* Not in the cache yet: the archive itself is the one layer. */
+				sbuf_printf(b, "tar -C \"$S/layers/%zu\" --exclude='dev/*' --no-same-owner -xf ", i);
+				sbuf_shquote(b, op->src);
+				sbuf_printf(b, "; mount --bind -o ro \"$S/layers/%zu\"", i);
+			}
+			sbuf_printf(b, " \"$S/layers/%zu\"", i);
 		}
 		sbuf_puts(b, "\nmount -t overlay");
 		struct sbuf data = {0};
 		op_mount_data(op, &data);
-		mount_opts(b, op->flags, data.s);
+		scratch_opts(b, op->flags, data.s);
 		sbuf_free(&data);
-		sbuf_puts(b, " overlay " PLAN_ROOT);
+		sbuf_puts(b, " overlay \"$S/root\"");
 	} else if (op->flags & OPF_DIR) {
-		sbuf_puts(b, "mkdir " PLAN_LOWER " " PLAN_UPPER " " PLAN_WORK " " PLAN_ROOT " && mount --rbind ");
+		sbuf_puts(b, "mkdir \"$S/lower\" \"$S/upper\" \"$S/work\" \"$S/root\"; mount --rbind ");
 		sbuf_shquote(b, op->src);
-		sbuf_puts(b, " " PLAN_LOWER "\nmount -t overlay");
+		sbuf_puts(b, " \"$S/lower\"\nmount -t overlay");
 		struct sbuf data = {0};
 		op_mount_data(op, &data);
-		mount_opts(b, op->flags, data.s);
+		scratch_opts(b, op->flags, data.s);
 		sbuf_free(&data);
-		sbuf_puts(b, " overlay " PLAN_ROOT);
+		sbuf_puts(b, " overlay \"$S/root\"");
 	} else {
 		/* As root, GNU tar keeps the owners and modes (setuid bits too)
 		 * of the entries; as a user it cannot, and neither does gpurun. */
-		sbuf_puts(b, "mkdir " PLAN_ROOT " && tar -C " PLAN_ROOT " --exclude='dev/*'");
+		sbuf_puts(b, "mkdir \"$S/root\"; tar -C \"$S/root\" --exclude='dev/*'");
 		sbuf_puts(b, (op->flags & OPF_KEEP_OWNER) ? " -xpf " : " --no-same-owner -xf ");
 		sbuf_shquote(b, op->src);
 		if (!(op->flags & OPF_KEEP_OWNER))
 			sbuf_puts(b, "   # setuid and setgid bits are dropped");
 		sbuf_puts(b, "\nmount --bind");
 		mount_opts(b, op->flags, NULL);
-		sbuf_puts(b, " " PLAN_ROOT " " PLAN_ROOT);
+		sbuf_puts(b, " \"$S/root\" \"$S/root\"");
 	}
-	sbuf_puts(b, "\ncd " PLAN_ROOT);
+	sbuf_puts(b, "\ncd \"$S/root\"");
+}
+
+/* "mkdir -p DIR; " for the directory of dst, unless it is the root or
+ * the plan's own /dev or /proc. */
+static void mkdir_parent(struct sbuf *b, const char *dst)
+{
+	char buf[4096];
+	if (view_libdir32)
+		dst = plan_expand_libdir32(dst, view_libdir32, buf, sizeof buf);
+	if (view_libdir && dst != buf)
+		dst = plan_expand_libdir(dst, view_libdir, buf, sizeof buf);
+	const char *slash = strrchr(dst, '/');
+	if (!slash || slash == dst)
+		return;
+	size_t pl = (size_t)(slash - dst);
+	if ((pl == 4 && !strncmp(dst, "/dev", 4)) || (pl == 5 && !strncmp(dst, "/proc", 5)))
+		return;
+	_cleanup_free_ char *parent = xstrndup(dst, (size_t)(slash - dst));
+	sbuf_puts(b, "mkdir -p ");
+	rel(b, parent);
+	sbuf_puts(b, "; ");
 }
 
 /* A fresh file system: "mount -t TYPE -o FLAGS,DATA TYPE DST". */
@@ -362,19 +536,29 @@ static void describe_fresh(const struct op *op, struct sbuf *b)
 	const char *type = op_kinds[op->kind].fstype;
 	struct sbuf data = {0};
 	op_mount_data(op, &data);
-	if (op->kind == OP_DEVPTS) {
+	if (op->kind != OP_PROC && strncmp(op->dst, "/proc/", 6) != 0) {
 		sbuf_puts(b, "mkdir -p ");
 		rel(b, op->dst);
-		sbuf_puts(b, " && ");
+		sbuf_puts(b, "; ");
 	}
+	/* mount -o ro would make the file system itself read-only; the
+	 * executor sets the flag on the mount only (fsmount attributes). */
 	sbuf_printf(b, "mount -t %s", type);
-	mount_opts(b, op->flags, data.s);
+	mount_opts(b, op->flags & ~OPF_RO, data.s);
 	sbuf_printf(b, " %s ", type);
 	rel(b, op->dst);
 	sbuf_free(&data);
+	if (op->flags & OPF_RO) {
+		sbuf_puts(b, "; mount -o remount,bind");
+		mount_opts(b, op->flags & OPF_MOUNT_MASK, NULL);
+		sbuf_puts(b, " ");
+		rel(b, op->dst);
+	}
 	if (op->kind != OP_PROC)
 		return;
 	for (size_t i = 0; i < proc_nreadonly; i++) {
+		if (!proc_path_present(proc_readonly_paths[i]))
+			continue; /* the executor finds it missing and skips it */
 		_cleanup_free_ char *sub = xasprintf("%s/%s", op->dst, proc_readonly_paths[i]);
 		sbuf_puts(b, "\nmount --rbind");
 		mount_opts(b, PROC_READONLY_FLAGS, NULL);
@@ -385,42 +569,111 @@ static void describe_fresh(const struct op *op, struct sbuf *b)
 	}
 }
 
+/* A line of text equal to delim? */
+static int has_line(const char *data, size_t len, const char *delim)
+{
+	size_t dl = strlen(delim);
+	for (size_t i = 0; i < len;) {
+		const char *nl = memchr(data + i, '\n', len - i);
+		size_t n = nl ? (size_t)(nl - (data + i)) : len - i;
+		if (n == dl && !memcmp(data + i, delim, dl))
+			return 1;
+		i += n + 1;
+	}
+	return 0;
+}
+
+void plan_delimiter(const char *base, const struct plan *p, char *out, size_t cap)
+{
+	for (unsigned k = 0;; k++) {
+		if (k)
+			snprintf(out, cap, "%s_%u", base, k);
+		else
+			snprintf(out, cap, "%s", base);
+		int clash = 0;
+		for (size_t i = 0; p && i < p->n && !clash; i++)
+			if (p->v[i].kind == OP_FILE)
+				clash = has_line(p->v[i].data, p->v[i].len, out);
+		if (!clash)
+			return;
+	}
+}
+
 static void describe_file(const struct op *op, struct sbuf *b)
 {
-	if (op->flags & OPF_OPTIONAL) {
-		/* Only where the image has the directory (ns/exec.c). */
-		const char *slash = strrchr(op->dst, '/');
-		_cleanup_free_ char *dir = xstrndup(op->dst, slash && slash != op->dst ? (size_t)(slash - op->dst) : 1);
-		sbuf_puts(b, "[ ! -d ");
-		rel(b, dir);
-		sbuf_puts(b, " ] || ");
-	}
-	/* Short files are shown in full (they are the point of the lesson,
-	 * e.g. the rewritten params), long ones by size. */
-	if (op->len >= 512) {
-		sbuf_puts(b, "cat > ");
+	mkdir_parent(b, op->dst);
+	if (op->flags & OPF_REPLACE) {
+		sbuf_puts(b, "{ [ ! -L ");
 		rel(b, op->dst);
-		sbuf_printf(b, "   # %zu bytes", op->len);
+		sbuf_puts(b, " ] || rm ");
+		rel(b, op->dst);
+		sbuf_puts(b, "; }; ");
+	}
+	/* Exact bytes: head -c takes back the newline the here-document adds;
+	 * the delimiter is one no line of the file is. */
+	struct plan one = {.v = (struct op *)op, .n = 1};
+	char delim[64];
+	plan_delimiter("GPURUN_FILE_END", &one, delim, sizeof delim);
+	if (memchr(op->data, '\0', op->len)) {
+		sbuf_puts(b, "printf '");
+		for (size_t i = 0; i < op->len; i++)
+			sbuf_printf(b, "\\%03o", (unsigned char)op->data[i]);
+		sbuf_puts(b, "' > ");
+		rel(b, op->dst);
 		return;
 	}
-	sbuf_puts(b, "printf '");
-	for (size_t i = 0; i < op->len; i++) {
-		char c = op->data[i];
-		if (c == '\n')
-			sbuf_puts(b, "\\n");
-		else if (c == '%')
-			sbuf_puts(b, "%%");
-		else if (c == '\\')
-			sbuf_puts(b, "\\\\");
-		else if (c == '\'')
-			sbuf_puts(b, "'\\''");
-		else if ((unsigned char)c < 0x20 || (unsigned char)c >= 0x7f)
-			sbuf_printf(b, "\\%03o", (unsigned char)c);
-		else
-			sbuf_add(b, &c, 1);
-	}
-	sbuf_puts(b, "' > ");
+	sbuf_printf(b, "head -c %zu > ", op->len);
 	rel(b, op->dst);
+	sbuf_printf(b, " <<'%s'\n", delim);
+	sbuf_add(b, op->data, op->len);
+	sbuf_printf(b, "\n%s", delim);
+}
+
+static void describe_bind(const struct op *op, struct sbuf *b)
+{
+	if (op->skipped) /* an optional source missing on this host: no step */
+		return;
+	if (op->flags & OPF_DIR) {
+		sbuf_puts(b, "mkdir -p ");
+		rel(b, op->dst);
+	} else {
+		mkdir_parent(b, op->dst);
+		if (op->flags & OPF_REPLACE) {
+			sbuf_puts(b, "{ [ ! -L ");
+			rel(b, op->dst);
+			sbuf_puts(b, " ] || rm ");
+			rel(b, op->dst);
+			sbuf_puts(b, "; }; ");
+		}
+		/* touch(1) would also set the times of a file that is there,
+		 * which procfs refuses; gpurun only creates a missing one. */
+		sbuf_puts(b, "[ -e ");
+		rel(b, op->dst);
+		sbuf_puts(b, " ] || touch ");
+		rel(b, op->dst);
+	}
+	/* mount(8) remounts a bind with exactly the flags it is given: the
+	 * source mount's own flags are kept as the executor's
+	 * mount_setattr(2) keeps them. */
+	unsigned fl = (op->flags & OPF_MOUNT_MASK) | op->src_flags;
+	sbuf_puts(b, (op->flags & OPF_REC) ? "; mount --rbind" : "; mount --bind");
+	mount_opts(b, fl, NULL);
+	sbuf_puts(b, " ");
+	sbuf_shquote(b, op->src);
+	sbuf_puts(b, " ");
+	rel(b, op->dst);
+	if (!(op->flags & OPF_REC) || !(op->flags & OPF_MOUNT_MASK))
+		return;
+	/* util-linux 2.38 sets -o on the top mount only; the executor sets
+	 * the flags on every mount below it too (CVE-2022-0492: a writable
+	 * cgroup v1 tree under a read-only /sys). */
+	for (size_t i = 0; i < op->subs.n; i++) {
+		_cleanup_free_ char *sub = xasprintf("%s/%s", op->dst, op->subs.v[i]);
+		sbuf_puts(b, "\nmount -o remount,bind");
+		mount_opts(b, (op->flags & OPF_MOUNT_MASK) | op->sub_flags[i], NULL);
+		sbuf_puts(b, " ");
+		rel(b, sub);
+	}
 }
 
 void op_describe(const struct op *op, struct sbuf *b)
@@ -430,14 +683,9 @@ void op_describe(const struct op *op, struct sbuf *b)
 		describe_rootfs(op, b);
 		break;
 	case OP_BIND:
-		sbuf_puts(b, (op->flags & OPF_DIR) ? "mkdir -p " : "touch ");
-		rel(b, op->dst);
-		sbuf_puts(b, (op->flags & OPF_REC) ? " && mount --rbind" : " && mount --bind");
-		mount_opts(b, op->flags, NULL);
-		sbuf_puts(b, " ");
-		sbuf_shquote(b, op->src);
-		sbuf_puts(b, " ");
-		rel(b, op->dst);
+		describe_bind(op, b);
+		if (op->skipped)
+			return;
 		break;
 	case OP_TMPFS:
 	case OP_PROC:
@@ -450,6 +698,7 @@ void op_describe(const struct op *op, struct sbuf *b)
 		rel(b, op->dst);
 		break;
 	case OP_SYMLINK:
+		mkdir_parent(b, op->dst);
 		sbuf_puts(b, "ln -sfn ");
 		sbuf_shquote(b, op->src);
 		sbuf_puts(b, " ");
@@ -464,9 +713,10 @@ void op_describe(const struct op *op, struct sbuf *b)
 		sbuf_puts(b, " ");
 		rel(b, op->dst);
 		break;
-	case OP_HOSTNAME:
-		sbuf_puts(b, "hostname ");
+	case OP_HOSTNAME: /* hostname(1) is not util-linux: the kernel's own file */
+		sbuf_puts(b, "printf %s ");
 		sbuf_shquote(b, op->src);
+		sbuf_puts(b, " > /proc/sys/kernel/hostname");
 		break;
 	case OP_LOOPBACK:
 		sbuf_puts(b, "ip link set lo up");

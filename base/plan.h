@@ -95,6 +95,14 @@ struct op {
 	int fd;       /* detached clone of the bind source, -1 */
 	int *layer_fds; /* OPF_LAYERS: detached clones of the layers */
 	int skipped;  /* OPF_OPTIONAL source was missing */
+	/* OP_BIND, filled by plan_capture_mounts before anything is mounted:
+	 * the per-mount flags (OPF_RO...) of the host mount holding src, and
+	 * for a recursive bind the mounts below src with their own flags,
+	 * which the executor's recursive mount_setattr also changes and the
+	 * printed plan remounts one by one. */
+	unsigned src_flags;
+	struct strv subs;   /* paths relative to src */
+	unsigned *sub_flags;
 };
 
 struct plan {
@@ -215,6 +223,23 @@ void plan_why(struct op *op, const char *fmt, ...) __attribute__((format(printf,
 void plan_free(struct plan *p);
 
 /* ---- printing ----------------------------------------------------------- */
+
+/* Read the host's mount table into every OP_BIND (see struct op), and mark
+ * an OPF_OPTIONAL bind whose source is missing as skipped.  Call before the
+ * run mounts anything (the scratch covers /tmp). */
+void plan_capture_mounts(struct plan *p);
+
+/* The library directories the printed lines use for "$LIBDIR" and
+ * "$LIBDIR32" (NULL: printed as the shell variable). */
+void op_describe_libdirs(const char *libdir, const char *libdir32);
+
+/* A here-document delimiter "base" or "base_N" that is no line of any
+ * OP_FILE's contents in p. */
+void plan_delimiter(const char *base, const struct plan *p, char *out, size_t cap);
+
+/* Whether a path of a fresh procfs exists on this kernel (the executor
+ * skips the read-only bind of one that does not). */
+int proc_path_present(const char *name);
 
 /* One op as equivalent shell commands (no trailing newline; several lines
  * for some kinds), the way the seed walkthrough would type them: paths

@@ -331,13 +331,15 @@ int plan_execute(struct exec_state *st, struct gerr *err)
 
 static int plan_run(struct exec_state *st, struct plan *p, struct gerr *err)
 {
-	if (st->cfg->verbose)
-		ns_trace(NS_RSLAVE_LINE);
 	/* Without this, in root mode every mount below would propagate to the
 	 * host's shared mounts. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
 		return gerr_set(err, errno, "make / a slave mount");
 	umask(022);
+	if (st->cfg->verbose) { /* the host's mounts, before the scratch covers /tmp */
+		plan_capture_mounts(p);
+		ns_view_libdirs(st->cfg);
+	}
 	if (preopen_sources(p, st->cfg->image_fd, err) < 0)
 		return -1;
 	struct sbuf line = {0};
@@ -346,8 +348,9 @@ static int plan_run(struct exec_state *st, struct plan *p, struct gerr *err)
 		const struct op *op = &p->v[i];
 		if (st->cfg->verbose) {
 			sbuf_reset(&line);
-			op_describe(op, &line);
-			ns_trace(line.s);
+			ns_describe_op(st->cfg, i, &line);
+			if (line.len)
+				ns_trace(line.s);
 		}
 		if (!(op->kind == OP_BIND && !(op->flags & OPF_DIR)) && op->kind != OP_SYMLINK)
 			dir_cache_drop(&st->dirs);

@@ -117,10 +117,7 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 	close(st.rootfd);
 	if (cfg->verbose) {
 		struct sbuf b = {0};
-		char spec[32];
-		snprintf(spec, sizeof spec, "%u:%u", (unsigned)ga.uid, (unsigned)ga.gid);
-		ns_describe_exec(cfg, spec, &b);
-		sbuf_puts(&b, "   # pid 2, after dropping capabilities, no_new_privs, seccomp");
+		ns_describe_exec(cfg, ga.uid, ga.gid, ga.home, &b);
 		ns_trace(b.s);
 		sbuf_free(&b);
 	}

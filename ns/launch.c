@@ -137,10 +137,8 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 
 	if (cfg->verbose) {
 		struct sbuf b = {0};
-		ns_describe_image(cfg, &b);
-		if (b.len)
-			sbuf_puts(&b, "\n");
-		ns_describe_unshare(cfg, &b);
+		ns_view_libdirs(cfg);
+		ns_describe_head(cfg, &b);
 		ns_trace(b.s);
 		sbuf_free(&b);
 	}

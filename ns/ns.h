@@ -108,10 +108,18 @@ int ns_doctor(struct checks *ck, const char *cache_dir, struct gerr *err);
 /* ns/show.c: the teaching view of a whole launch — what --dry-run prints,
  * and the pieces --verbose prints around the ops as they run. */
 void ns_print_plan(const struct run_config *cfg, FILE *out);
-/* "unshare --mount --pid --ipc ... --fork --kill-child" */
-void ns_describe_unshare(const struct run_config *cfg, struct sbuf *b);
-/* The last step: "exec chroot --userspec U:G / env -i ... CMD". */
-void ns_describe_exec(const struct run_config *cfg, const char *userspec, struct sbuf *b);
+/* The plan's first lines, through the unshare into the new namespaces. */
+void ns_describe_head(const struct run_config *cfg, struct sbuf *b);
+/* Op i of cfg->plan as the plan's lines (the pivot with the steps after it;
+ * nothing for those). */
+void ns_describe_op(const struct run_config *cfg, size_t i, struct sbuf *b);
+/* The command, prepared before the pivot, and the plan's closing lines. */
+void ns_describe_exec(const struct run_config *cfg, uid_t uid, gid_t gid, const char *home, struct sbuf *b);
+/* $LIBDIR and $LIBDIR32 for the printed lines, from the image tree when
+ * it is known before the launch (op_describe_libdirs). */
+void ns_view_libdirs(const struct run_config *cfg);
+/* --user's ids and home as known before the launch. */
+void ns_plan_user(const struct run_config *cfg, uid_t *uid, gid_t *gid, char **home);
 /* The image: where it came from, its layers, the config values used. */
 void ns_describe_image(const struct run_config *cfg, struct sbuf *b);
 /* "+ line" on stderr for each line of text, as `sh -x` shows commands. */
@@ -157,5 +165,7 @@ int sec_drop_all_caps(struct gerr *err);
 int sec_no_new_privs(struct gerr *err);
 int sec_seccomp(struct gerr *err);
 int sec_seccomp_fake_ids(struct gerr *err);
+/* ",+chown,+dac_override,...": the capabilities the command keeps, for setpriv. */
+void sec_describe_caps(struct sbuf *b);
 
 #endif

@@ -54,6 +54,15 @@ static int caps_apply(unsigned sets, struct gerr *err)
 	return 0;
 }
 
+void sec_describe_caps(struct sbuf *b)
+{
+	for (size_t i = 0; i < COUNT_OF(keep_caps); i++) {
+		const char *name = capng_capability_to_name((unsigned)keep_caps[i]);
+		if (name)
+			sbuf_printf(b, ",+%s", name);
+	}
+}
+
 int sec_drop_caps(int keep_root_caps, struct gerr *err)
 {
 	/* A non-root user keeps docker's bounding set but no live caps. */

@@ -6,68 +6,267 @@
  * cannot differ. */
 #include "ns.h"
 
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-void ns_describe_unshare(const struct run_config *cfg, struct sbuf *b)
+/* The image tree as gpurun knows it when the plan is printed: a directory
+ * image, or the top cached layer that has the path (whiteouts aside); -1
+ * when unknown or missing. */
+static int tree_root_with(const struct run_config *cfg, const char *path)
 {
-	sbuf_puts(b, "unshare --mount --pid");
-	if (!cfg->share_ipc)
-		sbuf_puts(b, " --ipc");
-	if (cfg->unprivileged)
-		sbuf_puts(b, " --user --map-root-user");
-	/* util-linux runs newuidmap and newgidmap for these, as gpurun does. */
-	if (cfg->subids.uid_count)
-		sbuf_printf(b, " --map-users=%lu,1,%lu --map-groups=%lu,1,%lu", cfg->subids.uid_start,
-			    cfg->subids.uid_count, cfg->subids.gid_start, cfg->subids.gid_count);
-	sbuf_printf(b, "%s%s --fork --kill-child", cfg->hostname ? " --uts" : "", cfg->new_net ? " --net" : "");
+	if (cfg->image_is_dir && cfg->image_fd >= 0) {
+		_cleanup_fd_ int fd = open_in_root(cfg->image_fd, path, O_PATH);
+		return fd < 0 ? -1 : open_in_root(cfg->image_fd, "/", O_PATH | O_DIRECTORY);
+	}
+	if (!cfg->layered || cfg->import_run)
+		return -1;
+	for (size_t i = cfg->layered->layers.n; i-- > 0;) {
+		int d = open(cfg->layered->layers.v[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+		_cleanup_fd_ int fd = d < 0 ? -1 : open_in_root(d, path, O_PATH);
+		if (fd >= 0)
+			return d;
+		if (d >= 0)
+			close(d);
+	}
+	return -1;
 }
 
-/* One --ulimit as sh's ulimit (shell 1) or, where the shells differ, a
- * comment line (shell 0), which comes first.  Soft and hard apart: hard,
- * soft, hard again, so that it works whether the new limits are above or
- * below the old ones (P2 sets both at once). */
-static void describe_ulimit(const struct ulimit *u, int shell, struct sbuf *b)
+static int tree_open(const struct run_config *cfg, const char *path, int flags)
 {
-	char v[2][24];
-	rlim_t lim[2] = {u->lim.rlim_cur, u->lim.rlim_max}, mask = ((rlim_t)1 << u->shift) - 1;
-	int fits = u->letter != 0;
-	for (int k = 0; k < 2; k++) {
-		fits &= lim[k] == RLIM_INFINITY || !(lim[k] & mask);
-		if (lim[k] == RLIM_INFINITY)
-			snprintf(v[k], sizeof v[k], "unlimited");
-		else
-			snprintf(v[k], sizeof v[k], "%llu", (unsigned long long)(lim[k] >> (shell ? u->shift : 0)));
-	}
-	if (!shell && !fits)
-		sbuf_printf(b, "# --ulimit %s=%s:%s: set by setrlimit before the exec (no ulimit every sh "
-			       "shares says it)\n", u->name, v[0], v[1]);
-	else if (shell && fits && lim[0] == lim[1])
-		sbuf_printf(b, "ulimit -%c %s; ", u->letter, v[0]);
-	else if (shell && fits)
-		sbuf_printf(b, "ulimit -H -%c %s 2>/dev/null; ulimit -S -%c %s; ulimit -H -%c %s; ", u->letter, v[1],
-			    u->letter, v[0], u->letter, v[1]);
+	_cleanup_fd_ int root = tree_root_with(cfg, path);
+	return root < 0 ? -1 : open_in_root(root, path, flags);
 }
 
-void ns_describe_exec(const struct run_config *cfg, const char *userspec, struct sbuf *b)
+static int tree_known(const struct run_config *cfg)
 {
-	for (int shell = 0; shell < 2; shell++)
-		for (size_t i = 0; i < cfg->nulimits; i++)
-			describe_ulimit(&cfg->ulimits[i], shell, b);
-	sbuf_puts(b, "exec chroot --userspec ");
-	sbuf_shquote(b, userspec);
-	sbuf_puts(b, " / env -i");
-	if (cfg->workdir) {
-		sbuf_puts(b, " --chdir=");
-		sbuf_shquote(b, cfg->workdir);
+	if (cfg->image_is_dir)
+		return cfg->image_fd >= 0;
+	if (!cfg->layered || cfg->import_run)
+		return 0;
+	for (size_t i = 0; i < cfg->layered->layers.n; i++)
+		if (access(cfg->layered->layers.v[i], F_OK) < 0)
+			return 0;
+	return 1;
+}
+
+void ns_view_libdirs(const struct run_config *cfg)
+{
+	if (!tree_known(cfg)) {
+		op_describe_libdirs(NULL, NULL);
+		return;
 	}
+	_cleanup_fd_ int marker = tree_open(cfg, LIBDIR_MARKER, O_PATH);
+	_cleanup_fd_ int lib32 = tree_open(cfg, LIBDIR32_OTHER, O_PATH | O_DIRECTORY);
+	_cleanup_fd_ int lib = tree_open(cfg, LIBDIR32_PLAIN, O_PATH | O_DIRECTORY);
+	_cleanup_fd_ int lib64 = tree_open(cfg, LIBDIR_OTHER, O_PATH | O_DIRECTORY);
+	struct stat a, b;
+	int same = lib >= 0 && lib64 >= 0 && fstat(lib, &a) == 0 && fstat(lib64, &b) == 0 && a.st_dev == b.st_dev &&
+		   a.st_ino == b.st_ino;
+	op_describe_libdirs(plan_libdir_for(marker >= 0), plan_libdir32_for(marker >= 0, lib32 >= 0, same));
+}
+
+/* Why this launch cannot be printed as a script that runs, or NULL. */
+static const char *not_runnable(const struct run_config *cfg)
+{
+	if (cfg->import_run)
+		return "--no-cache unpacks and verifies the image's layers with gpurun's own unpacker; "
+		       "launch it once without --no-cache, and print the plan of the cached image";
+	if (cfg->layered && !tree_known(cfg) && cfg->layered->layers.n != 1)
+		return "the image's layers are not in the cache yet; launch it once, then print the plan";
+	if (tree_known(cfg)) {
+		_cleanup_fd_ int sh = tree_open(cfg, "/bin/sh", O_PATH);
+		if (sh < 0)
+			return "the image has no /bin/sh, which the plan needs after pivot_root to wait for "
+			       "its go-ahead and exec the command";
+	}
+	if (cfg->user_spec && !tree_known(cfg)) {
+		const char *c = strchr(cfg->user_spec, ':');
+		if (!c || strspn(cfg->user_spec, "0123456789:") != strlen(cfg->user_spec))
+			return "--user names a user or group of an image whose files are not known yet";
+	}
+	return NULL;
+}
+
+static void plan_delim(const struct run_config *cfg, char *out, size_t cap)
+{
+	plan_delimiter("GPURUN_PLAN_END", cfg->plan, out, cap);
+}
+
+void ns_describe_head(const struct run_config *cfg, struct sbuf *b)
+{
+	char delim[64];
+	plan_delim(cfg, delim, sizeof delim);
+	sbuf_puts(b, "#!/bin/sh\n# gpurun plan: this launch as a shell script.  `sh plan.sh`, as root or as this user, "
+		     "builds the same container\n# with util-linux, coreutils and tar, and runs the command in it.\n");
+	const char *why = not_runnable(cfg);
+	if (why) {
+		sbuf_puts(b, "# cannot run as a script: ");
+		sbuf_puts(b, why);
+		sbuf_puts(b, "\n");
+	}
+	struct sbuf img = {0};
+	ns_describe_image(cfg, &img);
+	if (img.len)
+		sbuf_printf(b, "%s\n", img.s);
+	sbuf_free(&img);
+	sbuf_puts(b, "# What no shell tool does here, and gpurun does: the seccomp filter on the command; an init\n"
+		     "# (pid 1) that reaps orphans and relays signals; closing every fd the caller left open above 2;\n"
+		     "# a session of the command's own (or the terminal's foreground).\n");
+	for (size_t i = 0; cfg->host_steps && i < cfg->host_steps->n; i++)
+		sbuf_printf(b, "%s\n", cfg->host_steps->v[i]);
+	sbuf_puts(b, "set -eu\n");
+	if (why) {
+		sbuf_puts(b, "echo 'gpurun plan: cannot run as a script (see its first lines)' >&2; exit 125\n");
+	}
+	sbuf_puts(b, "S=$(mktemp -d /tmp/gpurun-plan.XXXXXX)   # the scratch: a tmpfs on it, private to the new "
+		     "mount namespace, holds the root\ntrap 'rmdir \"$S\"' EXIT\n");
+	sbuf_printf(b, "unshare --mount --pid --ipc%s%s --fork --kill-child --propagation slave%s sh -euc \"$(cat <<'%s'\n",
+		    cfg->hostname ? " --uts" : "", cfg->new_net ? " --net" : "",
+		    cfg->unprivileged ? " --map-root-user" : "", delim);
+	sbuf_puts(b, "S=$1; shift\numask 022\nfail() { echo stop >&4; exit 125; }");
+}
+
+/* The plan's own lines for the libdirs when the tree is not known at print
+ * time: gpurun's rule, as shell tests, once the root is built. */
+static void libdir_tests(const struct run_config *cfg, struct sbuf *b)
+{
+	if (tree_known(cfg))
+		return;
+	sbuf_printf(b, "\nif [ -e .%s ]; then LIBDIR=%s; else LIBDIR=%s; fi", LIBDIR_MARKER, plan_libdir_for(1),
+		    LIBDIR_OTHER);
+	sbuf_printf(b, "\nif [ -e .%s ]; then LIBDIR32=%s; elif [ -d .%s ] || [ .%s -ef .%s ]; then LIBDIR32=%s; "
+		       "else LIBDIR32=%s; fi",
+		    LIBDIR_MARKER, plan_libdir32_for(1, 0, 0), LIBDIR32_OTHER, LIBDIR32_PLAIN, LIBDIR_OTHER,
+		    LIBDIR32_OTHER, LIBDIR32_PLAIN);
+}
+
+void ns_describe_op(const struct run_config *cfg, size_t i, struct sbuf *b)
+{
+	const struct op *op = &cfg->plan->v[i];
+	for (size_t j = 0; j < i; j++)
+		if (cfg->plan->v[j].kind == OP_PIVOT)
+			return; /* printed with the pivot */
+	if (op->kind != OP_PIVOT) {
+		op_describe(op, b);
+		if (op->kind == OP_ROOTFS)
+			libdir_tests(cfg, b);
+		return;
+	}
+	const struct op *ld = NULL;
+	unsigned ro = 0;
+	for (size_t j = i + 1; j < cfg->plan->n; j++) {
+		if (cfg->plan->v[j].kind == OP_LDCONFIG)
+			ld = &cfg->plan->v[j];
+		if (cfg->plan->v[j].kind == OP_REMOUNT)
+			ro = cfg->plan->v[j].flags;
+	}
+	unsigned root_flags = cfg->plan->v[0].flags & OPF_MOUNT_MASK;
+	sbuf_puts(b, "mkfifo \"$S/ready\" \"$S/go\" \"$S/helper\" \"$S/helped\" \"$S/ldgo\" && exec 3<>\"$S/ready\" 4<>\"$S/go\"\n");
+	sbuf_puts(b, "( exec 5<>\"$S/helper\" 6<>\"$S/helped\" 7<>\"$S/ldgo\"\n");
+	/* The helper's root is not the old root: pivot_root leaves it where it
+	 * is, with the host's tools, and the new root in reach through
+	 * /proc/PID/root of its parent. */
+	sbuf_puts(b, "chroot \"$S/host\" /bin/sh -euc 'echo >&6; read -r t <&5; read -r _ _ _ p _ </proc/self/stat; "
+		     "cd \"/proc/$p/root\"; umount -l .; echo ok >&6; read -r t <&5; [ \"$t\" = ro ] || exit 0; "
+		     "mount -o remount,bind");
+	for (size_t k = 0; k < COUNT_OF(op_flags); k++)
+		if ((ro | root_flags) & op_flags[k].flag)
+			sbuf_printf(b, ",%s", op_flags[k].name);
+	sbuf_puts(b, " .; echo ok >&6' || echo fail >&6 &   # outside the new root, so pivot_root does not move it\n");
+	if (ld) {
+		sbuf_puts(b, "setpriv --nnp --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- env -i /bin/sh -c "
+			     "'echo >&6; exec 6>&-; read -r t; exec </dev/null; [ \"$t\" = go ] || exit 0; ");
+		if (ld->data) {
+			unsigned long host = strtoul(ld->data, NULL, 10);
+			sbuf_printf(b, "c=0; for f in %s/libcuda.so.*.*; do v=${f#%s/libcuda.so.}; v=${v%%%%.*}; "
+				       "case $v in \"\"|*[!0-9]*) continue;; esac; [ \"$v\" -le \"$c\" ] || c=$v; done; "
+				       "[ \"$c\" -le %lu ] || set -- %s \"$@\"; ",
+				    CUDA_COMPAT_DIR, CUDA_COMPAT_DIR, host, CUDA_COMPAT_DIR);
+		}
+		sbuf_puts(b, "for l in");
+		for (size_t k = 0; k < ldconfig_npaths; k++)
+			sbuf_printf(b, " %s", ldconfig_paths[k]);
+		sbuf_puts(b, "; do if [ -f \"$l\" ] && [ -x \"$l\" ]; then exec \"$l\"");
+		for (size_t k = 0; k < ldconfig_nargs; k++)
+			sbuf_printf(b, " %s", ldconfig_args[k]);
+		sbuf_puts(b, " \"$@\"; fi; done' sh");
+		struct sbuf dirs = {0};
+		op_describe(ld, &dirs); /* "ldconfig -f ... DIR..." */
+		const char *d = strstr(dirs.s, ldconfig_args[ldconfig_nargs - 1]);
+		d = d ? d + strlen(ldconfig_args[ldconfig_nargs - 1]) : "";
+		if (ld->data && !strncmp(d, " " CUDA_COMPAT_VAR, strlen(CUDA_COMPAT_VAR) + 1))
+			d += strlen(CUDA_COMPAT_VAR) + 1;
+		const char *hash = strstr(d, "   # ");
+		sbuf_add(b, d, hash ? (size_t)(hash - d) : strlen(d));
+		sbuf_free(&dirs);
+		sbuf_puts(b, " <&7 >/dev/null 2>&1 &   # the image's ldconfig, as root with no capability at all\n");
+	}
+	sbuf_printf(b, "read -r _ <&3 && read -r _ <&6%s || fail\n", ld ? " && read -r _ <&6" : "");
+	sbuf_puts(b, "pivot_root . . || fail   # moves the root and cwd of every process here whose root was the old one\n");
+	sbuf_puts(b, "echo detach >&5 && read -r r <&6 && [ \"$r\" = ok ] || fail   # umount -l the old root: the host is now unreachable\n");
+	if (ld)
+		sbuf_puts(b, "echo go >&7 && { wait $! || true; }\n");
+	if (ro)
+		sbuf_puts(b, "echo ro >&5 && read -r r <&6 && [ \"$r\" = ok ] || fail   # --read-only, after ldconfig\n");
+	else
+		sbuf_puts(b, "echo end >&5\n");
+	sbuf_puts(b, "echo go >&4 ) &");
+}
+
+void ns_describe_exec(const struct run_config *cfg, uid_t uid, gid_t gid, const char *home, struct sbuf *b)
+{
+	int nested = cfg->unprivileged && (uid || gid);
+	if (nested)
+		sbuf_printf(b, "unshare --user --map-user=%u --map-group=%u --keep-caps -- ", (unsigned)uid,
+			    (unsigned)gid);
+	sbuf_puts(b, "setpriv --nnp --inh-caps=-all --ambient-caps=-all --bounding-set=-all");
+	sec_describe_caps(b);
+	if (!cfg->unprivileged && (uid || gid))
+		sbuf_printf(b, " --reuid=%u --regid=%u --groups=%u", (unsigned)uid, (unsigned)gid, (unsigned)gid);
+	sbuf_puts(b, " -- env -i");
+	int has_home = 0;
 	for (char **e = cfg->env; e && *e; e++) {
 		sbuf_puts(b, " ");
 		sbuf_shquote(b, *e);
+		has_home |= !strncmp(*e, "HOME=", 5);
 	}
+	if (!has_home) {
+		_cleanup_free_ char *h = xasprintf("HOME=%s", home && *home ? home : uid == 0 ? "/root" : "/");
+		sbuf_puts(b, " ");
+		sbuf_shquote(b, h);
+	}
+	sbuf_puts(b, " /bin/sh -c 'echo >&3; read -r t <&4; exec 3>&- 4>&-; [ \"$t\" = go ] || exit 125; "
+		     "cd \"$1\"; shift; unset PWD OLDPWD; exec \"$@\"' sh ");
+	sbuf_shquote(b, cfg->workdir ? cfg->workdir : "/");
 	for (char **a = cfg->argv; a && *a; a++) {
 		sbuf_puts(b, " ");
 		sbuf_shquote(b, *a);
 	}
+	sbuf_puts(b, "   # the command\n");
+	char delim[64];
+	plan_delim(cfg, delim, sizeof delim);
+	sbuf_printf(b, "%s\n)\" sh \"$S\"", delim);
+}
+
+/* The command's ids and home as the plan knows them when printed. */
+void ns_plan_user(const struct run_config *cfg, uid_t *uid, gid_t *gid, char **home)
+{
+	*uid = 0;
+	*gid = 0;
+	*home = NULL;
+	if (!cfg->user_spec)
+		return;
+	struct gerr err = {0};
+	/* The layer that has /etc/passwd (its /etc/group may be in another). */
+	_cleanup_fd_ int root = tree_root_with(cfg, "/etc/passwd");
+	if (root >= 0 && rootfs_lookup_user(root, cfg->user_spec, uid, gid, home, &err) == 0)
+		return;
+	const char *c = strchr(cfg->user_spec, ':');
+	*uid = (uid_t)strtoul(cfg->user_spec, NULL, 10);
+	*gid = c ? (gid_t)strtoul(c + 1, NULL, 10) : *uid;
 }
 
 static void describe_list(struct sbuf *b, const char *label, char **v)
@@ -150,36 +349,22 @@ static void print_tty(const struct run_config *cfg, FILE *out)
 void ns_print_plan(const struct run_config *cfg, FILE *out)
 {
 	struct sbuf b = {0};
-	fprintf(out, "# gpurun plan: the same steps as shell commands (the seed walkthrough's way)\n");
-	ns_describe_image(cfg, &b);
-	if (b.len)
-		fprintf(out, "%s\n", b.s);
-	for (size_t i = 0; cfg->host_steps && i < cfg->host_steps->n; i++)
-		fprintf(out, "%s\n", cfg->host_steps->v[i]);
-	sbuf_reset(&b);
-	ns_describe_unshare(cfg, &b);
-	fprintf(out, "%s sh   # P1: pid 1 of the new namespaces\n", b.s);
-	fprintf(out, "%s\n", NS_RSLAVE_LINE);
-	/* Only when compat32 libraries are in the plan, and before LIBDIR=:
-	 * the op lines start after that one. */
-	for (size_t i = 0; i < cfg->plan->n; i++)
-		if (cfg->plan->v[i].dst && !strncmp(cfg->plan->v[i].dst, LIBDIR32_VAR, strlen(LIBDIR32_VAR))) {
-			fprintf(out, "LIBDIR32=%s   # without %s: %s if the image has it, else %s\n",
-				plan_libdir32_for(1, 0, 0), LIBDIR_MARKER, LIBDIR32_OTHER, LIBDIR32_PLAIN);
-			break;
-		}
-	fprintf(out, "LIBDIR=%s   # %s when the image has no %s\n", plan_libdir_for(1), LIBDIR_OTHER,
-		LIBDIR_MARKER);
+	plan_capture_mounts(cfg->plan);
+	ns_view_libdirs(cfg);
+	ns_describe_head(cfg, &b);
+	fprintf(out, "%s\n", b.s);
 	for (size_t i = 0; i < cfg->plan->n; i++) {
 		sbuf_reset(&b);
-		op_describe(&cfg->plan->v[i], &b);
-		fprintf(out, "%s\n", b.s);
+		ns_describe_op(cfg, i, &b);
+		if (b.len)
+			fprintf(out, "%s\n", b.s);
 	}
 	sbuf_reset(&b);
-	print_tty(cfg, out);
-	ns_describe_exec(cfg, cfg->user_spec ? cfg->user_spec : "0:0", &b);
-	fprintf(out, "%s\n# (the command runs as pid 2 under gpurun's init, after dropping capabilities,\n"
-		     "#  no_new_privs, a seccomp deny-list and closing every fd above 2)\n",
-		b.s);
+	uid_t uid;
+	gid_t gid;
+	_cleanup_free_ char *home = NULL;
+	ns_plan_user(cfg, &uid, &gid, &home);
+	ns_describe_exec(cfg, uid, gid, home, &b);
+	fprintf(out, "%s\n", b.s);
 	sbuf_free(&b);
 }
