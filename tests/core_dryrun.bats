@@ -21,10 +21,14 @@ setup() {
 	assert_output --partial "pivot_root"
 }
 
-@test "--dry-run shows the user switch as chroot --userspec" {
+@test "--dry-run shows the user switch as setpriv's ids and one group" {
 	run --separate-stderr "$GPURUN" --dry-run -u 1000:1000 "$BUSYBOX_DIR" /bin/true
 	assert_success
-	assert_output --partial "chroot --userspec 1000:1000"
+	if [[ $GPURUN_TEST_MODE == root ]]; then
+		assert_output --partial " --reuid=1000 --regid=1000 --groups=1000 -- env -i "
+	else
+		assert_output --partial "unshare --user --map-user=1000 --map-group=1000 --keep-caps -- setpriv "
+	fi
 }
 
 @test "--dry-run names the command it would run" {

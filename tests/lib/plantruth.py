@@ -41,39 +41,48 @@ KERNEL_DEFAULTS = {
 # Data the kernel applies but does not show (or shows only when it differs
 # from the default).
 NOT_SHOWN = {("devpts", "newinstance"), ("tmpfs", "mode=1777")}
-SCRATCH_ROOT = "/tmp/root"
+SCRATCH_ROOT = "$S/root"
 LIBDIR_DEFAULT = "/usr/lib/x86_64-linux-gnu"
 LIBDIR32_DEFAULT = "/usr/lib/i386-linux-gnu"
 
 
 def op_lines_dry(text):
-    """The op lines of --dry-run: after the LIBDIR= line, before the exec."""
+    """The op lines of the plan: inside the here-document, after the
+    prologue (the fail function), before the command."""
     lines = text.splitlines()
-    start = next(i for i, l in enumerate(lines) if l.startswith("LIBDIR="))
-    end = next(i for i, l in enumerate(lines) if l.startswith("exec chroot "))
+    start = next(i for i, l in enumerate(lines) if l.startswith("fail() {"))
+    end = next(i for i, l in enumerate(lines) if l.endswith("   # the command"))
     return lines[start + 1:end]
 
 
 def op_lines_verbose(text):
-    """The step lines of --verbose: after make-rslave, before the exec."""
+    """The same lines as --verbose printed them ("+ " each), less facts only
+    known at run time ("# the image has no ldconfig")."""
     steps = [l[2:] for l in text.splitlines() if l.startswith("+ ")]
-    start = next(i for i, l in enumerate(steps) if l.startswith("mount --make-rslave /"))
-    end = next(i for i, l in enumerate(steps) if l.startswith("exec chroot "))
-    # Facts only known at run time ("# the image has no ldconfig") are
-    # comments of their own, not ops.
-    return [l for l in steps[start + 1:end] if not l.startswith("#")]
+    return [l for l in op_lines_dry("\n".join(steps)) if not l.startswith("#")]
 
 
 def commands(lines):
-    """Each shell command of the op lines, as a token list, in order."""
+    """Each shell command of the op lines, as a token list, in order; the
+    bodies of here-documents are skipped, and a command that writes one
+    carries it as ("<<", delimiter)."""
+    heredoc = None
     for line in lines:
-        tokens = shlex.split(line, comments=True)
+        if heredoc is not None:
+            if line == heredoc:
+                heredoc = None
+            continue
+        lex = shlex.shlex(line, posix=True, punctuation_chars=";&|")
+        lex.whitespace_split = True
+        lex.commenters = "#"
         cmd = []
-        for t in tokens:
-            if t == "&&":
+        for t in lex:
+            if t in ("&&", "||", ";", "&", "|"):
                 if cmd:
                     yield cmd
                 cmd = []
+            elif t.startswith("<<"):
+                heredoc = t[2:] or next(lex)
             else:
                 cmd.append(t)
         if cmd:
@@ -98,6 +107,11 @@ class Plan:
                 continue
             if name == "mount":
                 self.mount(cmd[1:], inside)
+            elif name == "echo" and cmd[1:2] == ["ro"]:
+                # --read-only: the helper outside the new root remounts it
+                top = self.top("/")
+                if top is not None:
+                    top["flags"].add("ro")
             elif name == "ln":
                 self.links.append((self.path(cmd[-1], inside), cmd[-2]))
             elif name == "mkdir" and inside:
@@ -107,10 +121,10 @@ class Plan:
                 self.dirs += [self.path(a, inside) for a in args]
             elif name == "touch":
                 self.files.append(self.path(cmd[1], inside))
-            elif name in ("printf", "cat") and ">" in cmd:
+            elif name == "printf" and cmd[-2:-1] == [">"] and cmd[-1] == "/proc/sys/kernel/hostname":
+                self.hostname = cmd[2]
+            elif name in ("printf", "head") and ">" in cmd:
                 self.files.append(self.path(cmd[cmd.index(">") + 1], inside))
-            elif name == "hostname":
-                self.hostname = cmd[1]
             elif name == "ip" and cmd[1:] == ["link", "set", "lo", "up"]:
                 self.lo_up = True
 
@@ -151,6 +165,8 @@ class Plan:
         if "remount" in opts:
             target = self.path(pos[-1], inside)
             top = self.top(target)
+            if top is None and any(m["rec"] and under(target, m["target"]) for m in self.mounts):
+                return  # a submount of a recursive bind, made read-only one by one
             if top is None:
                 raise SystemExit("remount of %s, which nothing mounted" % target)
             top["flags"] |= PER_MOUNT & set(opts)
@@ -161,7 +177,7 @@ class Plan:
         self.mounts.append({
             "target": target, "kind": kind, "type": fstype, "rec": rec,
             "flags": PER_MOUNT & set(opts),
-            "data": [o for o in opts if o not in PER_MOUNT],
+            "data": [o.replace("$S/", "/tmp/") for o in opts if o not in PER_MOUNT],
             "line": " ".join(["mount"] + args),
         })
 
@@ -224,10 +240,7 @@ def under(path, root):
 def script(dry_text):
     plan = Plan(op_lines_dry(dry_text), "$LIBDIR")
     # The Debian lib dir of this host's architecture, as the plan prints it.
-    libdir = next((l.split("=", 1)[1].split()[0] for l in dry_text.splitlines() if l.startswith("LIBDIR=")),
-                  LIBDIR_DEFAULT)
-    libdir32 = next((l.split("=", 1)[1].split()[0] for l in dry_text.splitlines() if l.startswith("LIBDIR32=")),
-                    LIBDIR32_DEFAULT)
+    libdir, libdir32 = LIBDIR_DEFAULT, LIBDIR32_DEFAULT
     out = ['if [ -e /etc/debian_version ]; then LIBDIR=%s; else LIBDIR=/usr/lib64; fi' % libdir,
            'if [ -e /etc/debian_version ]; then LIBDIR32=%s; elif [ -d /usr/lib32 ]; then LIBDIR32=/usr/lib32; '
            'else LIBDIR32=/usr/lib; fi' % libdir32,
