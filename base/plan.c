@@ -245,6 +245,7 @@ void plan_free(struct plan *p)
 		free(p->v[i].why);
 		strv_free(&p->v[i].layers);
 		strv_free(&p->v[i].subs);
+		strv_free(&p->v[i].upper_dirs);
 		free(p->v[i].sub_flags);
 		free(p->v[i].image_sel);
 		free(p->v[i].layer_fds);
@@ -488,7 +489,14 @@ static void describe_rootfs(const struct op *op, struct sbuf *b)
 	} else if (op->flags & OPF_DIR) {
 		sbuf_puts(b, "mkdir \"$S/lower\" \"$S/upper\" \"$S/work\" \"$S/root\"; mount --rbind ");
 		sbuf_shquote(b, op->src);
-		sbuf_puts(b, " \"$S/lower\"\nmount -t overlay");
+		sbuf_puts(b, " \"$S/lower\"");
+		for (size_t i = 0; i < op->upper_dirs.n; i++) {
+			sbuf_printf(b, "\nmkdir -m %.4s \"$S/upper\"/", op->upper_dirs.v[i]);
+			sbuf_shquote(b, op->upper_dirs.v[i] + 5);
+		}
+		if (op->upper_dirs.n)
+			sbuf_puts(b, "   # the image's directories the plan creates in, made ours in the upper layer");
+		sbuf_puts(b, "\nmount -t overlay");
 		struct sbuf data = {0};
 		op_mount_data(op, &data);
 		scratch_opts(b, op->flags, data.s);
@@ -713,10 +721,11 @@ void op_describe(const struct op *op, struct sbuf *b)
 		sbuf_puts(b, " ");
 		rel(b, op->dst);
 		break;
-	case OP_HOSTNAME: /* hostname(1) is not util-linux: the kernel's own file */
-		sbuf_puts(b, "printf %s ");
+	case OP_HOSTNAME:
+		/* Not through /proc/sys/kernel/hostname: only the host's root may
+		 * write it, the root of a user namespace may not. */
+		sbuf_puts(b, "hostname ");
 		sbuf_shquote(b, op->src);
-		sbuf_puts(b, " > /proc/sys/kernel/hostname");
 		break;
 	case OP_LOOPBACK:
 		sbuf_puts(b, "ip link set lo up");

@@ -102,6 +102,10 @@ struct op {
 	 * printed plan remounts one by one. */
 	unsigned src_flags;
 	struct strv subs;   /* paths relative to src */
+	/* OP_ROOTFS of a directory, unprivileged: the directories the printed
+	 * plan mirrors into the overlay's upper layer, "MODE PATH" each (the
+	 * executor makes the same: ns/rootbuild.c). */
+	struct strv upper_dirs;
 	unsigned *sub_flags;
 };
 

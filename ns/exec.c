@@ -339,6 +339,7 @@ static int plan_run(struct exec_state *st, struct plan *p, struct gerr *err)
 	if (st->cfg->verbose) { /* the host's mounts, before the scratch covers /tmp */
 		plan_capture_mounts(p);
 		ns_view_libdirs(st->cfg);
+		ns_view_upper(st->cfg);
 	}
 	if (preopen_sources(p, st->cfg->image_fd, err) < 0)
 		return -1;

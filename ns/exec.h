@@ -40,6 +40,10 @@ const char *image_libdir(int dirfd);
 const char *image_libdir32(int dirfd);
 /* Open every bind source and cached layer as a detached clone. */
 int preopen_sources(struct plan *p, int image_fd, struct gerr *err);
+/* Unprivileged directory image: the directories of the lower tree (an
+ * O_PATH fd) mirrored into the overlay's upper layer before it is
+ * mounted, "MODE PATH" each (relative), parents first. */
+void upper_mirror_list(const struct plan *p, int lowerfd, struct strv *out);
 /* The root on the scratch tmpfs; st->rootfd is set. */
 int do_rootfs(struct exec_state *st, struct op *op, struct gerr *err);
 

@@ -118,6 +118,9 @@ void ns_describe_exec(const struct run_config *cfg, uid_t uid, gid_t gid, const 
 /* $LIBDIR and $LIBDIR32 for the printed lines, from the image tree when
  * it is known before the launch (op_describe_libdirs). */
 void ns_view_libdirs(const struct run_config *cfg);
+/* The upper-layer directories of an unprivileged directory image (struct
+ * op's upper_dirs), from the image tree. */
+void ns_view_upper(const struct run_config *cfg);
 /* --user's ids and home as known before the launch. */
 void ns_plan_user(const struct run_config *cfg, uid_t *uid, gid_t *gid, char **home);
 /* The image: where it came from, its layers, the config values used. */

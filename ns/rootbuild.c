@@ -124,8 +124,10 @@ int preopen_sources(struct plan *p, int image_fd, struct gerr *err)
  * directory the attributes of its upper half.  So before mounting the
  * overlay, mirror into the upper layer the deepest existing directory (with
  * symlinks resolved inside the image) above every path the plan will
- * create.  Best effort: a failure here shows up, with its path, later. */
-static void mirror_into_upper(int lowerfd, int upperfd, const char *dir)
+ * create.  Best effort: a failure here shows up, with its path, later.
+ * upper_mirror_list says which, "MODE PATH" each, parents first: the
+ * printed plan makes the same (ns/show.c). */
+static void mirror_list_one(int lowerfd, const char *dir, struct strv *out)
 {
 	_cleanup_free_ char *d = xstrdup(dir);
 	int fd = -1;
@@ -140,38 +142,45 @@ static void mirror_into_upper(int lowerfd, int upperfd, const char *dir)
 	}
 	if (fd < 0)
 		return;
-	/* The resolved path, from the kernel's own record of the fd. */
-	char link[64], real[4096];
+	/* The resolved path, from the kernel's own record of the fds. */
+	char link[64], real[4096], base[4096];
 	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
 	ssize_t n = readlink(link, real, sizeof real - 1);
 	close(fd);
-	size_t pl = strlen(PLAN_LOWER);
-	if (n < (ssize_t)pl || strncmp(real, PLAN_LOWER, pl) != 0)
+	snprintf(link, sizeof link, "/proc/self/fd/%d", lowerfd);
+	ssize_t bl = readlink(link, base, sizeof base - 1);
+	if (n < 0 || bl < 0)
 		return;
 	real[n] = '\0';
-	_cleanup_fd_ int lcur = dup(lowerfd), ucur = dup(upperfd);
-	for (char *save = NULL, *c = strtok_r(real + pl, "/", &save); c && lcur >= 0 && ucur >= 0;
-	     c = strtok_r(NULL, "/", &save)) {
+	base[bl] = '\0';
+	size_t pl = !strcmp(base, "/") ? 0 : (size_t)bl;
+	if ((size_t)n < pl || strncmp(real, base, pl) != 0)
+		return;
+	_cleanup_fd_ int lcur = dup(lowerfd);
+	struct sbuf path = {0};
+	for (char *save = NULL, *c = strtok_r(real + pl, "/", &save); c && lcur >= 0; c = strtok_r(NULL, "/", &save)) {
 		struct stat ls;
 		if (fstatat(lcur, c, &ls, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(ls.st_mode))
-			return;
-		if (mkdirat(ucur, c, ls.st_mode & 07777) < 0 && errno != EEXIST)
-			return;
+			break;
+		if (path.len)
+			sbuf_puts(&path, "/");
+		sbuf_puts(&path, c);
+		/* mkdirat(2) under the run's umask (022) makes this mode. */
+		_cleanup_free_ char *entry = xasprintf("%04o %s", (unsigned)(ls.st_mode & 07777 & ~022u), path.s);
+		int seen = 0;
+		for (size_t j = 0; j < out->n && !seen; j++)
+			seen = !strcmp(out->v[j] + 5, path.s);
+		if (!seen)
+			strv_add(out, xstrdup(entry));
 		int nl = openat(lcur, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		int nu = openat(ucur, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		close(lcur);
-		close(ucur);
 		lcur = nl;
-		ucur = nu;
 	}
+	sbuf_free(&path);
 }
 
-static void prepare_upper(const struct plan *p)
+void upper_mirror_list(const struct plan *p, int lowerfd, struct strv *out)
 {
-	_cleanup_fd_ int lowerfd = open(PLAN_LOWER, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	_cleanup_fd_ int upperfd = open(PLAN_UPPER, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (lowerfd < 0 || upperfd < 0)
-		return;
 	/* $LIBDIR, decided from the lower layer (the root is not mounted yet). */
 	const char *libdir = image_libdir(lowerfd), *libdir32 = image_libdir32(lowerfd);
 	/* Most ops share a parent (a dozen under /dev): mirror each once. */
@@ -194,11 +203,26 @@ static void prepare_upper(const struct plan *p)
 		for (size_t j = 0; j < done.n && !seen; j++)
 			seen = !strcmp(done.v[j], rel);
 		if (*rel && !seen) {
-			mirror_into_upper(lowerfd, upperfd, rel);
+			mirror_list_one(lowerfd, rel, out);
 			strv_add(&done, xstrdup(rel));
 		}
 	}
 	strv_free(&done);
+}
+
+static void prepare_upper(const struct plan *p)
+{
+	_cleanup_fd_ int lowerfd = open(PLAN_LOWER, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_fd_ int upperfd = open(PLAN_UPPER, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (lowerfd < 0 || upperfd < 0)
+		return;
+	struct strv dirs = {0};
+	upper_mirror_list(p, lowerfd, &dirs);
+	/* In order, parents first, in a tmpfs only this run has written to. */
+	for (size_t i = 0; i < dirs.n; i++)
+		if (mkdirat(upperfd, dirs.v[i] + 5, (mode_t)strtoul(dirs.v[i], NULL, 8)) < 0 && errno != EEXIST)
+			break;
+	strv_free(&dirs);
 }
 
 /* The root: a scratch tmpfs that hides the host's /tmp in this namespace

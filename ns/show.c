@@ -5,6 +5,7 @@
  * (ns/launch.c, ns/exec.c, ns/init.c call in here), so the two views
  * cannot differ. */
 #include "ns.h"
+#include "exec.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -50,6 +51,15 @@ static int tree_known(const struct run_config *cfg)
 		if (access(cfg->layered->layers.v[i], F_OK) < 0)
 			return 0;
 	return 1;
+}
+
+void ns_view_upper(const struct run_config *cfg)
+{
+	struct op *root = cfg->plan->n ? &cfg->plan->v[0] : NULL;
+	if (!root || root->kind != OP_ROOTFS || !(root->flags & OPF_DIR) || !cfg->unprivileged || cfg->image_fd < 0)
+		return;
+	strv_free(&root->upper_dirs);
+	upper_mirror_list(cfg->plan, cfg->image_fd, &root->upper_dirs);
 }
 
 void ns_view_libdirs(const struct run_config *cfg)
@@ -351,6 +361,7 @@ void ns_print_plan(const struct run_config *cfg, FILE *out)
 	struct sbuf b = {0};
 	plan_capture_mounts(cfg->plan);
 	ns_view_libdirs(cfg);
+	ns_view_upper(cfg);
 	ns_describe_head(cfg, &b);
 	fprintf(out, "%s\n", b.s);
 	for (size_t i = 0; i < cfg->plan->n; i++) {

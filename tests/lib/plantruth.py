@@ -121,8 +121,8 @@ class Plan:
                 self.dirs += [self.path(a, inside) for a in args]
             elif name == "touch":
                 self.files.append(self.path(cmd[1], inside))
-            elif name == "printf" and cmd[-2:-1] == [">"] and cmd[-1] == "/proc/sys/kernel/hostname":
-                self.hostname = cmd[2]
+            elif name == "hostname":
+                self.hostname = cmd[1]
             elif name in ("printf", "head") and ">" in cmd:
                 self.files.append(self.path(cmd[cmd.index(">") + 1], inside))
             elif name == "ip" and cmd[1:] == ["link", "set", "lo", "up"]:
