@@ -632,7 +632,12 @@ static void describe_file(const struct op *op, struct sbuf *b)
 	}
 	sbuf_printf(b, "head -c %zu > ", op->len);
 	rel(b, op->dst);
-	sbuf_printf(b, " <<'%s'\n", delim);
+	sbuf_printf(b, " <<'%s'", delim);
+	if (op->why) { /* on the first line: the delimiter's line must be the delimiter alone */
+		sbuf_puts(b, "   # ");
+		sbuf_add_visible(b, op->why);
+	}
+	sbuf_puts(b, "\n");
 	sbuf_add(b, op->data, op->len);
 	sbuf_printf(b, "\n%s", delim);
 }
@@ -750,7 +755,8 @@ void op_describe(const struct op *op, struct sbuf *b)
 	case OP_KIND_COUNT:
 		break;
 	}
-	if (op->why) { /* may name a CDI spec or a driver file: never end the comment */
+	if (op->why && !(op->kind == OP_FILE && !memchr(op->data, '\0', op->len))) {
+		/* may name a CDI spec or a driver file: never end the comment */
 		sbuf_puts(b, "   # ");
 		sbuf_add_visible(b, op->why);
 	}

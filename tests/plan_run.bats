@@ -144,3 +144,32 @@ same_container() {
 	assert_equal "$status" 125
 	assert_output "gpurun plan: cannot run as a script (see its first lines)"
 }
+
+# fake_in_tmp NAME: FAKE_ROOT, as root a copy of that fake driver root
+# under /tmp (a plan's scratch must not hide bind sources there), removed
+# by the test; unprivileged (no mknod for its device nodes) the driver root
+# where it was built.
+fake_in_tmp() {
+	local src
+	src=$(fake_driver "$1") || skip "no fake NVIDIA driver (build it as root: tests/run-bats.sh)"
+	FAKE_ROOT=$src
+	if [[ $(id -u) -eq 0 ]]; then
+		FAKE_TMP=$(mktemp -d /tmp/gpurun-planfake.XXXXXX)
+		cp -a "$src/." "$FAKE_TMP/"
+		FAKE_ROOT=$FAKE_TMP
+	fi
+}
+
+teardown() {
+	if [[ -n "${FAKE_TMP:-}" ]]; then rm -rf "$FAKE_TMP"; fi
+}
+
+@test "--gpus 0 on a fake driver (under /tmp as root): devices, libraries, /proc/driver/nvidia, ldconfig" {
+	fake_in_tmp one
+	same_container --driver-root "$FAKE_ROOT" --gpus 0 "$GLIBC_TGZ"
+}
+
+@test "--gpus all --caps all on a fake driver (under /tmp as root)" {
+	fake_in_tmp four
+	same_container --driver-root "$FAKE_ROOT" --gpus all --caps all "$GLIBC_TGZ"
+}
