@@ -517,6 +517,31 @@ static void describe_rootfs(const struct op *op, struct sbuf *b)
 	sbuf_puts(b, "\ncd \"$S/root\"");
 }
 
+/* "inroot PATH; ": the plan's own check (ns/show.c prints the function)
+ * that no symlink of the image sends PATH, or its directory when leaf is
+ * 0, out of the new root: mount, mkdir, touch and > follow symlinks, where
+ * the executor resolves every path inside the root (RESOLVE_IN_ROOT). */
+static void guard(struct sbuf *b, const char *dst, int leaf)
+{
+	char buf[4096];
+	if (view_libdir32)
+		dst = plan_expand_libdir32(dst, view_libdir32, buf, sizeof buf);
+	if (view_libdir && dst != buf)
+		dst = plan_expand_libdir(dst, view_libdir, buf, sizeof buf);
+	_cleanup_free_ char *path = xstrdup(dst);
+	if (!leaf) {
+		char *slash = strrchr(path, '/');
+		if (!slash || slash == path)
+			return;
+		*slash = '\0';
+	}
+	if (!path[strspn(path, "/")])
+		return;
+	sbuf_puts(b, "inroot ");
+	rel(b, path);
+	sbuf_puts(b, "; ");
+}
+
 /* "mkdir -p DIR; " for the directory of dst, unless it is the root or
  * the plan's own /dev or /proc. */
 static void mkdir_parent(struct sbuf *b, const char *dst)
@@ -544,6 +569,7 @@ static void describe_fresh(const struct op *op, struct sbuf *b)
 	const char *type = op_kinds[op->kind].fstype;
 	struct sbuf data = {0};
 	op_mount_data(op, &data);
+	guard(b, op->dst, 1);
 	if (op->kind != OP_PROC && strncmp(op->dst, "/proc/", 6) != 0) {
 		sbuf_puts(b, "mkdir -p ");
 		rel(b, op->dst);
@@ -647,9 +673,11 @@ static void describe_bind(const struct op *op, struct sbuf *b)
 	if (op->skipped) /* an optional source missing on this host: no step */
 		return;
 	if (op->flags & OPF_DIR) {
+		guard(b, op->dst, 1);
 		sbuf_puts(b, "mkdir -p ");
 		rel(b, op->dst);
 	} else {
+		guard(b, op->dst, 0);
 		mkdir_parent(b, op->dst);
 		if (op->flags & OPF_REPLACE) {
 			sbuf_puts(b, "{ [ ! -L ");
@@ -658,6 +686,7 @@ static void describe_bind(const struct op *op, struct sbuf *b)
 			rel(b, op->dst);
 			sbuf_puts(b, "; }; ");
 		}
+		guard(b, op->dst, 1);
 		/* touch(1) would also set the times of a file that is there,
 		 * which procfs refuses; gpurun only creates a missing one. */
 		sbuf_puts(b, "[ -e ");
@@ -707,10 +736,12 @@ void op_describe(const struct op *op, struct sbuf *b)
 		describe_fresh(op, b);
 		break;
 	case OP_MKDIR:
+		guard(b, op->dst, 1);
 		sbuf_printf(b, "mkdir -p -m %04o ", (unsigned)op->mode);
 		rel(b, op->dst);
 		break;
 	case OP_SYMLINK:
+		guard(b, op->dst, 0);
 		mkdir_parent(b, op->dst);
 		sbuf_puts(b, "ln -sfn ");
 		sbuf_shquote(b, op->src);

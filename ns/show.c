@@ -136,7 +136,33 @@ void ns_describe_head(const struct run_config *cfg, struct sbuf *b)
 	sbuf_printf(b, "unshare --mount --pid --ipc%s%s --fork --kill-child --propagation slave%s sh -euc \"$(cat <<'%s'\n",
 		    cfg->hostname ? " --uts" : "", cfg->new_net ? " --net" : "",
 		    cfg->unprivileged ? " --map-root-user" : "", delim);
-	sbuf_puts(b, "S=$1; shift\numask 022\nfail() { echo stop >&4; exit 125; }");
+	sbuf_puts(b, "S=$1; shift\numask 022\nfail() { echo stop >&4; exit 125; }\n");
+	/* mount, mkdir, touch and > follow symlinks; gpurun resolves every
+	 * path inside the root.  Nothing but this plan writes into the fresh
+	 * root, so a path checked here stays what it was when used. */
+	sbuf_puts(b, "# inroot PATH: refuse a PATH that a symlink of the image (absolute, or climbing with ..) "
+		     "would send out of the new root\n"
+		     "inroot() {\n"
+		     "\t_r= _p=$1 _n=0\n"
+		     "\twhile [ -n \"$_p\" ]; do\n"
+		     "\t\t_c=${_p%%/*}\n"
+		     "\t\tif [ \"$_c\" = \"$_p\" ]; then _p=; else _p=${_p#*/}; fi\n"
+		     "\t\tcase $_c in\n"
+		     "\t\t''|.) continue ;;\n"
+		     "\t\t..) [ -n \"$_r\" ] || break; case $_r in */*) _r=${_r%/*} ;; *) _r= ;; esac; continue ;;\n"
+		     "\t\tesac\n"
+		     "\t\t_t=${_r:+$_r/}$_c\n"
+		     "\t\tif [ -L \"$_t\" ]; then\n"
+		     "\t\t\t_n=$((_n + 1)); _l=$(readlink -- \"$_t\")\n"
+		     "\t\t\tcase $_l in /*) break ;; esac\n"
+		     "\t\t\t[ \"$_n\" -le 40 ] || break\n"
+		     "\t\t\t_p=$_l${_p:+/$_p}\n"
+		     "\t\telse\n"
+		     "\t\t\t_r=$_t\n"
+		     "\t\tfi\n"
+		     "\tdone\n"
+		     "\t[ -z \"$_p\" ] || { echo \"gpurun plan: refused: a symlink in the image sends $1 out of the new root\" >&2; exit 125; }\n"
+		     "}");
 }
 
 /* The plan's own lines for the libdirs when the tree is not known at print

@@ -173,3 +173,42 @@ teardown() {
 	fake_in_tmp four
 	same_container --driver-root "$FAKE_ROOT" --gpus all --caps all "$GLIBC_TGZ"
 }
+
+# hostile_plan absolute|climbing: a busybox directory image whose mount targets are
+# symlinks to a host canary directory (absolute, or climbing with ..); the
+# plan must refuse with one line and write nothing there.
+hostile_plan() {
+	local how=$1 d=$BATS_TEST_TMPDIR img canary
+	img=$(image_copy busybox)
+	canary=$(mktemp -d /tmp/gpurun-plancanary.XXXXXX)
+	mkdir "$canary/etc" "$canary/tmp"
+	rm -rf "$img/etc" "$img/tmp"
+	if [[ $how == absolute ]]; then
+		ln -s "$canary/etc" "$img/etc"
+		mkdir "$img/tmp"
+	else
+		ln -s "../../../../../../../../..$canary/tmp" "$img/tmp"
+		ln -s "$canary/etc" "$img/etc"
+	fi
+	"$GPURUN" --dry-run "$img" /bin/true >"$d/plan.sh"
+	host_snapshot "$d/before"
+	local wrap=()
+	if [[ $(id -u) -eq 0 ]]; then wrap=(unshare --mount --uts --ipc --pid --fork); fi
+	run --separate-stderr "${wrap[@]}" sh "$d/plan.sh"
+	run_status=$status run_stderr=$stderr
+	host_same "$d/before"
+	run find "$canary" -mindepth 2
+	assert_output ""
+	rm -rf "$canary"
+	assert_equal "$run_status" 125
+}
+
+@test "a plan refuses, in one line, a mount target that is an absolute symlink to a host path" {
+	hostile_plan absolute
+	assert_equal "$run_stderr" "gpurun plan: refused: a symlink in the image sends etc/resolv.conf out of the new root"
+}
+
+@test "a plan refuses, in one line, a mount target that is a symlink climbing out with .." {
+	hostile_plan climbing
+	assert_equal "$run_stderr" "gpurun plan: refused: a symlink in the image sends tmp out of the new root"
+}

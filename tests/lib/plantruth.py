@@ -48,9 +48,10 @@ LIBDIR32_DEFAULT = "/usr/lib/i386-linux-gnu"
 
 def op_lines_dry(text):
     """The op lines of the plan: inside the here-document, after the
-    prologue (the fail function), before the command."""
+    prologue (the fail and inroot functions), before the command."""
     lines = text.splitlines()
-    start = next(i for i, l in enumerate(lines) if l.startswith("fail() {"))
+    fn = next(i for i, l in enumerate(lines) if l.startswith("inroot() {"))
+    start = next(i for i, l in enumerate(lines) if i > fn and l == "}")
     end = next(i for i, l in enumerate(lines) if l.endswith("   # the command"))
     return lines[start + 1:end]
 

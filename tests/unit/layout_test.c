@@ -213,7 +213,7 @@ static void case_volumes(void)
 	expect_flags(find(&p, OP_BIND, "/etc/f"), OPF_REC | OPF_NOSUID | OPF_NODEV, "a writable file volume");
 	struct sbuf line = {0};
 	op_describe(find(&p, OP_BIND, "/etc/f"), &line);
-	CHECK(!strncmp(line.s, "mkdir -p etc; [ -e etc/f ] || touch etc/f; mount --rbind", 56),
+	CHECK(!strncmp(line.s, "inroot etc; mkdir -p etc; inroot etc/f; [ -e etc/f ] || touch etc/f; mount --rbind", 82),
 	      "a file volume is a file created where missing, in a directory made first: %s", line.s);
 	sbuf_free(&line);
 
@@ -376,7 +376,7 @@ static void case_libdir32(void)
 	struct plan p = {0};
 	struct sbuf line = {0};
 	op_describe(plan_symlink(&p, "libcuda.so.550", p32), &line);
-	CHECK(!strcmp(line.s, "mkdir -p \".$LIBDIR32\"; ln -sfn libcuda.so.550 \".$LIBDIR32\"/libcuda.so.1"),
+	CHECK(!strcmp(line.s, "inroot \".$LIBDIR32\"; mkdir -p \".$LIBDIR32\"; ln -sfn libcuda.so.550 \".$LIBDIR32\"/libcuda.so.1"),
 	      "printed: %s", line.s);
 	sbuf_free(&line);
 	plan_free(&p);
