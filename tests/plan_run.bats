@@ -95,6 +95,10 @@ same_container() {
 	ENTRY=" " same_container --gpus void "$oci"
 }
 
+@test "--no-cache: the plan unpacks the archive with tar as gpurun unpacks it" {
+	same_container --no-cache "$BUSYBOX_TGZ"
+}
+
 @test "file and directory volumes, rw and ro, with sources under /tmp" {
 	local v
 	v=$(mktemp -d /tmp/gpurun-planvol.XXXXXX)
