@@ -5,8 +5,8 @@
  * gpurun.c and ns/layout.c turn the command line into a plan, gpu/ adds the
  * ops of GPU injection; one loop in ns/exec.c carries it out inside the new
  * namespaces, and the same list prints itself as equivalent shell commands
- * for --dry-run and --verbose.  Nothing outside ns/ mounts anything: other
- * directories only add ops.  The plan lives in base/ (next to the helpers it
+ * for --dry-run and --verbose (a script that runs: ns/show.c).  Nothing
+ * outside ns/ mounts anything: other directories only add ops.  The plan lives in base/ (next to the helpers it
  * uses, and nothing else) so that gpu/ can add ops without depending on the
  * namespace code.
  *
@@ -142,7 +142,9 @@ unsigned long op_mount_msflags(unsigned flags);
 void op_mount_data(const struct op *op, struct sbuf *out);
 
 /* The run's scratch: a tmpfs on /tmp that exists only in the new mount
- * namespace (the host's /tmp is untouched).  The root is built in it;
+ * namespace (the host's /tmp is untouched).  The printed plan, which cannot
+ * open its bind sources first, puts its scratch on a fresh directory
+ * instead ("$S", from mktemp), so that sources under /tmp stay in view.  The root is built in it;
  * huge=within_size lets the unpacker's big files (sized first, see
  * rootfs/place.c) take 2 MiB pages, which a --no-cache launch of Debian
  * makes and frees faster. */

@@ -129,8 +129,6 @@ void ns_describe_image(const struct run_config *cfg, struct sbuf *b);
 void ns_trace(const char *text);
 /* The command's PATH unless -e or the image sets one. */
 #define NS_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-/* Made before anything is mounted; printed by both views. */
-#define NS_RSLAVE_LINE "mount --make-rslave /   # nothing mounted from here on reaches the host"
 
 /* ns/path.c: paths inside the container root.  Every lookup goes through
  * openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS) from the root fd, so ".."

@@ -1,9 +1,13 @@
-/* ns/show.c — the teaching view of a whole launch: the namespace and
- * propagation lines that come before the ops, the ops themselves
- * (op_describe, base/plan.c), and the final exec.  --dry-run prints all of
- * it at once; --verbose prints the same lines, each as its step is done
- * (ns/launch.c, ns/exec.c, ns/init.c call in here), so the two views
- * cannot differ. */
+/* ns/show.c — the teaching view of a whole launch, as a shell script that
+ * runs (`sh plan.sh`, as root or as a user): its head (what no shell tool
+ * can do, the scratch directory, the unshare into the new namespaces with
+ * the rest as a quoted here-document), the ops (op_describe, base/plan.c,
+ * with the libdirs resolved from the image tree when it is known before
+ * the launch), the pivot with a helper outside the new root that detaches
+ * the old one, and the command, prepared with the host's setpriv before the
+ * pivot and waiting for its go-ahead.  --dry-run prints all of it at once;
+ * --verbose prints the same lines, each as its step is done (ns/launch.c,
+ * ns/exec.c, ns/init.c call in here), so the two views cannot differ. */
 #include "ns.h"
 #include "exec.h"
 
@@ -122,9 +126,11 @@ void ns_describe_head(const struct run_config *cfg, struct sbuf *b)
 	if (img.len)
 		sbuf_printf(b, "%s\n", img.s);
 	sbuf_free(&img);
-	sbuf_puts(b, "# What no shell tool does here, and gpurun does: the seccomp filter on the command; an init\n"
-		     "# (pid 1) that reaps orphans and relays signals; closing every fd the caller left open above 2;\n"
-		     "# a session of the command's own (or the terminal's foreground).\n");
+	sbuf_puts(b, "# What no shell tool does here, and gpurun does: the seccomp filter on the command and on\n"
+		     "# the image's ldconfig; an init (pid 1) that reaps orphans and relays signals; closing every\n"
+		     "# fd the caller left open above 2; a session of the command's own (or the terminal's foreground).\n"
+		     "# Needs util-linux (unshare, setpriv, mount, umount, pivot_root), coreutils, tar, hostname(1)\n"
+		     "# for --hostname, ip(8) for --net none's lo, and the image's /bin/sh.\n");
 	for (size_t i = 0; cfg->host_steps && i < cfg->host_steps->n; i++)
 		sbuf_printf(b, "%s\n", cfg->host_steps->v[i]);
 	sbuf_puts(b, "set -eu\n");
