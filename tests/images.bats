@@ -164,7 +164,7 @@ host_oci_platform() {
 	assert_line "#   WorkingDir: /data"
 	assert_line "#   User: 1000:1000"
 	assert_line --partial "GPURUN_IMAGE_ENV=from-config"
-	assert_line --regexp "^exec chroot --userspec 1000:1000 / env -i --chdir=/data .* /bin/sh -c 'echo cmd-from-config; pwd; id -u'$"
+	assert_line --regexp "^(unshare --user --map-user=1000 --map-group=1000 --keep-caps -- )?setpriv .* -- env -i .* sh /data /bin/sh -c 'echo cmd-from-config; pwd; id -u'   # the command$"
 	assert_not_exist "$GPURUN_CACHE"
 }
 
@@ -172,7 +172,7 @@ host_oci_platform() {
 	run --separate-stderr "$GPURUN" --verbose --gpus void "$(oci_fixture oci)" true
 	assert_success
 	[[ "$stderr" == *"+ # image "*": 3 layers, unpacked into the cache"* ]] || fail "$stderr"
-	[[ "$stderr" == *"+ mount -t overlay -o nosuid,nodev,lowerdir=/tmp/layers/2:/tmp/layers/1:/tmp/layers/0,"* ]] ||
+	[[ "$stderr" == *'+ mount -t overlay -o "nosuid,nodev,lowerdir=$S/layers/2:$S/layers/1:$S/layers/0,'* ]] ||
 		fail "$stderr"
 	run --separate-stderr "$GPURUN" --verbose --gpus void "$(oci_fixture oci)" true
 	[[ "$stderr" == *": 3 layers, from the cache"* ]] || fail "$stderr"

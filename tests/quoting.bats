@@ -67,10 +67,10 @@ assert_no_terminal_bytes() {
 	run --separate-stderr "$GPURUN" --dry-run "$HOSTILE"
 	assert_success
 	local header
-	header=$(sed -n '/^unshare /q;p' <<<"$output")
-	[[ -n "$header" ]] || fail "the plan has no lines before unshare: $output"
+	header=$(sed -n '/^set -eu$/q;p' <<<"$output")
+	[[ -n "$header" ]] || fail "the plan has no lines before its first command: $output"
 	run grep -vn '^#' <<<"$header"
-	assert_failure # every line before unshare is a comment
+	assert_failure # every line before the first command is a comment
 	assert_output ''
 	sh -c "$header" || fail "the plan's comments did not run as comments"
 	assert_file_not_exists "$GPURUN_CANARY"
@@ -89,11 +89,13 @@ assert_no_terminal_bytes() {
 	run --separate-stderr "$GPURUN" --dry-run "$HOSTILE"
 	assert_success
 	local line
-	# The exec line, with the raw newline that ends the last Cmd word.
-	line=$(sed -n '/^exec chroot /,/^# (the command runs/p' <<<"$output" | sed '$d')
-	[[ -n "$line" ]] || fail "no exec line in: $output"
-	# The words after env -i: the image's Env, then Entrypoint and Cmd.
-	sh -c "set -- ${line#exec chroot --userspec 0:0 / env -i }; for a; do printf '%s\\0' \"\$a\"; done" \
+	# The command's line (setpriv's, with the capabilities it keeps), with
+	# the raw newline that ends the last Cmd word.
+	line=$(awk '/^(unshare --user .* )?setpriv .*--bounding-set=-all,/ { on = 1 } on { print } on && /   # the command$/ { exit }' <<<"$output")
+	line=${line%   # the command}
+	[[ -n "$line" ]] || fail "no command line in: $output"
+	# The words after env -i: the image's Env, HOME, the waiting shell, then Entrypoint and Cmd.
+	sh -c "set -- ${line#* -- env -i }; for a; do printf '%s\\0' \"\$a\"; done" \
 		>"$BATS_TEST_TMPDIR/words"
 	run python3 -c '
 import sys
