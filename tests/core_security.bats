@@ -228,9 +228,9 @@ assert_masked() {
 	local p
 	for p in "${DOCKER_MASKS[@]}"; do
 		if [[ -d $p ]]; then
-			assert_line "mount -t tmpfs -o ro,nosuid,nodev,noexec,mode=0555 tmpfs ${p#/}   # masked, as docker does"
+			assert_line --partial "mount -t tmpfs -o nosuid,nodev,noexec,mode=0555 tmpfs ${p#/}; mount -o remount,bind -o ro,nosuid,nodev,noexec ${p#/}   # masked, as docker does"
 		elif [[ -e $p ]]; then
-			assert_line "touch ${p#/} && mount --bind -o ro,nosuid,noexec /dev/null ${p#/}   # masked, as docker does"
+			assert_line --partial "inroot ${p#/}; [ -e ${p#/} ] || touch ${p#/}; mount --bind -o ro,nosuid,noexec /dev/null ${p#/}   # masked, as docker does"
 		else
 			refute_output --partial " ${p#/}   # masked"
 		fi
