@@ -394,6 +394,9 @@ void plan_capture_mounts(struct plan *p)
 		struct op *op = &p->v[i];
 		if (op->kind != OP_BIND)
 			continue;
+		strv_free(&op->subs); /* a second capture replaces the first */
+		free(op->sub_flags);
+		op->sub_flags = NULL;
 		struct stat st;
 		if ((op->flags & OPF_OPTIONAL) && stat(op->src, &st) < 0)
 			op->skipped = 1;
