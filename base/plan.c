@@ -468,19 +468,10 @@ static void describe_rootfs(const struct op *op, struct sbuf *b)
 	if (op->flags & OPF_LAYERS) {
 		sbuf_puts(b, "mkdir \"$S/layers\" \"$S/upper\" \"$S/work\" \"$S/root\"");
 		for (size_t i = 0; i < op->layers.n; i++) {
-			struct stat st;
-			sbuf_printf(b, "\nmkdir \"$S/layers/%zu\"; ", i);
-			if (stat(op->layers.v[i], &st) == 0 || op->layers.n != 1 || (op->flags & OPF_IMPORT)) {
-				sbuf_puts(b, "mount --bind");
-				mount_opts(b, OPF_RO, NULL);
-				sbuf_puts(b, " ");
-				sbuf_shquote(b, op->layers.v[i]);
-			} else {
-				/* Not in the cache yet: the archive itself is the one layer. */
-				sbuf_printf(b, "tar -C \"$S/layers/%zu\" --exclude='dev/*' --no-same-owner -xf ", i);
-				sbuf_shquote(b, op->src);
-				sbuf_printf(b, "; mount --bind -o ro \"$S/layers/%zu\"", i);
-			}
+			sbuf_printf(b, "\nmkdir \"$S/layers/%zu\"; mount --bind", i);
+			mount_opts(b, OPF_RO, NULL);
+			sbuf_puts(b, " ");
+			sbuf_shquote(b, op->layers.v[i]);
 			sbuf_printf(b, " \"$S/layers/%zu\"", i);
 		}
 		sbuf_puts(b, "\nmount -t overlay");

@@ -88,8 +88,9 @@ static const char *not_runnable(const struct run_config *cfg)
 	if (cfg->import_run)
 		return "--no-cache unpacks and verifies the image's layers with gpurun's own unpacker; "
 		       "launch it once without --no-cache, and print the plan of the cached image";
-	if (cfg->layered && !tree_known(cfg) && cfg->layered->layers.n != 1)
-		return "the image's layers are not in the cache yet; launch it once, then print the plan";
+	if (cfg->layered && !tree_known(cfg))
+		return "the image's layers are not in the cache yet; launch it once, "
+		       "then print the plan";
 	if (tree_known(cfg)) {
 		_cleanup_fd_ int sh = tree_open(cfg, "/bin/sh", O_PATH);
 		if (sh < 0)

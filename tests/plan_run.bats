@@ -216,3 +216,13 @@ hostile_plan() {
 	hostile_plan climbing
 	assert_equal "$run_stderr" "gpurun plan: refused: a symlink in the image sends tmp out of the new root"
 }
+
+@test "the plan of an image whose layers are not cached yet says so at its top, and does not run" {
+	local d=$BATS_TEST_TMPDIR
+	GPURUN_CACHE=$d/empty-cache "$GPURUN" --dry-run "$BUSYBOX_TGZ" true >"$d/plan.sh"
+	run grep -m1 '^# cannot run as a script: ' "$d/plan.sh"
+	assert_output "# cannot run as a script: the image's layers are not in the cache yet; launch it once, then print the plan"
+	run sh "$d/plan.sh"
+	assert_equal "$status" 125
+	assert_output "gpurun plan: cannot run as a script (see its first lines)"
+}
