@@ -629,7 +629,20 @@ void plan_delimiter(const char *base, const struct plan *p, char *out, size_t ca
 
 static void describe_file(const struct op *op, struct sbuf *b)
 {
-	mkdir_parent(b, op->dst);
+	/* The directory checked first: > follows symlinks (an image symlink
+	 * at the file itself is removed below). */
+	guard(b, op->dst, 0);
+	const int optional = op->flags & OPF_OPTIONAL;
+	if (optional) {
+		/* Only where the image has the directory (ns/exec.c): no mkdir. */
+		const char *slash = strrchr(op->dst, '/');
+		_cleanup_free_ char *dir = xstrndup(op->dst, slash && slash != op->dst ? (size_t)(slash - op->dst) : 1);
+		sbuf_puts(b, "if [ -d ");
+		rel(b, dir);
+		sbuf_puts(b, " ]; then ");
+	} else {
+		mkdir_parent(b, op->dst);
+	}
 	if (op->flags & OPF_REPLACE) {
 		sbuf_puts(b, "{ [ ! -L ");
 		rel(b, op->dst);
@@ -648,6 +661,8 @@ static void describe_file(const struct op *op, struct sbuf *b)
 			sbuf_printf(b, "\\%03o", (unsigned char)op->data[i]);
 		sbuf_puts(b, "' > ");
 		rel(b, op->dst);
+		if (optional)
+			sbuf_puts(b, "; fi");
 		return;
 	}
 	sbuf_printf(b, "head -c %zu > ", op->len);
@@ -659,7 +674,7 @@ static void describe_file(const struct op *op, struct sbuf *b)
 	}
 	sbuf_puts(b, "\n");
 	sbuf_add(b, op->data, op->len);
-	sbuf_printf(b, "\n%s", delim);
+	sbuf_printf(b, "\n%s%s", delim, optional ? "\nfi" : "");
 }
 
 static void describe_bind(const struct op *op, struct sbuf *b)

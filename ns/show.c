@@ -129,8 +129,11 @@ void ns_describe_head(const struct run_config *cfg, struct sbuf *b)
 	sbuf_free(&img);
 	sbuf_puts(b, "# What no shell tool does here, and gpurun does: the seccomp filter on the command and on\n"
 		     "# the image's ldconfig; an init (pid 1) that reaps orphans and relays signals; closing every\n"
-		     "# fd the caller left open above 2; a session of the command's own (or the terminal's foreground).\n"
-		     "# Needs util-linux (unshare, setpriv, mount, umount, pivot_root), coreutils, tar, hostname(1)\n"
+		     "# fd the caller left open above 2; a session of the command's own (or the terminal's foreground).\n");
+	if (cfg->fake_ids)
+		sbuf_puts(b, "# With one id mapped, gpurun's filter also answers setgroups, set*id and chown to another id\n"
+			     "# with success (there is no other id): here they fail as the kernel says.\n");
+	sbuf_puts(b, "# Needs util-linux (unshare, setpriv, mount, umount, pivot_root), coreutils, tar, hostname(1)\n"
 		     "# for --hostname, ip(8) for --net none's lo, and the image's /bin/sh.\n");
 	for (size_t i = 0; cfg->host_steps && i < cfg->host_steps->n; i++)
 		sbuf_printf(b, "%s\n", cfg->host_steps->v[i]);
@@ -140,9 +143,13 @@ void ns_describe_head(const struct run_config *cfg, struct sbuf *b)
 	}
 	sbuf_puts(b, "S=$(mktemp -d /tmp/gpurun-plan.XXXXXX)   # the scratch: a tmpfs on it, private to the new "
 		     "mount namespace, holds the root\ntrap 'rmdir \"$S\"' EXIT\n");
-	sbuf_printf(b, "unshare --mount --pid --ipc%s%s --fork --kill-child --propagation slave%s sh -euc \"$(cat <<'%s'\n",
-		    cfg->hostname ? " --uts" : "", cfg->new_net ? " --net" : "",
-		    cfg->unprivileged ? " --map-root-user" : "", delim);
+	sbuf_printf(b, "unshare --mount --pid%s%s%s --fork --kill-child --propagation slave%s", cfg->share_ipc ? "" : " --ipc",
+		    cfg->hostname ? " --uts" : "", cfg->new_net ? " --net" : "", cfg->unprivileged ? " --map-root-user" : "");
+	/* util-linux runs newuidmap and newgidmap for these, as gpurun does. */
+	if (cfg->subids.uid_count)
+		sbuf_printf(b, " --map-users=%lu,1,%lu --map-groups=%lu,1,%lu", cfg->subids.uid_start,
+			    cfg->subids.uid_count, cfg->subids.gid_start, cfg->subids.gid_count);
+	sbuf_printf(b, " sh -euc \"$(cat <<'%s'\n", delim);
 	sbuf_puts(b, "S=$1; shift\numask 022\nfail() { echo stop >&4; exit 125; }\n");
 	/* mount, mkdir, touch and > follow symlinks; gpurun resolves every
 	 * path inside the root.  Nothing but this plan writes into the fresh
@@ -259,15 +266,45 @@ void ns_describe_op(const struct run_config *cfg, size_t i, struct sbuf *b)
 	sbuf_puts(b, "echo go >&4 ) &");
 }
 
+/* One --ulimit as sh's ulimit (shell 1) or, where the shells differ, a
+ * comment line (shell 0), which comes first.  Soft and hard apart: hard,
+ * soft, hard again, so that it works whether the new limits are above or
+ * below the old ones (P2 sets both at once). */
+static void describe_ulimit(const struct ulimit *u, int shell, struct sbuf *b)
+{
+	char v[2][24];
+	rlim_t lim[2] = {u->lim.rlim_cur, u->lim.rlim_max}, mask = ((rlim_t)1 << u->shift) - 1;
+	int fits = u->letter != 0;
+	for (int k = 0; k < 2; k++) {
+		fits &= lim[k] == RLIM_INFINITY || !(lim[k] & mask);
+		if (lim[k] == RLIM_INFINITY)
+			snprintf(v[k], sizeof v[k], "unlimited");
+		else
+			snprintf(v[k], sizeof v[k], "%llu", (unsigned long long)(lim[k] >> (shell ? u->shift : 0)));
+	}
+	if (!shell && !fits)
+		sbuf_printf(b, "# --ulimit %s=%s:%s: set by setrlimit before the exec (no ulimit every sh "
+			       "shares says it)\n", u->name, v[0], v[1]);
+	else if (shell && fits && lim[0] == lim[1])
+		sbuf_printf(b, "ulimit -%c %s; ", u->letter, v[0]);
+	else if (shell && fits)
+		sbuf_printf(b, "ulimit -H -%c %s 2>/dev/null; ulimit -S -%c %s; ulimit -H -%c %s; ", u->letter, v[1],
+			    u->letter, v[0], u->letter, v[1]);
+}
+
 void ns_describe_exec(const struct run_config *cfg, uid_t uid, gid_t gid, const char *home, struct sbuf *b)
 {
-	int nested = cfg->unprivileged && (uid || gid);
+	/* --ulimit: set before the capabilities go, as P2 does. */
+	for (int shell = 0; shell < 2; shell++)
+		for (size_t i = 0; i < cfg->nulimits; i++)
+			describe_ulimit(&cfg->ulimits[i], shell, b);
+	int nested = cfg->fake_ids && (uid || gid);
 	if (nested)
 		sbuf_printf(b, "unshare --user --map-user=%u --map-group=%u --keep-caps -- ", (unsigned)uid,
 			    (unsigned)gid);
 	sbuf_puts(b, "setpriv --nnp --inh-caps=-all --ambient-caps=-all --bounding-set=-all");
 	sec_describe_caps(b);
-	if (!cfg->unprivileged && (uid || gid))
+	if (!cfg->fake_ids && (uid || gid))
 		sbuf_printf(b, " --reuid=%u --regid=%u --groups=%u", (unsigned)uid, (unsigned)gid, (unsigned)gid);
 	sbuf_puts(b, " -- env -i");
 	int has_home = 0;
@@ -408,6 +445,7 @@ void ns_print_plan(const struct run_config *cfg, FILE *out)
 	gid_t gid;
 	_cleanup_free_ char *home = NULL;
 	ns_plan_user(cfg, &uid, &gid, &home);
+	print_tty(cfg, out);
 	ns_describe_exec(cfg, uid, gid, home, &b);
 	fprintf(out, "%s\n", b.s);
 	sbuf_free(&b);

@@ -22,14 +22,14 @@
 #
 # Counts: up to LAUNCHES launches per test (500 by default; each launch
 # takes milliseconds, the swapper keeps one core busy), and no more than
-# RACE_SECONDS (40) of them once RACE_MIN (20) have run, so that a loaded
+# RACE_SECONDS (20) of them once RACE_MIN (20) have run, so that a loaded
 # machine runs fewer launches instead of running out of time.
 
 load lib/common
 load lib/swap
 
 LAUNCHES=${RACE_LAUNCHES:-500}
-RACE_SECONDS=${RACE_SECONDS:-40}
+RACE_SECONDS=${RACE_SECONDS:-20}
 RACE_MIN=${RACE_MIN:-20}
 
 setup_file() {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../gpu/internal.h"
+#include "../../gpu/gpu_int.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {

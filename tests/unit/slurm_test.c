@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../gpu/internal.h"
+#include "../../gpu/gpu_int.h"
 #include "unit.h"
 
 static void case_indexes(void)
