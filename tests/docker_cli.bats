@@ -305,13 +305,13 @@ cached_registry_image() {
 	assert_output $'0\n0\n4096'
 }
 
-@test "--ulimit shows in the plan as sh's ulimit before the exec, and sh sets those limits" {
+@test "--ulimit shows in the plan as sh's ulimit before the command's setpriv, and sh sets those limits" {
 	run --separate-stderr "$GPURUN" --gpus void --dry-run --ulimit nofile=100:200 --ulimit stack=8388608 \
 		"$BUSYBOX_DIR" true
 	assert_success
 	local line
-	line=$(grep -o '^ulimit .*; exec chroot' <<<"$output") || fail "no ulimit line: $output"
-	run sh -c "${line%exec chroot} ulimit -Sn; ulimit -Hn; ulimit -Ss"
+	line=$(grep -o '^ulimit .*; setpriv ' <<<"$output") || fail "no ulimit line: $output"
+	run sh -c "${line%setpriv } ulimit -Sn; ulimit -Hn; ulimit -Ss"
 	assert_success
 	assert_output $'100\n200\n8192'
 }

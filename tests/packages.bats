@@ -91,7 +91,9 @@ id -u'
 	run --separate-stderr "$GPURUN" --dry-run "$DEBIAN_TGZ" true
 	assert_success
 	if [[ $GPURUN_TEST_MODE == user ]]; then
-		assert_line --partial "[ ! -d etc/apt/apt.conf.d ] || printf 'APT::Sandbox::User \"root\";\\n' > etc/apt/apt.conf.d/00gpurun-single-id"
+		assert_line --partial "inroot etc/apt/apt.conf.d; if [ -d etc/apt/apt.conf.d ]; then "
+		assert_line --partial "> etc/apt/apt.conf.d/00gpurun-single-id <<"
+		assert_line 'APT::Sandbox::User "root";'
 	else
 		refute_line --partial "APT::Sandbox"
 	fi
@@ -157,6 +159,6 @@ need_subuser() {
 	need_subuser
 	run as_subuser "$GPURUN" --dry-run "$DEBIAN_TGZ" true
 	assert_success
-	assert_line --partial "--user --map-root-user --map-users=$SUB_START,1,$SUB_COUNT --map-groups="
+	assert_line --partial "--map-root-user --map-users=$SUB_START,1,$SUB_COUNT --map-groups="
 	refute_line --partial "APT::Sandbox"
 }

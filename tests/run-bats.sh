@@ -207,7 +207,7 @@ finish_one() {
 	status=$?
 	label=${running[$pid]}
 	unset "running[$pid]"
-	echo "#### $label ($((SECONDS - started[pid])) s) ####"
+	echo "#### $label ($((SECONDS - ${started[$pid]})) s) ####"
 	cat "$work/$label.tap"
 	[[ $status -eq 124 || $status -eq 137 ]] && say "$label: stopped after ${SUITE_TIMEOUT}s"
 	count "$work/$label.tap" "$status" "$label"

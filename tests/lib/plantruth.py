@@ -98,11 +98,20 @@ class Plan:
         self.libdir32 = libdir32
         self.mounts = []  # dicts: target, kind (fresh|bind), type, flags, data, rec
         self.links, self.dirs, self.files = [], [], []
+        self.optional = set()  # files written only where the image has their directory
+        optional_dir = None
         self.hostname = None
         self.lo_up = False
         inside = False
         for cmd in commands(lines):
             name = cmd[0]
+            if name == "if" and "-d" in cmd:
+                # "if [ -d DIR ]; then <write DIR/FILE>; fi": an optional file
+                optional_dir = self.path(cmd[cmd.index("-d") + 1], inside)
+                continue
+            if name == "fi":
+                optional_dir = None
+                continue
             if name == "cd":
                 inside = cmd[1] == SCRATCH_ROOT
                 continue
@@ -125,7 +134,10 @@ class Plan:
             elif name == "hostname":
                 self.hostname = cmd[1]
             elif name in ("printf", "head") and ">" in cmd:
-                self.files.append(self.path(cmd[cmd.index(">") + 1], inside))
+                f = self.path(cmd[cmd.index(">") + 1], inside)
+                self.files.append(f)
+                if optional_dir and f and f.startswith(optional_dir + "/"):
+                    self.optional.add(f)
             elif name == "ip" and cmd[1:] == ["link", "set", "lo", "up"]:
                 self.lo_up = True
 
@@ -343,7 +355,7 @@ def check(dry_text, verbose_text, inside_text):
             problems.append("directory %s printed, not there" % d)
     files = set(facts.get("file", []))
     for f in plan.files:
-        if f not in files:
+        if f not in files and f not in plan.optional:
             problems.append("file %s printed, not there" % f)
     if plan.hostname is not None and facts.get("hostname", [""])[0] != plan.hostname:
         problems.append("host name printed %s, found %s" % (plan.hostname, facts.get("hostname")))
