@@ -1,5 +1,6 @@
 # tests/lib/slurm.bash — a real one-node Slurm for tests/slurm.bats (load
-# after lib/common and lib/gpu):
+# after lib/common and lib/gpu) and tests/bench/slurm.sh (sourced, with
+# GPURUN set and no bats):
 #   slurm_start DRIVER_ROOT   in setup_file: munged, slurmctld and slurmd
 #                             with everything private, until sinfo says idle
 #   slurm_stop                in teardown_file: every job cancelled, every
@@ -18,7 +19,9 @@
 
 SLURM_CTLD_PORT=${SLURM_CTLD_PORT:-36817}
 SLURM_D_PORT=${SLURM_D_PORT:-36818}
-SLURM_SPANK=${SLURM_SPANK:-$TESTS_DIR/../spank/gpurun.so}
+# The plugin `make spank` builds, found from this file: outside bats there
+# is no TESTS_DIR.
+SLURM_SPANK=${SLURM_SPANK:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/spank/gpurun.so}
 
 # slurm_wait WHAT SECS CMD...: until CMD succeeds (a state, never a sleep of
 # a guessed length); on a timeout, the daemons' logs go to stderr.
