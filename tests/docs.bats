@@ -233,7 +233,7 @@ same_set() {
 			fail "docs/performance.md has no <!-- ${tag}begin --> ... <!-- ${tag}end --> block"
 		n=$((n + 1))
 	done <<<"$names"
-	((n == 6)) || fail "expected the 6 tables of the bench scripts, found $n: $names"
+	((n == 7)) || fail "expected the 7 tables of the bench scripts, found $n: $names"
 	run grep -l 'README' "$REPO"/tests/bench/*.sh "$REPO/tests/bench/ratios.py"
 	assert_failure
 }

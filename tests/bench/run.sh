@@ -27,7 +27,7 @@
 # rounds pooled, see bench_rounds); every row of docs/performance.md's table between its bench:begin/bench:end
 # markers comes from these runs (ratios.py --md, spliced at the end).  The
 # other scripts splice their own tables (bench:cpu, bench:images,
-# bench:scale, bench:registry, bench:gpu) the same way.
+# bench:scale, bench:registry, bench:slurm, bench:gpu) the same way.
 #
 # Knobs: BENCH_RUNS (warm, default 400), BENCH_COLD_RUNS (default 10),
 # BENCH_SKIP_DEBIAN=1, GPURUN (binary, default ./gpurun), BENCH_DOCS=0
@@ -380,6 +380,7 @@ fi
 # ---- images and the cache ---------------------------------------------------------
 GPURUN=$GPURUN bash tests/bench/images.sh
 GPURUN=$GPURUN bash tests/bench/registry.sh
+GPURUN=$GPURUN bash tests/bench/slurm.sh
 
 # ---- 3. GPU ---------------------------------------------------------------------
 if [[ -f tests/bench/gpu.sh ]]; then
