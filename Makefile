@@ -51,9 +51,29 @@ DEPS_TEST := bats bats-assert bats-support bats-file clang libclang-rt-14-dev ll
 DEPS_DOC := go-md2man
 DEPS_BENCH := hyperfine bubblewrap crun runc debootstrap libarchive-tools
 
-.PHONY: all clean install man spank demo check test sanitize fuzz unit bench lint format layering deps deps-test deps-bench
+.PHONY: all gpu-smoke clean install man spank demo check test sanitize fuzz unit bench lint format layering deps deps-test deps-bench
 
-all: gpurun
+all: gpurun gpu/probe/gpurun-smoke
+
+# The probe `gpurun smoke` runs inside the container (gpu/probe/smoke.c):
+# libc and libdl only, so that any glibc image can run it.
+LIBEXECDIR ?= $(PREFIX)/libexec
+gpu/probe/gpurun-smoke: gpu/probe/smoke.c
+	$(CC) $(CSTD) $(WARN) $(CFLAGS) -D_GNU_SOURCE -fstack-protector-strong -D_FORTIFY_SOURCE=2 \
+		$(HARDEN_LDFLAGS) $(LDFLAGS) -o $@ $< -ldl
+
+# The smoke test on this machine's real GPUs and driver (docs/gpurun.1.md,
+# smoke), after the raw driver facts of the real-GPU checklist.
+gpu-smoke: gpurun gpu/probe/gpurun-smoke
+	@if [ ! -e /proc/driver/nvidia/version ]; then \
+		echo "make gpu-smoke: needs a machine with an NVIDIA GPU and its driver loaded" \
+			"(no /proc/driver/nvidia/version here); the fake-driver tests are tests/smoke.bats" >&2; exit 1; fi
+	cat /proc/driver/nvidia/version
+	-nvidia-smi --query-gpu=index,minor_number,pci.bus_id,uuid,name,compute_cap --format=csv
+	./gpurun info
+	./gpurun smoke --tap
+	./gpurun smoke --json
+	./gpurun smoke
 
 gpurun: gpurun.o libgpurun.a
 	$(CC) $(ALL_CFLAGS) $(HARDEN_LDFLAGS) $(LDFLAGS) -o $@ gpurun.o libgpurun.a $(LIBS)
@@ -82,9 +102,11 @@ docs/gpurun.1: docs/gpurun.1.md
 	@sh tests/deps.sh $(DEPS_DOC)
 	sed '/^<!-- generated:/d' $< | go-md2man -out $@.tmp && mv $@.tmp $@
 
-install: gpurun docs/gpurun.1
+install: gpurun gpu/probe/gpurun-smoke docs/gpurun.1
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR)
 	install -m 0755 gpurun $(DESTDIR)$(BINDIR)/gpurun
+	install -d $(DESTDIR)$(LIBEXECDIR)/gpurun
+	install -m 0755 gpu/probe/gpurun-smoke $(DESTDIR)$(LIBEXECDIR)/gpurun/gpurun-smoke
 	install -m 0644 docs/gpurun.1 $(DESTDIR)$(MANDIR)/man1/gpurun.1
 	install -m 0644 docs/gpurun.bash-completion $(DESTDIR)$(BASHCOMPDIR)/gpurun
 	if [ -f spank/gpurun.so ]; then install -d $(DESTDIR)$(SPANKDIR) && \
@@ -100,7 +122,8 @@ spank/gpurun.so: spank/gpurun_spank.c
 		-fstack-protector-strong -D_FORTIFY_SOURCE=2 -o $@ $<
 
 clean:
-	rm -f gpurun gpurun.o libgpurun.a $(LIB_OBJS) ns/gen/seccomp_gen ns/seccomp_bpf.h docs/gpurun.1 spank/gpurun.so
+	rm -f gpurun gpurun.o libgpurun.a $(LIB_OBJS) ns/gen/seccomp_gen ns/seccomp_bpf.h docs/gpurun.1 spank/gpurun.so \
+		gpu/probe/gpurun-smoke
 	rm -rf tests/build
 
 deps:

@@ -19,6 +19,7 @@
 #include "base/opt.h"
 #include "gpu/cdi.h"
 #include "gpu/gpu.h"
+#include "gpu/smoke.h"
 #include "ns/ns.h"
 #include "rootfs/rootfs.h"
 
@@ -158,7 +159,8 @@ static void usage(FILE *out)
 {
 	fputs("usage: gpurun [run] [OPTIONS] IMAGE[@NAME:TAG] [--] [COMMAND [ARG...]]\n", out);
 	print_uses(out, NULL, "       ");
-	fputs("       gpurun version | help\n"
+	fputs("       gpurun smoke [--gpus SPEC] [--json|--tap] [--driver-root DIR] [IMAGE]\n"
+	      "       gpurun version | help\n"
 	      "\n"
 	      "Run COMMAND in IMAGE, in new mount, pid and ipc namespaces (and a user namespace\n"
 	      "when not root), with the selected NVIDIA GPUs injected.  IMAGE is a root file\n"
@@ -661,7 +663,7 @@ int main(int argc, char **argv)
 	const char *verb = v < argc ? argv[v] : "";
 	if (root) {
 		if (strcmp(verb, "info") && strcmp(verb, "list") && strcmp(verb, "doctor") &&
-		    strcmp(verb, "run") && strcmp(verb, "cdi"))
+		    strcmp(verb, "run") && strcmp(verb, "cdi") && strcmp(verb, "smoke"))
 			return run_main(argc, argv, NULL); /* `--driver-root DIR IMAGE ...` */
 		global_driver_root = root;
 	}
@@ -689,5 +691,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(verb, "run"))
 		return run_main(argc - 1, argv + 1, global_driver_root);
+	if (!strcmp(verb, "smoke")) { /* a run of the probe gpurun ships */
+		int n;
+		char **a = smoke_run_argv(argc - 1, argv + 1, global_driver_root, &n);
+		return run_main(n, a, NULL);
+	}
 	return run_main(argc, argv, NULL);
 }

@@ -8,8 +8,16 @@
  * cuDeviceGetCount() counts them.  When <root>/tmp/fake-cuda-fail exists,
  * cuInit() fails with CUDA_ERROR_UNKNOWN, as on a host whose driver does
  * not answer (a file, since gpurun's helper clears the environment).
- * <root> is FAKE_NVML_ROOT, as for the fake NVML, default "". */
+ * <root> is FAKE_NVML_ROOT, as for the fake NVML, default "".
+ *
+ * For gpurun-smoke (gpu/probe/smoke.c) it also has the driver API of one
+ * kernel launch: device i is the i-th <root>/proc/driver/nvidia/gpus/<bus>
+ * in bus order (inside a container: the selected GPUs), cuModuleLoadData
+ * accepts PTX text with a ".entry smoke", whose launch "runs" by writing
+ * out[i] = 2*i in host memory, except on a GPU whose gpus/<bus> directory
+ * holds fake-smoke-kernel, where out[7] comes back wrong. */
 #include <dirent.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +27,12 @@
 
 #define CUDA_SUCCESS 0
 #define CUDA_ERROR_INVALID_VALUE 1
+#define CUDA_ERROR_OUT_OF_MEMORY 2
 #define CUDA_ERROR_NOT_INITIALIZED 3
+#define CUDA_ERROR_INVALID_DEVICE 101
+#define CUDA_ERROR_INVALID_CONTEXT 201
+#define CUDA_ERROR_INVALID_PTX 218
+#define CUDA_ERROR_NOT_FOUND 500
 #define CUDA_ERROR_NO_DEVICE 100
 #define CUDA_ERROR_UNKNOWN 999
 
@@ -93,5 +106,175 @@ int cuDeviceGetCount(int *count)
 	if (!initialized)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	*count = ndevices;
+	return CUDA_SUCCESS;
+}
+
+/* The gpus/<bus> directories in bus order (the names sort so). */
+static char buses[64][32];
+static int nbuses;
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+static void load_buses(void)
+{
+	char dir[512];
+	snprintf(dir, sizeof dir, "%s/proc/driver/nvidia/gpus", root());
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	nbuses = 0;
+	while (d && (de = readdir(d)) && nbuses < 64)
+		if (de->d_name[0] != '.')
+			snprintf(buses[nbuses++], sizeof buses[0], "%.31s", de->d_name);
+	if (d)
+		closedir(d);
+	qsort(buses, (size_t)nbuses, sizeof buses[0], by_name);
+}
+
+static int bad_device(int dev)
+{
+	if (!initialized)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (nbuses == 0)
+		load_buses();
+	return dev < 0 || dev >= ndevices || dev >= nbuses ? CUDA_ERROR_INVALID_DEVICE : CUDA_SUCCESS;
+}
+
+int cuGetErrorName(int r, const char **s);
+int cuDeviceGet(int *dev, int ordinal);
+int cuDeviceGetName(char *name, int len, int dev);
+int cuDeviceGetPCIBusId(char *bus, int len, int dev);
+int cuCtxCreate_v2(void **ctx, unsigned flags, int dev);
+int cuCtxDestroy_v2(void *ctx);
+int cuModuleLoadData(void **mod, const void *image);
+int cuModuleGetFunction(void **fn, void *mod, const char *name);
+int cuMemAlloc_v2(unsigned long long *p, size_t n);
+int cuMemFree_v2(unsigned long long p);
+int cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+		   unsigned shared, void *stream, void **params, void **extra);
+int cuCtxSynchronize(void);
+int cuMemcpyDtoH_v2(void *dst, unsigned long long src, size_t n);
+
+int cuGetErrorName(int r, const char **s)
+{
+	switch (r) {
+	case CUDA_SUCCESS: *s = "CUDA_SUCCESS"; return 0;
+	case CUDA_ERROR_NO_DEVICE: *s = "CUDA_ERROR_NO_DEVICE"; return 0;
+	case CUDA_ERROR_INVALID_DEVICE: *s = "CUDA_ERROR_INVALID_DEVICE"; return 0;
+	case CUDA_ERROR_INVALID_PTX: *s = "CUDA_ERROR_INVALID_PTX"; return 0;
+	case CUDA_ERROR_UNKNOWN: *s = "CUDA_ERROR_UNKNOWN"; return 0;
+	}
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+static int current = -1; /* the device of the one context */
+
+int cuDeviceGet(int *dev, int ordinal)
+{
+	int r = bad_device(ordinal);
+	if (r == CUDA_SUCCESS)
+		*dev = ordinal;
+	return r;
+}
+
+int cuDeviceGetName(char *name, int len, int dev)
+{
+	int r = bad_device(dev);
+	if (r == CUDA_SUCCESS)
+		snprintf(name, (size_t)len, "Fake GPU %s", buses[dev]);
+	return r;
+}
+
+int cuDeviceGetPCIBusId(char *bus, int len, int dev)
+{
+	int r = bad_device(dev);
+	if (r == CUDA_SUCCESS) /* the driver writes it upper case */
+		for (int i = 0; i < len; i++)
+			if (!(bus[i] = (char)(buses[dev][i] >= 'a' && buses[dev][i] <= 'f' ? buses[dev][i] - 32 : buses[dev][i])))
+				break;
+	return r;
+}
+
+int cuCtxCreate_v2(void **ctx, unsigned flags, int dev)
+{
+	int r = bad_device(dev);
+	(void)flags;
+	if (r == CUDA_SUCCESS) {
+		current = dev;
+		*ctx = &current;
+	}
+	return r;
+}
+
+int cuCtxDestroy_v2(void *ctx)
+{
+	(void)ctx;
+	current = -1;
+	return CUDA_SUCCESS;
+}
+
+static char module, function;
+
+int cuModuleLoadData(void **mod, const void *image)
+{
+	if (current < 0)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (!image || !strstr(image, ".entry smoke"))
+		return CUDA_ERROR_INVALID_PTX;
+	*mod = &module;
+	return CUDA_SUCCESS;
+}
+
+int cuModuleGetFunction(void **fn, void *mod, const char *name)
+{
+	if (mod != &module || strcmp(name, "smoke"))
+		return CUDA_ERROR_NOT_FOUND;
+	*fn = &function;
+	return CUDA_SUCCESS;
+}
+
+int cuMemAlloc_v2(unsigned long long *p, size_t n)
+{
+	void *m = calloc(1, n);
+	if (!m)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*p = (uintptr_t)m;
+	return CUDA_SUCCESS;
+}
+
+int cuMemFree_v2(unsigned long long p)
+{
+	free((void *)(uintptr_t)p);
+	return CUDA_SUCCESS;
+}
+
+int cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+		   unsigned shared, void *stream, void **params, void **extra)
+{
+	(void)gy, (void)gz, (void)by, (void)bz, (void)shared, (void)stream, (void)extra;
+	if (fn != &function || !params || current < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	unsigned *out = (unsigned *)(uintptr_t)*(unsigned long long *)params[0];
+	unsigned n = *(unsigned *)params[1];
+	for (unsigned i = 0; i < n && i < gx * bx; i++)
+		out[i] = 2 * i;
+	char marker[512];
+	struct stat st;
+	snprintf(marker, sizeof marker, "%s/proc/driver/nvidia/gpus/%s/fake-smoke-kernel", root(), buses[current]);
+	if (n > 7 && stat(marker, &st) == 0)
+		out[7] = 0;
+	return CUDA_SUCCESS;
+}
+
+int cuCtxSynchronize(void)
+{
+	return current < 0 ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
+}
+
+int cuMemcpyDtoH_v2(void *dst, unsigned long long src, size_t n)
+{
+	memcpy(dst, (void *)(uintptr_t)src, n);
 	return CUDA_SUCCESS;
 }

@@ -22,6 +22,14 @@
  * file, not a variable, because gpurun's helper runs NVML with an empty
  * environment, chrooted in the driver root.
  *
+ * Health, for gpurun-smoke (gpu/probe/smoke.c): every GPU is healthy, with
+ * persistence mode on and no NVSwitch fabric, unless its
+ * <root>/proc/driver/nvidia/gpus/<bus>/ (inside a container: what gpurun
+ * bound there) holds a marker: fake-smoke-ecc (3 volatile uncorrected ECC
+ * errors), fake-smoke-remap (a row remapping failure), fake-smoke-persistence
+ * (persistence mode off), fake-smoke-fabric (an NVSwitch GPU the fabric
+ * manager has not registered).
+ *
  * The ABI is NVML's for the subset nvidia-smi -L and nvidia-container-cli
  * use (names, argument types, return codes, nvmlPciInfo_t v3 layout). */
 #include <ctype.h>
@@ -483,4 +491,74 @@ EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t d, int *majo
 	(void)major;
 	(void)minor;
 	return valid(d) ? NVML_ERROR_NOT_SUPPORTED : NVML_ERROR_INVALID_ARGUMENT;
+}
+
+/* Whether d's gpus/<bus> directory holds the marker. */
+static int marked(nvmlDevice_t d, const char *marker)
+{
+	char path[512];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/proc/driver/nvidia/gpus/%04x:%02x:%02x.0/%s", root(), d->domain, d->bus,
+		 d->device, marker);
+	return stat(path, &st) == 0;
+}
+
+/* "0000:3B:00.0" or "00000000:3b:00.0", as NVML takes either. */
+EXPORT nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *bus, nvmlDevice_t *dev)
+{
+	unsigned domain, b, device;
+	if (!initialized)
+		return NVML_ERROR_UNINITIALIZED;
+	if (!bus || !dev || sscanf(bus, "%x:%x:%x", &domain, &b, &device) != 3)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	for (unsigned i = 0; i < ngpus; i++)
+		if (gpus[i].domain == domain && gpus[i].bus == b && gpus[i].device == device) {
+			*dev = &gpus[i];
+			return NVML_SUCCESS;
+		}
+	return NVML_ERROR_NOT_FOUND;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int type, int counter, unsigned long long *count)
+{
+	if (!valid(d) || !count || type < 0 || type > 1 || counter < 0 || counter > 1)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*count = type == 1 && marked(d, "fake-smoke-ecc") ? 3 : 0;
+	return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned *corr, unsigned *unc, unsigned *pending,
+					      unsigned *failed)
+{
+	if (!valid(d) || !corr || !unc || !pending || !failed)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*corr = *pending = 0;
+	*unc = *failed = (unsigned)marked(d, "fake-smoke-remap");
+	return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t d, int *mode)
+{
+	if (!valid(d) || !mode)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*mode = !marked(d, "fake-smoke-persistence");
+	return NVML_SUCCESS;
+}
+
+/* nvmlGpuFabricInfo_t */
+struct fabric_info {
+	char cluster_uuid[16];
+	nvmlReturn_t status;
+	unsigned clique_id;
+	unsigned char state; /* 0 not supported, 1 not started, 2 in progress, 3 completed */
+};
+
+EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t d, struct fabric_info *fi)
+{
+	if (!valid(d) || !fi)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	memset(fi, 0, sizeof *fi);
+	fi->state = marked(d, "fake-smoke-fabric") ? 1 : 0;
+	fi->status = NVML_ERROR_NOT_SUPPORTED;
+	return NVML_SUCCESS;
 }
