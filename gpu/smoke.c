@@ -103,9 +103,11 @@ char **smoke_run_argv(int argc, char **argv, const char *driver_root, int *n)
 		case S_TAP: form = "--tap"; break;
 		case S_DRIVER_ROOT: driver_root = v; break;
 		case S_HELP:
-			fputs(SMOKE_USAGE "\nRun gpurun's GPU smoke test in IMAGE (default: the host's own root) on\n"
+			fputs(SMOKE_USAGE
+			      "\nRun gpurun's GPU smoke test in IMAGE (default: the host's own root) on\n"
 			      "the selected GPUs: a CUDA kernel on each, NVML's health, the driver's versions.\n"
-			      "Exit status 0 all passed, 1 a check failed, 125 gpurun failed.\n\n", stdout);
+			      "Exit status 0 all passed, 1 a check failed, 125 gpurun failed.\n\n",
+			      stdout);
 			opt_help(stdout, smoke_opts, NULL);
 			exit(0);
 		}

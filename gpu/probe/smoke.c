@@ -84,8 +84,8 @@ static struct {
 	CUresult (*function)(CUfunction *, CUmodule, const char *);
 	CUresult (*alloc)(CUdeviceptr *, size_t);
 	CUresult (*free_)(CUdeviceptr);
-	CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-			   CUstream, void **, void **);
+	CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
+			   void **, void **);
 	CUresult (*sync)(void);
 	CUresult (*dtoh)(void *, CUdeviceptr, size_t);
 	CUresult (*error_name)(CUresult, const char **);
@@ -108,7 +108,7 @@ enum { TEXT, JSON, TAP } form;
 
 /* What one subject (the driver, or a GPU) came to. */
 struct verdict {
-	char what[256];  /* "GPU 0 (NVIDIA H100, 0000:3b:00.0, GPU-...)" or "driver" */
+	char what[256]; /* "GPU 0 (NVIDIA H100, 0000:3b:00.0, GPU-...)" or "driver" */
 	char name[128], bus[32], uuid[96];
 	char fail[MAX_SAY]; /* "; "-separated reasons, "" when ok */
 	char note[MAX_SAY]; /* what passed, and warnings */
@@ -242,7 +242,8 @@ static void health(struct verdict *g)
 	nvmlDevice_t h;
 	nvmlReturn_t r;
 	if (!nv.by_bus || (r = nv.by_bus(g->bus, &h)) != 0) {
-		add(g->fail, "NVML does not see %s: %s", g->bus, nv.by_bus ? nv_err(r) : "no nvmlDeviceGetHandleByPciBusId_v2");
+		add(g->fail, "NVML does not see %s: %s", g->bus,
+		    nv.by_bus ? nv_err(r) : "no nvmlDeviceGetHandleByPciBusId_v2");
 		return;
 	}
 	if (nv.uuid && nv.uuid(h, g->uuid, sizeof g->uuid) == 0)
@@ -273,7 +274,8 @@ static void health(struct verdict *g)
 	memset(&fi, 0, sizeof fi);
 	if (nv.fabric && nv.fabric(h, &fi) == 0 && fi.state != FABRIC_NOT_SUPPORTED) {
 		if (fi.state != FABRIC_COMPLETED)
-			add(g->fail, "not registered with the NVSwitch fabric (state %u): is nvidia-fabricmanager running?",
+			add(g->fail,
+			    "not registered with the NVSwitch fabric (state %u): is nvidia-fabricmanager running?",
 			    fi.state);
 		else if (fi.status != 0)
 			add(g->fail, "NVSwitch fabric registration failed: %s", nv_err(fi.status));
@@ -295,6 +297,15 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
+/* "" is null: a fact the driver did not give. */
+static void json_str_null(const char *s)
+{
+	if (*s)
+		json_str(s);
+	else
+		printf("null");
+}
+
 /* The reasons as a JSON array. */
 static void json_list(const char *s)
 {
@@ -312,8 +323,7 @@ static void json_list(const char *s)
 	putchar(']');
 }
 
-static int report(const char *kernel, const char *libs, const char *nvml, struct verdict *drv, struct verdict *g,
-		  int n)
+static int report(const char *kernel, const char *libs, const char *nvml, struct verdict *drv, struct verdict *g, int n)
 {
 	int failed = 0;
 	for (int i = 0; i < n; i++)
@@ -321,11 +331,11 @@ static int report(const char *kernel, const char *libs, const char *nvml, struct
 	int ok = !failed && !drv->fail[0];
 	if (form == JSON) {
 		printf("{\"ok\":%s,\"driver\":{\"kernel_module\":", ok ? "true" : "false");
-		json_str(kernel);
+		json_str_null(kernel);
 		printf(",\"libraries\":");
-		json_str(libs);
+		json_str_null(libs);
 		printf(",\"nvml\":");
-		json_str(nvml);
+		json_str_null(nvml);
 		printf(",\"failures\":");
 		json_list(drv->fail);
 		printf("},\"gpus\":[");
@@ -335,7 +345,7 @@ static int report(const char *kernel, const char *libs, const char *nvml, struct
 			printf(",\"pci_bus_id\":");
 			json_str(g[i].bus);
 			printf(",\"uuid\":");
-			json_str(g[i].uuid);
+			json_str_null(g[i].uuid);
 			printf(",\"ok\":%s,\"failures\":", g[i].fail[0] ? "false" : "true");
 			json_list(g[i].fail);
 			printf(",\"notes\":");
@@ -358,8 +368,8 @@ static int report(const char *kernel, const char *libs, const char *nvml, struct
 			printf("%s %d - GPU %d (%s, %s%s%s)%s%s\n", g[i].fail[0] ? "not ok" : "ok", ++t, i, g[i].name,
 			       g[i].bus, g[i].uuid[0] ? ", " : "", g[i].uuid, g[i].fail[0] ? ": " : "", g[i].fail);
 		else
-			printf("GPU %d (%s, %s%s%s): %s %s\n", i, g[i].name, g[i].bus, g[i].uuid[0] ? ", " : "", g[i].uuid,
-			       g[i].fail[0] ? "FAIL" : "ok", g[i].fail[0] ? g[i].fail : g[i].note);
+			printf("GPU %d (%s, %s%s%s): %s %s\n", i, g[i].name, g[i].bus, g[i].uuid[0] ? ", " : "",
+			       g[i].uuid, g[i].fail[0] ? "FAIL" : "ok", g[i].fail[0] ? g[i].fail : g[i].note);
 	}
 	if (form == TAP)
 		printf("1..%d\n", t);
@@ -404,7 +414,8 @@ int main(int argc, char **argv)
 	if (lc) {
 		library_version(lc, libs, sizeof libs);
 		if (kernel[0] && libs[0] && strcmp(kernel, libs))
-			add(drv.fail, "kernel module %s but libcuda %s: a driver upgraded without a reboot?", kernel, libs);
+			add(drv.fail, "kernel module %s but libcuda %s: a driver upgraded without a reboot?", kernel,
+			    libs);
 		SYM(lc, cu.init, "cuInit"), SYM(lc, cu.count, "cuDeviceGetCount"), SYM(lc, cu.get, "cuDeviceGet");
 		SYM(lc, cu.name, "cuDeviceGetName"), SYM(lc, cu.bus_id, "cuDeviceGetPCIBusId");
 		SYM(lc, cu.ctx_create, "cuCtxCreate_v2"), SYM(lc, cu.ctx_destroy, "cuCtxDestroy_v2");
@@ -420,10 +431,12 @@ int main(int argc, char **argv)
 	}
 	if (ln) {
 		SYM(ln, nv.init, "nvmlInit_v2"), SYM(ln, nv.error, "nvmlErrorString");
-		SYM(ln, nv.version, "nvmlSystemGetDriverVersion"), SYM(ln, nv.by_bus, "nvmlDeviceGetHandleByPciBusId_v2");
+		SYM(ln, nv.version, "nvmlSystemGetDriverVersion"),
+			SYM(ln, nv.by_bus, "nvmlDeviceGetHandleByPciBusId_v2");
 		SYM(ln, nv.uuid, "nvmlDeviceGetUUID"), SYM(ln, nv.ecc, "nvmlDeviceGetTotalEccErrors");
 		SYM(ln, nv.retired_pending, "nvmlDeviceGetRetiredPagesPendingStatus");
-		SYM(ln, nv.remapped, "nvmlDeviceGetRemappedRows"), SYM(ln, nv.persistence, "nvmlDeviceGetPersistenceMode");
+		SYM(ln, nv.remapped, "nvmlDeviceGetRemappedRows"),
+			SYM(ln, nv.persistence, "nvmlDeviceGetPersistenceMode");
 		SYM(ln, nv.fabric, "nvmlDeviceGetGpuFabricInfo"); /* only NVML >= 525 */
 		nvmlReturn_t r = nv.init ? nv.init() : -1;
 		if (r != 0) {
@@ -433,7 +446,8 @@ int main(int argc, char **argv)
 		} else if (nv.version && nv.version(nvml, sizeof nvml) == 0) {
 			clean(nvml);
 			if (kernel[0] && strcmp(kernel, nvml))
-				add(drv.fail, "kernel module %s but NVML %s: a driver upgraded without a reboot?", kernel, nvml);
+				add(drv.fail, "kernel module %s but NVML %s: a driver upgraded without a reboot?",
+				    kernel, nvml);
 		}
 	}
 	int n = 0;

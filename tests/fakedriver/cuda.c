@@ -16,6 +16,7 @@
  * accepts PTX text with a ".entry smoke", whose launch "runs" by writing
  * out[i] = 2*i in host memory, except on a GPU whose gpus/<bus> directory
  * holds fake-smoke-kernel, where out[7] comes back wrong. */
+#include <ctype.h>
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -190,10 +191,11 @@ int cuDeviceGetName(char *name, int len, int dev)
 int cuDeviceGetPCIBusId(char *bus, int len, int dev)
 {
 	int r = bad_device(dev);
-	if (r == CUDA_SUCCESS) /* the driver writes it upper case */
-		for (int i = 0; i < len; i++)
-			if (!(bus[i] = (char)(buses[dev][i] >= 'a' && buses[dev][i] <= 'f' ? buses[dev][i] - 32 : buses[dev][i])))
-				break;
+	if (r == CUDA_SUCCESS) { /* the driver writes it upper case */
+		snprintf(bus, (size_t)len, "%s", buses[dev]);
+		for (char *p = bus; *p; p++)
+			*p = (char)toupper((unsigned char)*p);
+	}
 	return r;
 }
 
@@ -256,7 +258,8 @@ int cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 	(void)gy, (void)gz, (void)by, (void)bz, (void)shared, (void)stream, (void)extra;
 	if (fn != &function || !params || current < 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	unsigned *out = (unsigned *)(uintptr_t)*(unsigned long long *)params[0];
+	unsigned long long dptr = *(unsigned long long *)params[0];
+	unsigned *out = (unsigned *)(uintptr_t)dptr;
 	unsigned n = *(unsigned *)params[1];
 	for (unsigned i = 0; i < n && i < gx * bx; i++)
 		out[i] = 2 * i;
