@@ -691,10 +691,9 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(verb, "run"))
 		return run_main(argc - 1, argv + 1, global_driver_root);
-	if (!strcmp(verb, "smoke")) { /* a run of the probe gpurun ships */
-		int n;
-		char **a = smoke_run_argv(argc - 1, argv + 1, global_driver_root, &n);
-		return run_main(n, a, NULL);
+	if (!strcmp(verb, "smoke")) { /* a run of the probe gpurun ships; v: its argc */
+		char **a = smoke_run_argv(argc - 1, argv + 1, global_driver_root, &v);
+		return run_main(v, a, NULL);
 	}
 	return run_main(argc, argv, NULL);
 }
