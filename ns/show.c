@@ -269,7 +269,9 @@ void ns_describe_op(const struct run_config *cfg, size_t i, struct sbuf *b)
 /* One --ulimit as sh's ulimit (shell 1) or, where the shells differ, a
  * comment line (shell 0), which comes first.  Soft and hard apart: hard,
  * soft, hard again, so that it works whether the new limits are above or
- * below the old ones (P2 sets both at once). */
+ * below the old ones (P2 sets both at once); the first may fail (a hard
+ * limit below the old soft one), and under set -e that must not end the
+ * plan. */
 static void describe_ulimit(const struct ulimit *u, int shell, struct sbuf *b)
 {
 	char v[2][24];
@@ -288,7 +290,7 @@ static void describe_ulimit(const struct ulimit *u, int shell, struct sbuf *b)
 	else if (shell && fits && lim[0] == lim[1])
 		sbuf_printf(b, "ulimit -%c %s; ", u->letter, v[0]);
 	else if (shell && fits)
-		sbuf_printf(b, "ulimit -H -%c %s 2>/dev/null; ulimit -S -%c %s; ulimit -H -%c %s; ", u->letter, v[1],
+		sbuf_printf(b, "ulimit -H -%c %s 2>/dev/null || :; ulimit -S -%c %s; ulimit -H -%c %s; ", u->letter, v[1],
 			    u->letter, v[0], u->letter, v[1]);
 }
 

@@ -4,12 +4,16 @@
 # same fingerprint taken inside (tests/lib/fingerprint.sh: mounts with their
 # flags and data, /dev, /proc/driver/nvidia, injected files, ids,
 # capabilities, no_new_privs, new namespaces, environment, host name,
-# working directory, ldconfig -p), the command's exit status, and nothing
-# left on the host.  --verbose prints the same lines as --dry-run.  As root
-# each run happens inside a throw-away unshare, so a broken plan cannot
-# reach the host's namespaces; unprivileged the plan makes its own user
-# namespace.  Allowed difference, named at the top of every plan: the
-# seccomp filter (not fingerprinted).
+# working directory, resource limits, apt's settings, ldconfig -p), the
+# command's exit status, and nothing left on the host.  --verbose prints the
+# same lines as --dry-run.  As root each run happens inside a throw-away
+# unshare, so a broken plan cannot reach the host's namespaces;
+# unprivileged the plan makes its own user namespace.  Allowed differences,
+# named at the top of every plan: the seccomp filter (not fingerprinted),
+# and with it, with one id mapped, gpurun's success for setgroups, set*id
+# and chown to another id, where the plan's calls fail (the fingerprint
+# makes none); gpurun's init as pid 1 (pids are not fingerprinted); -t's
+# pty and its relay, which are gpurun's (the -t test compares the plans).
 
 load lib/common
 load lib/gpu
@@ -23,8 +27,9 @@ setup_file() {
 }
 
 # inside gpurun|plan OUT ARGS...: in a throw-away set of namespaces (as
-# root), run gpurun with the fingerprint as its command, or print that
-# launch's plan to OUT.sh and run it; the fingerprint's output goes to OUT.
+# root; with RUNAS set, as the user of as_subuser instead), run gpurun
+# with the fingerprint as its command, or print that launch's plan to
+# OUT.sh and run it; the fingerprint's output goes to OUT.
 # The caller's namespaces are handed to the fingerprint.  ENTRY: what
 # comes before the fingerprint ("/bin/sh -c" unless the image's Entrypoint
 # is that already: ENTRY=" ").
@@ -32,7 +37,11 @@ inside() {
 	local what=$1 out=$2
 	shift 2
 	local wrap=()
-	if [[ $(id -u) -eq 0 ]]; then wrap=(unshare --mount --uts --ipc --pid --fork); fi
+	if [[ -n ${RUNAS:-} ]]; then
+		wrap=(as_subuser env GPURUN="$GPURUN" FINGERPRINT="$FINGERPRINT" ENTRY="${ENTRY:-}")
+	elif [[ $(id -u) -eq 0 ]]; then
+		wrap=(unshare --mount --uts --ipc --pid --fork)
+	fi
 	"${wrap[@]}" bash -c '
 		what=$1 out=$2; shift 2
 		ns=$(readlink /proc/self/ns/*)
@@ -63,9 +72,11 @@ host_same() {
 # same_container ARGS... IMAGE: gpurun and its plan make the same container,
 # and the host is left as it was.
 same_container() {
-	local d=$BATS_TEST_TMPDIR
+	local d=${RUNAS:+$SUBDIR}
+	d=${d:-$BATS_TEST_TMPDIR}
 	# A first launch fills the cache: the plan then binds the cached layers.
-	"$GPURUN" "$@" true || fail "the launch failed"
+	# shellcheck disable=SC2086
+	${RUNAS:+as_subuser} "$GPURUN" "$@" ${ENTRY:-} true || fail "the launch failed"
 	host_snapshot "$d/before"
 	inside gpurun "$d/gpurun.txt" "$@" 2>"$d/gpurun.err" || fail "gpurun failed: $(cat "$d/gpurun.err")"
 	inside plan "$d/plan.txt" "$@" 2>"$d/plan.err" || fail "the plan failed: $(cat "$d/plan.err")"
@@ -166,6 +177,7 @@ fake_in_tmp() {
 
 teardown() {
 	if [[ -n "${FAKE_TMP:-}" ]]; then rm -rf "$FAKE_TMP"; fi
+	if [[ -n "${SUBDIR:-}" ]]; then rm -rf "$SUBDIR"; fi
 }
 
 @test "--gpus 0 on a fake driver (under /tmp as root): devices, libraries, /proc/driver/nvidia, ldconfig" {
@@ -225,4 +237,88 @@ hostile_plan() {
 	run sh "$d/plan.sh"
 	assert_equal "$status" 125
 	assert_output "gpurun plan: cannot run as a script (see its first lines)"
+}
+
+@test "a MIG device on a fake driver (under /tmp as root): the parent GPU, the instance's nodes and access files" {
+	fake_in_tmp mig
+	same_container --driver-root "$FAKE_ROOT" --gpus 0:1 --caps utility "$GLIBC_TGZ"
+}
+
+@test "a CDI device from gpurun cdi generate: its nodes, mounts and hooks" {
+	fake_in_tmp one
+	local specs=$BATS_TEST_TMPDIR/cdi
+	mkdir -p "$specs"
+	"$GPURUN" cdi generate --driver-root "$FAKE_ROOT" --output "$specs/nvidia.yaml"
+	same_container --cdi-spec-dir "$specs" --device nvidia.com/gpu=0 "$GLIBC_TGZ"
+}
+
+@test "--tmpfs /scratch:size=64m and --shm-size 128m: the tmpfs mounts with their options" {
+	same_container --tmpfs /scratch:size=64m --shm-size 128m "$BUSYBOX_TGZ"
+}
+
+@test "--mount type=bind,... and --mount type=tmpfs,...: docker's syntax, the same mounts" {
+	local v
+	v=$(mktemp -d /tmp/gpurun-planvol.XXXXXX)
+	echo data >"$v/f"
+	same_container --mount "type=bind,source=$v,target=/b,readonly" --mount type=tmpfs,destination=/t,tmpfs-size=1m,tmpfs-mode=1770 "$BUSYBOX_TGZ"
+	rm -rf "$v"
+}
+
+@test "--entrypoint and --env-file: the command and its environment" {
+	local env=$BATS_TEST_TMPDIR/env
+	printf '# a comment\nPLAN_A=one two\nPLAN_B=$HOME\n' >"$env"
+	ENTRY="-c" same_container --entrypoint /bin/sh --env-file "$env" "$BUSYBOX_TGZ"
+}
+
+@test "--ipc host: the plan shares the caller's IPC namespace as gpurun does" {
+	same_container --ipc host "$BUSYBOX_TGZ"
+}
+
+@test "--ulimit nofile=512:1024: the command's limits" {
+	same_container --ulimit nofile=512:1024 "$BUSYBOX_TGZ"
+}
+
+# Allowed difference: with -t gpurun makes a pty and relays it to this
+# terminal (ns/tty.c), which no shell tool does; the plan says so in a
+# comment and runs the command on the caller's stdin, stdout and stderr.
+@test "-t: the plan is the plan without -t, with a comment saying the pty relay is gpurun's" {
+	local d=$BATS_TEST_TMPDIR
+	"$GPURUN" "$BUSYBOX_TGZ" true
+	"$GPURUN" --dry-run "$BUSYBOX_TGZ" true >"$d/plain.sh"
+	"$GPURUN" --dry-run -t "$BUSYBOX_TGZ" true >"$d/tty.sh"
+	run grep -A1 '^# -t: ' "$d/tty.sh"
+	assert_output "# -t: stdin, stdout and stderr are a new pty of that devpts (/dev/pts/0, the controlling
+#  terminal); gpurun relays its output here, and reads no keystrokes (no -i)"
+	# Beyond the comment, only the TERM that -t sets.
+	sed '/^# -t: /{N;d}; s/ TERM=xterm / /' "$d/tty.sh" >"$d/tty-less.sh"
+	run diff -u "$d/plain.sh" "$d/tty-less.sh"
+	assert_success
+}
+
+# as_subuser CMD...: CMD as the root suite's second user, which has
+# subordinate ranges (tests/run-bats.sh), with a cache and TMPDIR of its own.
+as_subuser() {
+	local u=${GPURUN_TEST_SUBUSER:-gpurun-test-sub}
+	(cd "$SUBDIR" && runuser -u "$u" -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
+		GPURUN_CACHE="$SUBDIR/cache" TMPDIR="$SUBDIR" "$@")
+}
+
+@test "a user with subordinate ranges: the plan maps them with newuidmap as gpurun does" {
+	skip_unless_root "runs a second unprivileged user, which takes root to start"
+	local u=${GPURUN_TEST_SUBUSER:-gpurun-test-sub}
+	id "$u" >/dev/null 2>&1 || skip "no user $u (tests/run-bats.sh creates it)"
+	grep -q "^$u:" /etc/subuid || skip "$u has no range in /etc/subuid"
+	SUBDIR=$(mktemp -d /tmp/gpurun-plansub.XXXXXX)
+	chmod 0755 "$SUBDIR"
+	cp "$BUSYBOX_TGZ" "$SUBDIR/busybox.tar.gz"
+	chown -R "$u:" "$SUBDIR"
+	as_subuser test -x "$GPURUN" || skip "$u cannot run $GPURUN"
+	RUNAS=1 same_container -u 1000:1000 "$SUBDIR/busybox.tar.gz"
+	grep -q -- '--map-users=' "$SUBDIR/plan.txt.sh" || fail "the plan maps no subordinate range"
+}
+
+@test "a Debian minbase image: apt's settings file and the ids, as gpurun makes them" {
+	local tgz
+	tgz=$(bash "$BATS_TEST_DIRNAME/lib/debian_minbase.sh" 2>/dev/null) || skip "no Debian minbase image (built as root by tests/run-bats.sh)"
+	same_container "$tgz"
 }

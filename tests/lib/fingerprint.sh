@@ -28,8 +28,12 @@ while read -r _id _parent _dev _root target _; do
 		md5sum "$target"
 	fi
 done </proc/self/mountinfo
+# Files the launch writes into the root, not mounts: apt's settings.
+if [ -d /etc/apt/apt.conf.d ]; then md5sum /etc/apt/apt.conf.d/*; fi
 echo "== ids"
 id -u; id -g; id -G
+echo "== limits"
+cat /proc/self/limits
 echo "== status"
 grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs):' /proc/self/status
 echo "== namespaces"
