@@ -136,6 +136,8 @@ unsigned long op_mount_attrs(unsigned flags);
 /* OPF_RO... -> MS_RDONLY... */
 unsigned long op_mount_msflags(unsigned flags);
 
+/* Append one item to a comma-separated list of mount data (base/plan.c). */
+void op_data_add(struct sbuf *out, const char *data);
 /* The file system data of a mount op, as given to the kernel ("k=v,flag"):
  * the kind's fixed data, then op->src (tmpfs); for OP_ROOTFS of a directory
  * the overlay's data.  Appended to out; nothing for ops without any. */

@@ -4,7 +4,7 @@
 #
 # Layers, lowest first (a file may use its own layer and any lower one):
 #   base    base/ except the plan: errors, memory, strings, files
-#   plan    base/plan.*: the list of ops and its shared description
+#   plan    base/plan.* and base/planshow.c: the list of ops, its shared description and its printer
 #   rootfs  rootfs/: where the root file system comes from
 #   gpu     gpu/: driver discovery and injection (adds ops to the plan)
 #   ns      ns/: namespaces, mounts, pivot, init, the plan executor
@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.." || exit 2
 
 layer_of() {
 	case $1 in
-	base/plan.*) echo plan ;;
+	base/plan.* | base/planshow.*) echo plan ;;
 	base/*) echo base ;;
 	rootfs/*) echo rootfs ;;
 	gpu/*) echo gpu ;;
