@@ -25,7 +25,7 @@
 
 struct cli {
 	struct strv env, file_env, requires;
-	struct strv mounts; /* 'v', 't' or 'm' then -v's, --tmpfs's or --mount's value, in order */
+	struct strv mounts;   /* 'v', 't' or 'm' then -v's, --tmpfs's or --mount's value, in order */
 	struct strv devices;  /* --device vendor.com/class=name (CDI) */
 	struct strv cdi_dirs; /* --cdi-spec-dir */
 	const char *workdir, *user, *hostname, *net, *gpus, *caps, *driver_root, *platform;
@@ -34,8 +34,8 @@ struct cli {
 	const char *entrypoint;     /* --entrypoint ("": none), or NULL */
 	const char *ipc, *pull;
 	unsigned long long shm_size;
-	int value_word;  /* the word an option took last as its value (to name it when that was IMAGE) */
-	char typed[64];  /* that option, as typed */
+	int value_word; /* the word an option took last as its value (to name it when that was IMAGE) */
+	char typed[64]; /* that option, as typed */
 	struct ulimit *ulimits;
 	size_t nulimits;
 };
@@ -44,6 +44,8 @@ struct cli {
  * verb's own. */
 static const char *global_driver_root;
 
+/* The option tables are laid out by hand, one option a line. */
+/* clang-format off */
 /* The options of `run`, the default verb: the table that parses them and
  * writes their help. */
 enum {
@@ -153,6 +155,8 @@ static const struct opt_use uses[] = {
 	{"cdi", "list", cdi_list_opts, "...", 0, 1},
 };
 
+/* clang-format on */
+
 #define print_uses(out, verb, lead) opt_print_uses((out), uses, COUNT_OF(uses), (verb), (lead))
 
 static void usage(FILE *out)
@@ -162,22 +166,20 @@ static void usage(FILE *out)
 	fputs("       gpurun smoke [--gpus SPEC] [--json|--tap] [--driver-root DIR] [IMAGE]\n"
 	      "       gpurun version | help\n"
 	      "\n"
-	      "Run COMMAND in IMAGE, in new mount, pid and ipc namespaces (and a user namespace\n"
-	      "when not root), with the selected NVIDIA GPUs injected.  IMAGE is a root file\n"
-	      "system directory or tar archive (plain, gzip, xz, zstd or bzip2), a `docker save`\n"
-	      "archive, or an OCI image layout (a directory, or packed as a tar); @NAME:TAG picks\n"
-	      "one of several images.  IMAGE may also be docker://[REGISTRY/]REPO[:TAG|@DIGEST],\n"
-	      "pulled from a registry the first time (`gpurun pull` pulls again).  Images are\n"
-	      "unpacked once into the cache ($GPURUN_CACHE, else ~/.cache/gpurun, or\n"
-	      "/var/cache/gpurun for root); every run gets a fresh writable layer on top.\n"
-	      "Without COMMAND: the image's Entrypoint and Cmd, or /bin/sh.\n"
-	      "\n", out);
+	      "Run COMMAND in IMAGE (a root file system directory or archive, a `docker save`\n"
+	      "archive, an OCI image layout, or docker://REF) in new namespaces, with the\n"
+	      "selected NVIDIA GPUs injected; without COMMAND, the image's Entrypoint and Cmd,\n"
+	      "or /bin/sh.  Images are unpacked once into a cache.  The reference: gpurun(1).\n"
+	      "\n",
+	      out);
 	opt_help(out, run_opts, NULL);
-	opt_help(out, opt_docker_refused, "\ndocker's options that gpurun does not have, each refused with a line\n"
+	opt_help(out, opt_docker_refused,
+		 "\ndocker's options that gpurun does not have, each refused with a line\n"
 		 "saying what to do instead:\n");
 	fputs("\n"
 	      "Exit status: the command's; 128+N if it died of signal N; 125 gpurun failed;\n"
-	      "126 the command cannot be executed; 127 the command was not found.\n", out);
+	      "126 the command cannot be executed; 127 the command was not found.\n",
+	      out);
 }
 
 /* A verb's bad argument: the line (arguments shown, never sent raw to the
@@ -238,7 +240,8 @@ static int parse_run_args(struct cli *c, int argc, char **argv)
 		case R_MOUNT: strv_add(&c->mounts, xasprintf("m%s", v)); break;
 		case R_SHM_SIZE:
 			if (opt_size1024(v, &c->shm_size) < 0)
-				die(GPURUN_EXIT_FAIL, "--shm-size '%s': expected a size such as 64m or 1g (b, k, m, g)", v);
+				die(GPURUN_EXIT_FAIL, "--shm-size '%s': expected a size such as 64m or 1g (b, k, m, g)",
+				    v);
 			break;
 		case R_ULIMIT:
 			c->ulimits = xrealloc(c->ulimits, (c->nulimits + 1) * sizeof *c->ulimits);
@@ -251,8 +254,10 @@ static int parse_run_args(struct cli *c, int argc, char **argv)
 		case R_USER: c->user = v; break;
 		case R_HOSTNAME:
 			if (!strcmp(s.typed, "-h") && *v == '-')
-				die(GPURUN_EXIT_FAIL, "-h %s: -h takes a host name here (-h NAME, as docker's); "
-				    "for the help, -h must be the only argument", v);
+				die(GPURUN_EXIT_FAIL,
+				    "-h %s: -h takes a host name here (-h NAME, as docker's); "
+				    "for the help, -h must be the only argument",
+				    v);
 			c->hostname = v;
 			break;
 		case R_NET: c->net = v; break;
@@ -298,10 +303,14 @@ static void check_values(const struct cli *c, struct run_config *cfg)
 	 * once would bind the same driver twice from two descriptions. */
 	if (c->devices.n && (c->gpus || c->caps || c->requires.n))
 		die(GPURUN_EXIT_FAIL, "--device cannot be combined with %s: the CDI spec says what is injected",
-		    c->gpus ? "--gpus" : c->caps ? "--caps" : "--require");
+		    c->gpus   ? "--gpus"
+		    : c->caps ? "--caps"
+			      : "--require");
 	if (c->net && strcmp(c->net, "host") && strcmp(c->net, "none"))
-		die(GPURUN_EXIT_FAIL, "--net/--network: '%s' is not one gpurun has: host (the default) or none; "
-		    "gpurun makes no bridge or user-defined networks", c->net);
+		die(GPURUN_EXIT_FAIL,
+		    "--net/--network: '%s' is not one gpurun has: host (the default) or none; "
+		    "gpurun makes no bridge or user-defined networks",
+		    c->net);
 	cfg->share_ipc = c->ipc && !strcmp(c->ipc, "host");
 	cfg->shm_size = c->shm_size;
 	cfg->ulimits = c->ulimits;
@@ -325,8 +334,12 @@ static void open_image(const struct cli *c, struct run_config *cfg, char **argv,
 		       struct image *img)
 {
 	struct gerr err = {0};
-	struct image_open_opts o = {.platform = c->platform, .insecure = c->insecure, .verbose = c->verbose,
-				    .dry_run = c->dry_run, .quiet = c->quiet, .no_cache = c->no_cache,
+	struct image_open_opts o = {.platform = c->platform,
+				    .insecure = c->insecure,
+				    .verbose = c->verbose,
+				    .dry_run = c->dry_run,
+				    .quiet = c->quiet,
+				    .no_cache = c->no_cache,
 				    .pull_always = c->pull && !strcmp(c->pull, "always"),
 				    .pull_never = c->pull && !strcmp(c->pull, "never")};
 	struct opened_image oi;
@@ -344,26 +357,6 @@ static void open_image(const struct cli *c, struct run_config *cfg, char **argv,
 	cfg->layered = oi.layered;
 	cfg->import_run = oi.import_run;
 	cfg->import_sel = oi.import_sel;
-}
-
-/* PATH, the image's Env (its PATH wins), TERM on a terminal, HOSTNAME,
- * then -e, which wins over all of them. */
-static char **container_env(struct cli *c, const struct image_config *ic)
-{
-	struct strv env = {0};
-	strv_add(&env, xstrdup("PATH=" NS_DEFAULT_PATH));
-	for (char **e = ic ? ic->env : NULL; e && *e; e++)
-		if (strchr(*e, '=') && **e != '=')
-			env_set(&env, *e);
-	if (isatty(0) || c->tty) {
-		const char *term = getenv("TERM");
-		strv_add(&env, xasprintf("TERM=%s", term && *term ? term : "xterm"));
-	}
-	if (c->hostname)
-		strv_add(&env, xasprintf("HOSTNAME=%s", c->hostname));
-	for (size_t i = 0; i < c->env.n; i++)
-		env_set(&env, c->env.v[i]);
-	return env.v;
 }
 
 static int run_main(int argc, char **argv, const char *driver_root)
@@ -406,11 +399,17 @@ static int run_main(int argc, char **argv, const char *driver_root)
 	cfg.workdir = c.workdir;
 	if (!cfg.workdir && ic && ic->workdir)
 		cfg.workdir = ic->workdir[0] == '/' ? ic->workdir : xasprintf("/%s", ic->workdir);
-	cfg.env = container_env(&c, ic);
+	cfg.env = ns_container_env(ic ? ic->env : NULL, isatty(0) || c.tty, c.hostname, &c.env);
 
 	layout_base(&plan, &cfg);
-	struct gpu_opts go = {.driver_root = c.driver_root, .gpus = c.gpus, .caps = c.caps, .requires = c.requires.v,
-			      .nrequires = c.requires.n, .env = cfg.env, .dry_run = c.dry_run, .verbose = c.verbose};
+	struct gpu_opts go = {.driver_root = c.driver_root,
+			      .gpus = c.gpus,
+			      .caps = c.caps,
+			      .requires = c.requires.v,
+			      .nrequires = c.requires.n,
+			      .env = cfg.env,
+			      .dry_run = c.dry_run,
+			      .verbose = c.verbose};
 	for (char **e = cfg.env; *e; e++)
 		go.nenv++;
 	struct gpu_result gr = {0};
@@ -479,7 +478,7 @@ static int cache_verb(int argc, char **argv)
 		}
 		gerr_die(&err);
 	}
-	int r = !strcmp(sub, "ls") ? cache_list(&c, json, &err)
+	int r = !strcmp(sub, "ls")   ? cache_list(&c, json, &err)
 		: !strcmp(sub, "rm") ? cache_remove(&c, digest, &err)
 				     : cache_prune(&c, max, &err);
 	if (r < 0)
@@ -522,7 +521,8 @@ static int pull_verb(int argc, char **argv)
 		gerr_die(&err);
 	/* "gpurun pull ubuntu" as docker pull does: the prefix is optional. */
 	_cleanup_free_ char *full = strncmp(ref, REGISTRY_PREFIX, strlen(REGISTRY_PREFIX))
-					    ? xasprintf(REGISTRY_PREFIX "%s", ref) : xstrdup(ref);
+					    ? xasprintf(REGISTRY_PREFIX "%s", ref)
+					    : xstrdup(ref);
 	if (cache_open(&cache, 1, &err) < 0 || registry_prepare(full, &po, &cache, flags, &img, &err) < 0)
 		gerr_die(&err);
 	if (po.verbose) {
@@ -662,8 +662,8 @@ int main(int argc, char **argv)
 	int v = global_opts(argc, argv, &root);
 	const char *verb = v < argc ? argv[v] : "";
 	if (root) {
-		if (strcmp(verb, "info") && strcmp(verb, "list") && strcmp(verb, "doctor") &&
-		    strcmp(verb, "run") && strcmp(verb, "cdi") && strcmp(verb, "smoke"))
+		if (strcmp(verb, "info") && strcmp(verb, "list") && strcmp(verb, "doctor") && strcmp(verb, "run") &&
+		    strcmp(verb, "cdi") && strcmp(verb, "smoke"))
 			return run_main(argc, argv, NULL); /* `--driver-root DIR IMAGE ...` */
 		global_driver_root = root;
 	}

@@ -50,8 +50,7 @@ struct gerr {
 /* Fill err; errnum != 0 appends ": strerror(errnum)" and is kept in
  * err->errnum.  Returns -1 so that callers can write
  * `return gerr_set(err, errno, "open %s", path);`. */
-int gerr_set(struct gerr *err, int errnum, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+int gerr_set(struct gerr *err, int errnum, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int gerr_hint(struct gerr *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prefix context onto an existing message: "ctx: old message". */
 int gerr_prefix(struct gerr *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -83,7 +82,7 @@ struct check_item {
 };
 struct checks {
 	unsigned failed, warned;
-	int collect;              /* keep the verdicts in items instead of printing them (--json) */
+	int collect; /* keep the verdicts in items instead of printing them (--json) */
 	struct check_item *items;
 	size_t nitems;
 };
@@ -227,8 +226,8 @@ void trust_memo_free(struct trust_memo *m);
  * path rootpath, "" for /): resolved there as a chroot resolves it
  * (absolute symlinks and ".." stay in it), and named by host path.  memo
  * (optional, for this rootfd only) saves judging a directory twice. */
-int trust_path_at(int rootfd, const char *rootpath, struct trust_memo *memo, const char *what,
-		  const char *path, struct gerr *err);
+int trust_path_at(int rootfd, const char *rootpath, struct trust_memo *memo, const char *what, const char *path,
+		  struct gerr *err);
 
 /* ---- cpu.c -------------------------------------------------------------- */
 

@@ -9,29 +9,37 @@
 #include <string.h>
 #include <strings.h>
 
-#define NO_PORTS "gpurun has no port mapping: the network is the host's (the default), so a server in the " \
-		 "container listens on the host's ports as it is"
-#define NO_LIMITS "gpurun sets no cgroup limits: run it inside the batch job's allocation, or under " \
-		  "systemd-run --user --scope -p MemoryMax=... -p CPUQuota=..."
+#define NO_PORTS                                                                                   \
+	"gpurun has no port mapping: the network is the host's (the default), so a server in the " \
+	"container listens on the host's ports as it is"
+#define NO_LIMITS                                                                           \
+	"gpurun sets no cgroup limits: run it inside the batch job's allocation, or under " \
+	"systemd-run --user --scope -p MemoryMax=... -p CPUQuota=..."
 #define NO_RECORDS "gpurun keeps no containers: each run is gone when its command exits"
-#define NO_CAPS "gpurun always keeps docker's default capabilities, no_new_privs and its seccomp filter, " \
-		"and changes none of them"
-#define NO_HOSTS "the container has the host's /etc/hosts and /etc/resolv.conf (host network); " \
-		 "bind another with -v FILE:/etc/hosts:ro"
+#define NO_CAPS                                                                                    \
+	"gpurun always keeps docker's default capabilities, no_new_privs and its seccomp filter, " \
+	"and changes none of them"
+#define NO_HOSTS                                                                        \
+	"the container has the host's /etc/hosts and /etc/resolv.conf (host network); " \
+	"bind another with -v FILE:/etc/hosts:ro"
 const struct opt opt_docker_refused[] = {
 	{1, "publish", NULL, 'p', OPT_REFUSED, NULL, NO_PORTS},
 	{1, "publish-all", NULL, 'P', OPT_REFUSED, NULL, NO_PORTS},
 	{1, "expose", NULL, 0, OPT_REFUSED, NULL, NO_PORTS},
-	{1, "detach", NULL, 'd', OPT_REFUSED, NULL, "gpurun runs in the foreground, as the caller's own "
+	{1, "detach", NULL, 'd', OPT_REFUSED, NULL,
+	 "gpurun runs in the foreground, as the caller's own "
 	 "process: use nohup, tmux or a batch job to keep it running"},
-	{1, "privileged", NULL, 0, OPT_REFUSED, NULL, "gpurun never gives the host's devices or every "
+	{1, "privileged", NULL, 0, OPT_REFUSED, NULL,
+	 "gpurun never gives the host's devices or every "
 	 "capability: choose GPUs with --gpus or --device, bind paths with -v"},
 	{1, "cap-add", NULL, 0, OPT_REFUSED, NULL, NO_CAPS},
 	{1, "cap-drop", NULL, 0, OPT_REFUSED, NULL, NO_CAPS},
 	{1, "security-opt", NULL, 0, OPT_REFUSED, NULL, NO_CAPS},
-	{1, "userns", NULL, 0, OPT_REFUSED, NULL, "gpurun chooses the user namespace itself: one mapping "
+	{1, "userns", NULL, 0, OPT_REFUSED, NULL,
+	 "gpurun chooses the user namespace itself: one mapping "
 	 "the caller to root when not run as root, none as root"},
-	{1, "pid", NULL, 0, OPT_REFUSED, NULL, "the container always has its own pid namespace, with "
+	{1, "pid", NULL, 0, OPT_REFUSED, NULL,
+	 "the container always has its own pid namespace, with "
 	 "gpurun's init as pid 1"},
 	{1, "name", NULL, 0, OPT_REFUSED, NULL, NO_RECORDS " (there is nothing to name)"},
 	{1, "restart", NULL, 0, OPT_REFUSED, NULL, NO_RECORDS "; loop in the shell or the batch script"},
@@ -111,8 +119,7 @@ static int take_value(struct opt_state *s, const struct opt *o, const char *inli
 	return o->arg == OPT_CHOICE ? check_choice(s, o, *val, err) : 1;
 }
 
-int opt_next(struct opt_state *s, const struct opt *tab, const struct opt **o, const char **val,
-	     struct gerr *err)
+int opt_next(struct opt_state *s, const struct opt *tab, const struct opt **o, const char **val, struct gerr *err)
 {
 	if (s->cluster && *s->cluster) {
 		/* The rest of "-it": each letter an option; one that takes a
@@ -122,7 +129,8 @@ int opt_next(struct opt_state *s, const struct opt *tab, const struct opt **o, c
 		snprintf(s->typed, sizeof s->typed, "-%c", c);
 		if (!(*o = find_letter(tab, c)) && !(s->also && (*o = find_letter(s->also, c))))
 			return gerr_set(err, 0, "unknown option -%c (in %s)", c, group);
-		const char *rest = *s->cluster && ((*o)->arg == OPT_VALUE || (*o)->arg == OPT_CHOICE) ? s->cluster : NULL;
+		const char *rest =
+			*s->cluster && ((*o)->arg == OPT_VALUE || (*o)->arg == OPT_CHOICE) ? s->cluster : NULL;
 		if (rest)
 			s->cluster = NULL;
 		return take_value(s, *o, rest, val, err);
@@ -301,11 +309,21 @@ static const struct {
 	char letter;
 	unsigned char shift;
 } ulimits[] = {
-	{"as", RLIMIT_AS, 'v', 10},	   {"core", RLIMIT_CORE, 0, 0},	      {"cpu", RLIMIT_CPU, 't', 0},
-	{"data", RLIMIT_DATA, 'd', 10},	   {"fsize", RLIMIT_FSIZE, 0, 0},     {"locks", RLIMIT_LOCKS, 0, 0},
-	{"memlock", RLIMIT_MEMLOCK, 'l', 10}, {"msgqueue", RLIMIT_MSGQUEUE, 0, 0}, {"nice", RLIMIT_NICE, 0, 0},
-	{"nofile", RLIMIT_NOFILE, 'n', 0}, {"nproc", RLIMIT_NPROC, 0, 0},     {"rss", RLIMIT_RSS, 'm', 10},
-	{"rtprio", RLIMIT_RTPRIO, 'r', 0}, {"rttime", RLIMIT_RTTIME, 0, 0},   {"sigpending", RLIMIT_SIGPENDING, 0, 0},
+	{"as", RLIMIT_AS, 'v', 10},
+	{"core", RLIMIT_CORE, 0, 0},
+	{"cpu", RLIMIT_CPU, 't', 0},
+	{"data", RLIMIT_DATA, 'd', 10},
+	{"fsize", RLIMIT_FSIZE, 0, 0},
+	{"locks", RLIMIT_LOCKS, 0, 0},
+	{"memlock", RLIMIT_MEMLOCK, 'l', 10},
+	{"msgqueue", RLIMIT_MSGQUEUE, 0, 0},
+	{"nice", RLIMIT_NICE, 0, 0},
+	{"nofile", RLIMIT_NOFILE, 'n', 0},
+	{"nproc", RLIMIT_NPROC, 0, 0},
+	{"rss", RLIMIT_RSS, 'm', 10},
+	{"rtprio", RLIMIT_RTPRIO, 'r', 0},
+	{"rttime", RLIMIT_RTTIME, 0, 0},
+	{"sigpending", RLIMIT_SIGPENDING, 0, 0},
 	{"stack", RLIMIT_STACK, 's', 10},
 };
 
@@ -330,9 +348,11 @@ int opt_ulimit(const char *spec, struct ulimit *out, struct gerr *err)
 	       (strlen(ulimits[i].name) != (size_t)(eq - spec) || strncmp(ulimits[i].name, spec, eq - spec)))
 		i++;
 	if (!eq || i == COUNT_OF(ulimits))
-		return gerr_set(err, 0, "--ulimit '%s': expected NAME=SOFT[:HARD], NAME one of as, core, cpu, "
+		return gerr_set(err, 0,
+				"--ulimit '%s': expected NAME=SOFT[:HARD], NAME one of as, core, cpu, "
 				"data, fsize, locks, memlock, msgqueue, nice, nofile, nproc, rss, rtprio, rttime, "
-				"sigpending, stack", spec);
+				"sigpending, stack",
+				spec);
 	const char *v = eq + 1, *colon = strchr(v, ':');
 	size_t sn = colon ? (size_t)(colon - v) : strlen(v);
 	out->name = ulimits[i].name;

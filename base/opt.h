@@ -38,23 +38,25 @@ struct opt {
 struct opt_state {
 	int argc;
 	char **argv;
-	int i;               /* the next word */
-	const char *cluster; /* the letters left of a group such as "-it" */
-	int ended;           /* "--" was seen: no more options */
-	int value_word;      /* the index of the last value that was a word of
+	int i;                  /* the next word */
+	const char *cluster;    /* the letters left of a group such as "-it" */
+	int ended;              /* "--" was seen: no more options */
+	int value_word;         /* the index of the last value that was a word of
 			      * its own (--gpus VALUE), else 0 */
-	char typed[64];      /* the last option as typed: "-h", "--network" */
+	char typed[64];         /* the last option as typed: "-h", "--network" */
 	const struct opt *also; /* a second table, looked up after tab (or NULL) */
 };
-#define OPT_STATE(c, v) {.argc = (c), .argv = (v), .i = 1}
+#define OPT_STATE(c, v)                          \
+	{                                        \
+		.argc = (c), .argv = (v), .i = 1 \
+	}
 
 /* The next option of tab in s.  1: *o is its entry and *val its value
  * (NULL for a flag, or an OPT_OPTIONAL given without one).  0: s->i is at
  * a word that is not an option (an operand; after "--", every word is one)
  * or at the end.  -1 with err: an unknown option, a missing or unexpected
  * value, or an OPT_REFUSED one ("-p/--publish: <its help>"). */
-int opt_next(struct opt_state *s, const struct opt *tab, const struct opt **o, const char **val,
-	     struct gerr *err);
+int opt_next(struct opt_state *s, const struct opt *tab, const struct opt **o, const char **val, struct gerr *err);
 
 /* docker run's options that gpurun does not have (-p, -d, --privileged,
  * ...), each OPT_REFUSED with what gpurun does instead: run's s->also. */

@@ -172,8 +172,7 @@ const char *plan_expand_libdir32(const char *path, const char *libdir32, char *b
 	return buf;
 }
 
-struct op *plan_add(struct plan *p, enum op_kind kind, unsigned flags, const char *src,
-		    const char *dst)
+struct op *plan_add(struct plan *p, enum op_kind kind, unsigned flags, const char *src, const char *dst)
 {
 	if (p->n == p->cap) {
 		p->cap = p->cap ? p->cap * 2 : 32;

@@ -61,47 +61,50 @@ enum op_kind {
 };
 
 /* op->flags.  The first four are per-mount flags (op_flags[]). */
-#define OPF_RO 0x0001       /* read-only */
+#define OPF_RO 0x0001 /* read-only */
 #define OPF_NOSUID 0x0002
 #define OPF_NODEV 0x0004
 #define OPF_NOEXEC 0x0008
 #define OPF_MOUNT_MASK (OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC)
-#define OPF_REC 0x0010      /* bind: recursive (submounts too) */
-#define OPF_OPTIONAL 0x0020 /* file: skipped when the image lacks its directory.
+#define OPF_REC 0x0010 /* bind: recursive (submounts too) */
+#define OPF_OPTIONAL \
+	0x0020             /* file: skipped when the image lacks its directory.
 			     * bind: a missing source is skipped; a target the image will
 			     * not let us create (EACCES, EROFS, EPERM) is skipped with a warning */
-#define OPF_DEVICE 0x0040   /* bind: source must be a char device with st_rdev == op->rdev */
-#define OPF_DIR 0x0080      /* bind, rootfs: the source is a directory (else a file) */
-#define OPF_REPLACE 0x0100  /* bind/file: an image symlink at dst is replaced by a plain node */
-#define OPF_KEEP_OWNER 0x0200 /* rootfs from an archive: keep the entries' owners and
+#define OPF_DEVICE 0x0040  /* bind: source must be a char device with st_rdev == op->rdev */
+#define OPF_DIR 0x0080     /* bind, rootfs: the source is a directory (else a file) */
+#define OPF_REPLACE 0x0100 /* bind/file: an image symlink at dst is replaced by a plain node */
+#define OPF_KEEP_OWNER \
+	0x0200            /* rootfs from an archive: keep the entries' owners and
 			       * setuid bits (root runs); without it both are dropped */
-#define OPF_LAYERS 0x0400   /* rootfs: an overlay of the unpacked layers in op->layers */
-#define OPF_IMPORT 0x0800   /* rootfs with OPF_LAYERS: unpack the layers first, into
+#define OPF_LAYERS 0x0400 /* rootfs: an overlay of the unpacked layers in op->layers */
+#define OPF_IMPORT \
+	0x0800 /* rootfs with OPF_LAYERS: unpack the layers first, into
 			     * PLAN_RUN_CACHE (--no-cache); op->data2 is IMAGE@NAME:TAG */
 
 struct op {
 	enum op_kind kind;
 	unsigned flags;
-	char *src;    /* see enum op_kind */
-	char *dst;    /* path inside the root, absolute */
-	char *data;   /* OP_FILE contents; OP_ROOTFS of a directory: the overlay's mount data */
-	size_t len;   /* OP_FILE length */
-	mode_t mode;  /* OP_MKDIR, OP_FILE */
-	dev_t rdev;   /* OPF_DEVICE: expected device number */
-	char *why;    /* optional comment printed after the shell line ("# why") */
+	char *src;          /* see enum op_kind */
+	char *dst;          /* path inside the root, absolute */
+	char *data;         /* OP_FILE contents; OP_ROOTFS of a directory: the overlay's mount data */
+	size_t len;         /* OP_FILE length */
+	mode_t mode;        /* OP_MKDIR, OP_FILE */
+	dev_t rdev;         /* OPF_DEVICE: expected device number */
+	char *why;          /* optional comment printed after the shell line ("# why") */
 	struct strv layers; /* OP_ROOTFS with OPF_LAYERS: host paths, lowest layer first */
 	char *image_sel;    /* OPF_IMPORT: the NAME:TAG to pick, or NULL */
 	/* runtime state, owned by ns/exec.c */
-	int fd;       /* detached clone of the bind source, -1 */
+	int fd;         /* detached clone of the bind source, -1 */
 	int *layer_fds; /* OPF_LAYERS: detached clones of the layers */
-	int skipped;  /* OPF_OPTIONAL source was missing */
+	int skipped;    /* OPF_OPTIONAL source was missing */
 	/* OP_BIND, filled by plan_capture_mounts before anything is mounted:
 	 * the per-mount flags (OPF_RO...) of the host mount holding src, and
 	 * for a recursive bind the mounts below src with their own flags,
 	 * which the executor's recursive mount_setattr also changes and the
 	 * printed plan remounts one by one. */
 	unsigned src_flags;
-	struct strv subs;   /* paths relative to src */
+	struct strv subs; /* paths relative to src */
 	/* OP_ROOTFS of a directory, unprivileged: the directories the printed
 	 * plan mirrors into the overlay's upper layer, "MODE PATH" each (the
 	 * executor makes the same: ns/rootbuild.c). */
@@ -157,7 +160,7 @@ void op_mount_data(const struct op *op, struct sbuf *out);
 #define PLAN_LOWER PLAN_SCRATCH "/lower"
 #define PLAN_UPPER PLAN_SCRATCH "/upper"
 #define PLAN_WORK PLAN_SCRATCH "/work"
-#define PLAN_LAYERS PLAN_SCRATCH "/layers" /* layer N is bound on PLAN_LAYERS/N */
+#define PLAN_LAYERS PLAN_SCRATCH "/layers"   /* layer N is bound on PLAN_LAYERS/N */
 #define PLAN_RUN_CACHE PLAN_SCRATCH "/cache" /* --no-cache: the image's layers, unpacked for this run */
 
 /* What of a fresh procfs still reaches host-wide kernel knobs (docker's
@@ -220,8 +223,7 @@ const char *plan_expand_libdir32(const char *path, const char *libdir32, char *b
 
 /* Append an op; strings are copied.  Each returns the new op so callers can
  * set rarer fields (rdev, why). */
-struct op *plan_add(struct plan *p, enum op_kind kind, unsigned flags, const char *src,
-		    const char *dst);
+struct op *plan_add(struct plan *p, enum op_kind kind, unsigned flags, const char *src, const char *dst);
 struct op *plan_bind(struct plan *p, const char *host_src, const char *dst, unsigned flags);
 struct op *plan_tmpfs(struct plan *p, const char *dst, const char *data, unsigned flags);
 struct op *plan_mkdir(struct plan *p, const char *dst, mode_t mode);

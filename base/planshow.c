@@ -227,7 +227,9 @@ static void describe_rootfs(const struct op *op, struct sbuf *b)
 	sbuf_puts(b, "mount -t tmpfs");
 	mount_opts(b, PLAN_SCRATCH_FLAGS, PLAN_SCRATCH_DATA);
 	sbuf_puts(b, " gpurun \"$S\"   # scratch, private to this mount namespace\n");
-	sbuf_puts(b, "mkdir \"$S/host\"; mount --rbind / \"$S/host\"   # the host's tools, for the steps after pivot_root\n");
+	sbuf_puts(
+		b,
+		"mkdir \"$S/host\"; mount --rbind / \"$S/host\"   # the host's tools, for the steps after pivot_root\n");
 	if (op->flags & OPF_LAYERS) {
 		sbuf_puts(b, "mkdir \"$S/layers\" \"$S/upper\" \"$S/work\" \"$S/root\"");
 		for (size_t i = 0; i < op->layers.n; i++) {
@@ -493,9 +495,7 @@ static void describe_bind(const struct op *op, struct sbuf *b)
 void op_describe(const struct op *op, struct sbuf *b)
 {
 	switch (op->kind) {
-	case OP_ROOTFS:
-		describe_rootfs(op, b);
-		break;
+	case OP_ROOTFS: describe_rootfs(op, b); break;
 	case OP_BIND:
 		describe_bind(op, b);
 		if (op->skipped)
@@ -504,9 +504,7 @@ void op_describe(const struct op *op, struct sbuf *b)
 	case OP_TMPFS:
 	case OP_PROC:
 	case OP_SYSFS:
-	case OP_DEVPTS:
-		describe_fresh(op, b);
-		break;
+	case OP_DEVPTS: describe_fresh(op, b); break;
 	case OP_MKDIR:
 		guard(b, op->dst, 1);
 		sbuf_printf(b, "mkdir -p -m %04o ", (unsigned)op->mode);
@@ -520,9 +518,7 @@ void op_describe(const struct op *op, struct sbuf *b)
 		sbuf_puts(b, " ");
 		rel(b, op->dst);
 		break;
-	case OP_FILE:
-		describe_file(op, b);
-		break;
+	case OP_FILE: describe_file(op, b); break;
 	case OP_REMOUNT:
 		sbuf_puts(b, "mount -o remount,bind");
 		mount_opts(b, op->flags, NULL);
@@ -535,9 +531,7 @@ void op_describe(const struct op *op, struct sbuf *b)
 		sbuf_puts(b, "hostname ");
 		sbuf_shquote(b, op->src);
 		break;
-	case OP_LOOPBACK:
-		sbuf_puts(b, "ip link set lo up");
-		break;
+	case OP_LOOPBACK: sbuf_puts(b, "ip link set lo up"); break;
 	case OP_PIVOT:
 		sbuf_puts(b, "pivot_root . .\numount -l .   # detach the old root: the host is now unreachable");
 		break;
@@ -555,8 +549,7 @@ void op_describe(const struct op *op, struct sbuf *b)
 			s += n + (s[n] == ':');
 		}
 		break;
-	case OP_KIND_COUNT:
-		break;
+	case OP_KIND_COUNT: break;
 	}
 	if (op->why && !(op->kind == OP_FILE && !memchr(op->data, '\0', op->len))) {
 		/* may name a CDI spec or a driver file: never end the comment */

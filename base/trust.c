@@ -117,8 +117,7 @@ static int untrusted(struct walk *w, const char *at, const char *why, struct ger
 	sbuf_shquote(&b, w->named);
 	sbuf_puts(&b, ": not trusted: ");
 	sbuf_shquote(&b, shown(w, at));
-	sbuf_printf(&b, " %s; as root, gpurun uses only what root owns and no one else can write",
-		    why);
+	sbuf_printf(&b, " %s; as root, gpurun uses only what root owns and no one else can write", why);
 	gerr_set(err, 0, "%s", b.s);
 	sbuf_free(&b);
 	return -1;
@@ -182,8 +181,8 @@ static void cursor_set(struct cursor *c, int fd, int borrowed)
 }
 
 /* The root of the walk (rootfd, or / when it is -1), judged. */
-static int walk_root(struct walk *w, int rootfd, struct trust_memo *memo, struct cursor *cur,
-		     struct sbuf *at, struct gerr *err)
+static int walk_root(struct walk *w, int rootfd, struct trust_memo *memo, struct cursor *cur, struct sbuf *at,
+		     struct gerr *err)
 {
 	struct stat st;
 	struct sbuf why = {0};
@@ -194,8 +193,10 @@ static int walk_root(struct walk *w, int rootfd, struct trust_memo *memo, struct
 		cursor_set(cur, known, 1);
 		return 0;
 	}
-	cursor_set(cur, rootfd >= 0 ? openat(rootfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC)
-				   : open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), 0);
+	cursor_set(cur,
+		   rootfd >= 0 ? openat(rootfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC)
+			       : open("/", O_PATH | O_DIRECTORY | O_CLOEXEC),
+		   0);
 	if (cur->fd < 0 || fstat(cur->fd, &st) < 0)
 		return walk_failed(w, at->s, errno, err);
 	judge(&st, 0, &why);
@@ -208,8 +209,7 @@ static int walk_root(struct walk *w, int rootfd, struct trust_memo *memo, struct
 	return r;
 }
 
-static int walk(struct walk *w, int rootfd, struct trust_memo *memo, const char *path,
-		struct gerr *err)
+static int walk(struct walk *w, int rootfd, struct trust_memo *memo, const char *path, struct gerr *err)
 {
 	struct sbuf rest = {0}, at = {0}, why = {0};
 	int r = -1, links = 0;
@@ -323,8 +323,8 @@ int trust_path(const char *what, const char *path, struct gerr *err)
 	return trust_path_at(-1, "", NULL, what, path, err);
 }
 
-int trust_path_at(int rootfd, const char *rootpath, struct trust_memo *memo, const char *what,
-		  const char *path, struct gerr *err)
+int trust_path_at(int rootfd, const char *rootpath, struct trust_memo *memo, const char *what, const char *path,
+		  struct gerr *err)
 {
 	if (!trust_applies())
 		return 0;

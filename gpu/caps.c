@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
 /* clang-format off */
 static const char *const utility_libs[] = {
 	"libnvidia-ml.so", "libnvidia-cfg.so", "libnvidia-nscq.so",
@@ -49,10 +48,14 @@ const struct caps_files caps_libs[] = {
 const size_t caps_nlibs = COUNT_OF(caps_libs);
 
 static const char *const utility_bins[] = {
-	"nvidia-smi", "nvidia-debugdump", "nvidia-persistenced", "nv-fabricmanager",
+	"nvidia-smi",
+	"nvidia-debugdump",
+	"nvidia-persistenced",
+	"nv-fabricmanager",
 };
 static const char *const compute_bins[] = {
-	"nvidia-cuda-mps-control", "nvidia-cuda-mps-server",
+	"nvidia-cuda-mps-control",
+	"nvidia-cuda-mps-server",
 };
 
 const struct caps_files caps_bins[] = {
@@ -99,8 +102,9 @@ int caps_parse(const char *list, unsigned *caps, struct gerr *err)
 			if (strlen(cap_names[i].name) == n && !strncmp(item, cap_names[i].name, n))
 				break;
 		if (i == COUNT_OF(cap_names))
-			return gerr_set(err, 0, "unknown driver capability \"%.*s\" (known: utility, compute, "
-						"video, graphics, display, compat32, ngx, all)",
+			return gerr_set(err, 0,
+					"unknown driver capability \"%.*s\" (known: utility, compute, "
+					"video, graphics, display, compat32, ngx, all)",
 					(int)(n > 64 ? 64 : n), item);
 		*caps |= cap_names[i].cap;
 	}

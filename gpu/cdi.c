@@ -72,7 +72,7 @@ static int apply_node(struct apply *a, const struct cdi_node *n, struct gerr *er
 	return 0;
 }
 
-static const char *const mount_opts_ok[] = {"ro", "rw", "nosuid", "nodev", "noexec", "bind",
+static const char *const mount_opts_ok[] = {"ro",    "rw",       "nosuid",  "nodev",  "noexec", "bind",
 					    "rbind", "rprivate", "private", "rslave", "slave"};
 
 static int apply_mount(struct apply *a, const struct cdi_mount *m, struct gerr *err)
@@ -165,8 +165,10 @@ static int apply_hook(struct apply *a, const struct cdi_hook *h, struct gerr *er
 			}
 			const char *sep = strstr(v, "::");
 			if (!sep || sep == v || sep[2] != '/')
-				return gerr_set(err, 0, "CDI spec %s: line %d: create-symlinks --link '%s' is not TARGET::/ABSOLUTE/LINK",
-						a->file, h->line, v);
+				return gerr_set(
+					err, 0,
+					"CDI spec %s: line %d: create-symlinks --link '%s' is not TARGET::/ABSOLUTE/LINK",
+					a->file, h->line, v);
 			_cleanup_free_ char *target = xstrndup(v, (size_t)(sep - v));
 			if (once(a, 'l', target, sep + 2))
 				plan_symlink(a->p, target, sep + 2);
@@ -179,7 +181,8 @@ static int apply_hook(struct apply *a, const struct cdi_hook *h, struct gerr *er
 			if (flag_value(&h->args, &i, "--ldconfig-path", &v))
 				continue; /* the host's ldconfig: gpurun runs the image's, inside */
 			if (!flag_value(&h->args, &i, "--folder", &v) || v[0] != '/' || strchr(v, ':'))
-				return gerr_set(err, 0, "CDI spec %s: line %d: update-ldcache: unexpected argument '%s'",
+				return gerr_set(err, 0,
+						"CDI spec %s: line %d: update-ldcache: unexpected argument '%s'",
 						a->file, h->line, h->args.v[i]);
 			size_t k = 0;
 			while (k < a->ldirs.n && strcmp(a->ldirs.v[k], v))
@@ -349,8 +352,8 @@ static void env_put(char ***env, size_t *n, const char *kv)
 	(*env)[*n] = NULL;
 }
 
-int cdi_inject(struct plan *p, const struct cdi_request *rq, char ***env, char **ldconfig_dirs,
-	       char **compat_driver, struct gerr *err)
+int cdi_inject(struct plan *p, const struct cdi_request *rq, char ***env, char **ldconfig_dirs, char **compat_driver,
+	       struct gerr *err)
 {
 	struct strv dirs = {0};
 	struct cdi_result cr;

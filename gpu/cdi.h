@@ -30,21 +30,21 @@
 
 /* Caps on what a spec may hold: the parser refuses more rather than
  * spend unbounded memory or time on a hostile file. */
-#define CDI_MAX_FILE (1u << 20)   /* bytes of one spec file */
-#define CDI_MAX_ITEMS 4096        /* devices, and entries of each edit list */
-#define CDI_MAX_STRING 4096       /* bytes of one string */
-#define CDI_MAX_FILES 256         /* spec files read per directory */
+#define CDI_MAX_FILE (1u << 20) /* bytes of one spec file */
+#define CDI_MAX_ITEMS 4096      /* devices, and entries of each edit list */
+#define CDI_MAX_STRING 4096     /* bytes of one string */
+#define CDI_MAX_FILES 256       /* spec files read per directory */
 #define CDI_DEFAULT_DIRS "/etc/cdi:/var/run/cdi"
 
 /* ---- cdiparse.c ------------------------------------------------------------ */
 
 struct cdi_node {
-	char *path;      /* in the container */
-	char *host_path; /* NULL: the same as path */
-	char type;       /* 'c', 'b', 'u', 'p', or 0 when not given */
+	char *path;        /* in the container */
+	char *host_path;   /* NULL: the same as path */
+	char type;         /* 'c', 'b', 'u', 'p', or 0 when not given */
 	long major, minor; /* -1 when not given */
 	char *permissions; /* cgroup access "rwm"; not enforceable by a bind, kept for listing */
-	int line;        /* where it was written, for messages */
+	int line;          /* where it was written, for messages */
 };
 
 struct cdi_mount {
@@ -107,9 +107,9 @@ int cdi_list(const struct strv *dirs, struct gerr *err);
 /* ---- cdi.c ----------------------------------------------------------------- */
 
 struct cdi_result {
-	struct strv env;      /* "K=V" for the container, in spec order */
-	char *ldconfig_dirs;  /* ':' list for OP_LDCONFIG (update-ldcache hooks), or NULL */
-	char *compat_driver;  /* enable-cuda-compat --host-driver-version, or NULL */
+	struct strv env;     /* "K=V" for the container, in spec order */
+	char *ldconfig_dirs; /* ':' list for OP_LDCONFIG (update-ldcache hooks), or NULL */
+	char *compat_driver; /* enable-cuda-compat --host-driver-version, or NULL */
 };
 
 /* Resolve each requested device in the spec dirs and append its edits to
@@ -137,8 +137,8 @@ struct cdi_request {
 	char *const *user_env;
 	size_t nuser_env;
 };
-int cdi_inject(struct plan *p, const struct cdi_request *rq, char ***env, char **ldconfig_dirs,
-	       char **compat_driver, struct gerr *err);
+int cdi_inject(struct plan *p, const struct cdi_request *rq, char ***env, char **ldconfig_dirs, char **compat_driver,
+	       struct gerr *err);
 
 /* ---- cdigen.c -------------------------------------------------------------- */
 

@@ -17,8 +17,8 @@
 
 /* One spec file as read from a directory. */
 struct loaded {
-	char *file;    /* DIR/NAME */
-	size_t prio;   /* index of its directory: a higher one wins */
+	char *file;  /* DIR/NAME */
+	size_t prio; /* index of its directory: a higher one wins */
 	int ok;
 	struct cdi_spec spec;
 	struct gerr err;

@@ -44,7 +44,8 @@ static int cmp_str(const void *a, const void *b)
 static int spec_name(const char *name)
 {
 	size_t n = strlen(name);
-	return name[0] != '.' && ((n > 5 && !strcmp(name + n - 5, ".json")) || (n > 5 && !strcmp(name + n - 5, ".yaml")));
+	return name[0] != '.' &&
+	       ((n > 5 && !strcmp(name + n - 5, ".json")) || (n > 5 && !strcmp(name + n - 5, ".yaml")));
 }
 
 static void load_file(struct specs *ss, const char *dir, const char *name, size_t prio)
@@ -98,8 +99,7 @@ int load_dirs(const struct strv *dirs, struct specs *ss, struct gerr *err)
 			if (spec_name(de->d_name) && names.n < CDI_MAX_FILES)
 				strv_add(&names, xstrdup(de->d_name));
 			else if (spec_name(de->d_name)) {
-				warnx_("%s: more than %u spec files; the rest are not read", dirs->v[d],
-				       CDI_MAX_FILES);
+				warnx_("%s: more than %u spec files; the rest are not read", dirs->v[d], CDI_MAX_FILES);
 				break;
 			}
 		closedir(dp);

@@ -74,10 +74,9 @@ int cdi_split_name(const char *q, char *kind, size_t kcap, const char **name)
 
 /* ---- the parser ------------------------------------------------------------ */
 
-static const char *const known_versions[] = {"0.3.0", "0.4.0", "0.5.0", "0.6.0",
-					     "0.7.0", "0.8.0", "1.0.0", "1.1.0"};
-static const char *const hook_names[] = {"prestart", "createRuntime", "createContainer",
-					 "startContainer", "poststart", "poststop"};
+static const char *const known_versions[] = {"0.3.0", "0.4.0", "0.5.0", "0.6.0", "0.7.0", "0.8.0", "1.0.0", "1.1.0"};
+static const char *const hook_names[] = {"prestart",       "createRuntime", "createContainer",
+					 "startContainer", "poststart",     "poststop"};
 
 struct pctx {
 	yaml_document_t *doc;
@@ -193,12 +192,11 @@ static int strings(struct pctx *c, yaml_node_t *n, const char *where, struct str
 }
 
 /* The pairs of a mapping, each key checked to be a scalar. */
-#define FOR_PAIRS(c, n, where, K, V)                                                          \
-	for (yaml_node_pair_t *p_ = (n)->data.mapping.pairs.start; p_ < (n)->data.mapping.pairs.top; \
-	     p_++)                                                                                \
-		if (((K) = get(c, p_->key)) == NULL || ((V) = get(c, p_->value)) == NULL ||         \
-		    (K)->type != YAML_SCALAR_NODE)                                                \
-			return perr(c, (K), where, "keys must be plain strings");                 \
+#define FOR_PAIRS(c, n, where, K, V)                                                                       \
+	for (yaml_node_pair_t *p_ = (n)->data.mapping.pairs.start; p_ < (n)->data.mapping.pairs.top; p_++) \
+		if (((K) = get(c, p_->key)) == NULL || ((V) = get(c, p_->value)) == NULL ||                \
+		    (K)->type != YAML_SCALAR_NODE)                                                         \
+			return perr(c, (K), where, "keys must be plain strings");                          \
 		else
 
 static int key_is(const yaml_node_t *k, const char *name)
@@ -437,8 +435,8 @@ static int parse_spec(struct pctx *c, yaml_node_t *root, struct cdi_spec *s)
 			while (r == 0 && i < COUNT_OF(known_versions) && strcmp(s->version, known_versions[i]))
 				i++;
 			if (r == 0 && i == COUNT_OF(known_versions))
-				return perr(c, v, "cdiVersion", "version '%.32s' is not one gpurun knows (0.3.0 to 1.1.0)",
-					    s->version);
+				return perr(c, v, "cdiVersion",
+					    "version '%.32s' is not one gpurun knows (0.3.0 to 1.1.0)", s->version);
 		} else if (key_is(k, "kind")) {
 			r = scalar(c, v, "kind", &s->kind);
 			if (r == 0 && !valid_kind(s->kind))

@@ -93,8 +93,10 @@ void cdi_doctor(struct checks *ck)
 	if (!ss.n)
 		check_say(ck, CHECK_OK, "CDI specs", "none in %s", where.s ? where.s : "");
 	else if (!stale)
-		check_say(ck, CHECK_OK, "CDI specs", "%zu spec%s in %s, %zu device%s, every node and file they "
-			  "name is here", ss.n, ss.n == 1 ? "" : "s", where.s, devices, devices == 1 ? "" : "s");
+		check_say(ck, CHECK_OK, "CDI specs",
+			  "%zu spec%s in %s, %zu device%s, every node and file they "
+			  "name is here",
+			  ss.n, ss.n == 1 ? "" : "s", where.s, devices, devices == 1 ? "" : "s");
 out:
 	sbuf_free(&where);
 	specs_free(&ss);

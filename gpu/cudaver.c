@@ -45,8 +45,7 @@ int cuda_driver_version(struct gpu_driver *drv, char *out, size_t cap, struct ge
 		return -1;
 	if (libs.n == 0) {
 		strv_free(&libs);
-		return gerr_set(err, 0, "no libcuda.so.%s in %s/etc/ld.so.cache", drv->version,
-				drv->rootpath);
+		return gerr_set(err, 0, "no libcuda.so.%s in %s/etc/ld.so.cache", drv->version, drv->rootpath);
 	}
 	int fd = open(libs.v[0], O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
@@ -56,8 +55,14 @@ int cuda_driver_version(struct gpu_driver *drv, char *out, size_t cap, struct ge
 		return -1;
 	}
 	struct helper h;
-	struct helper_spec sp = {.what = libs.v[0], .drv = drv, .lib = libs.v[0], .timeout_ms = CHILD_TIMEOUT_MS, .keep_fd = fd,
-				 .chroot_fd = -1, .body = ask_version, .arg = &fd};
+	struct helper_spec sp = {.what = libs.v[0],
+				 .drv = drv,
+				 .lib = libs.v[0],
+				 .timeout_ms = CHILD_TIMEOUT_MS,
+				 .keep_fd = fd,
+				 .chroot_fd = -1,
+				 .body = ask_version,
+				 .arg = &fd};
 	int v = 0;
 	int r = helper_start(&h, &sp, err);
 	if (r == 0)

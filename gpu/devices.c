@@ -11,9 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-int gpu_select(const struct gpu_request *rq, struct gpu_driver *drv, const char *what,
-	       const char *where, const struct sel_extras *x, int keep, struct gpu_selection *sel,
-	       struct gerr *err)
+int gpu_select(const struct gpu_request *rq, struct gpu_driver *drv, const char *what, const char *where,
+	       const struct sel_extras *x, int keep, struct gpu_selection *sel, struct gerr *err)
 {
 	int cfg = 0, mon = 0;
 	unsigned imex[IMEX_MAX];
@@ -80,8 +79,8 @@ int gpu_select(const struct gpu_request *rq, struct gpu_driver *drv, const char 
 	return 0;
 }
 
-int inj_collect_all(struct gpu_driver *drv, const struct gpu_selection *sel, unsigned inj,
-		    struct inj_set *set, struct gerr *err)
+int inj_collect_all(struct gpu_driver *drv, const struct gpu_selection *sel, unsigned inj, struct inj_set *set,
+		    struct gerr *err)
 {
 	return inj_collect(drv, sel, inj, set, err) < 0 ? -1 : mig_collect(drv, sel, set, err);
 }

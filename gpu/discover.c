@@ -40,7 +40,6 @@
 #define SMALL_FILE_MAX (1 << 20)
 #define LDCACHE_MAX (64 << 20)
 
-
 /* The host path an fd refers to ("/tmp/fake/usr/lib/.../libcuda.so.550.54.14"). */
 static char *fd_path(int fd)
 {
@@ -86,8 +85,7 @@ int drv_trust(const struct gpu_driver *drv, const char *what, const char *host, 
 	return trust_path_at(drv->rootfd, drv->rootpath, drv->trusted, what, host + rl, err);
 }
 
-char *drv_read(const struct gpu_driver *drv, const char *path, size_t max, size_t *len,
-	       struct gerr *err)
+char *drv_read(const struct gpu_driver *drv, const char *path, size_t max, size_t *len, struct gerr *err)
 {
 	const char *rel = path + strspn(path, "/");
 	_cleanup_fd_ int fd = open_in_root(drv->rootfd, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY);
@@ -262,8 +260,9 @@ int gpu_discover(const char *root, struct gpu_driver *drv, struct gerr *err)
 	if (!version)
 		return gerr_prefix(err, "no NVIDIA driver found under %s", root);
 	if (procfs_parse_version(version, len, drv->version, sizeof drv->version) < 0)
-		return gerr_set(err, 0, "no NVIDIA driver found under %s: %s/" VERSION_FILE
-					": no version number on its first line",
+		return gerr_set(err, 0,
+				"no NVIDIA driver found under %s: %s/" VERSION_FILE
+				": no version number on its first line",
 				root, drv->rootpath);
 	if (read_gpus(drv, err) < 0)
 		return -1;
@@ -345,8 +344,7 @@ static int elf_interp(const struct gpu_driver *drv, const char *path, char *out,
 
 /* path in the root judged when it exists; when it does not, the
  * directory that would hold it, where it could appear. */
-static int trust_if_there(const struct gpu_driver *drv, const char *what, const char *path,
-			  struct gerr *err)
+static int trust_if_there(const struct gpu_driver *drv, const char *what, const char *path, struct gerr *err)
 {
 	_cleanup_free_ char *p = xstrdup(path);
 	for (int up = 0; up < 2; up++) {
@@ -367,8 +365,8 @@ static int trust_if_there(const struct gpu_driver *drv, const char *what, const 
  * decides what code runs. */
 int drv_trust_loader(struct gpu_driver *drv, const char *what, const char *path, struct gerr *err)
 {
-	static const char *const loader_files[] = {"/etc/ld.so.preload", "/etc/ld.so.cache", "/lib",
-						   "/lib64", "/usr/lib", "/usr/lib64"};
+	static const char *const loader_files[] = {"/etc/ld.so.preload", "/etc/ld.so.cache", "/lib", "/lib64",
+						   "/usr/lib",           "/usr/lib64"};
 	if (!trust_applies())
 		return 0;
 	char interp[PATH_MAX];
@@ -376,8 +374,7 @@ int drv_trust_loader(struct gpu_driver *drv, const char *what, const char *path,
 	_cleanup_free_ char *of_loader = xasprintf("a file the dynamic loader reads for %s", what);
 	_cleanup_free_ char *of_cache = xasprintf("a library in the ld.so.cache %s may load", what);
 	if (trust_path_at(drv->rootfd, drv->rootpath, drv->trusted, what, path, err) < 0 ||
-	    (elf_interp(drv, path, interp, sizeof interp) &&
-	     trust_if_there(drv, of_interp, interp, err) < 0))
+	    (elf_interp(drv, path, interp, sizeof interp) && trust_if_there(drv, of_interp, interp, err) < 0))
 		return -1;
 	for (size_t i = 0; i < COUNT_OF(loader_files); i++)
 		if (trust_if_there(drv, of_loader, loader_files[i], err) < 0)
@@ -386,8 +383,7 @@ int drv_trust_loader(struct gpu_driver *drv, const char *what, const char *path,
 	if (load_cache(drv, &none) < 0)
 		return 0; /* no cache: the loader looks in the default directories only */
 	for (size_t i = 0; i < drv->cache.n; i++)
-		if (drv->cache.v[i].value[0] == '/' &&
-		    trust_if_there(drv, of_cache, drv->cache.v[i].value, err) < 0)
+		if (drv->cache.v[i].value[0] == '/' && trust_if_there(drv, of_cache, drv->cache.v[i].value, err) < 0)
 			return -1;
 	return 0;
 }
@@ -455,14 +451,14 @@ static int find_libs(struct gpu_driver *drv, const char *const *prefixes, size_t
 	return 0;
 }
 
-int drv_find_libs(struct gpu_driver *drv, const char *const *prefixes, size_t nprefixes, int bits,
-		  struct strv *out, struct strv *sonames, struct gerr *err)
+int drv_find_libs(struct gpu_driver *drv, const char *const *prefixes, size_t nprefixes, int bits, struct strv *out,
+		  struct strv *sonames, struct gerr *err)
 {
 	return find_libs(drv, prefixes, nprefixes, bits, is_driver_file, out, sonames, err);
 }
 
-int drv_find_platform_libs(struct gpu_driver *drv, const char *const *prefixes, size_t nprefixes,
-			   int bits, struct strv *out, struct strv *sonames, struct gerr *err)
+int drv_find_platform_libs(struct gpu_driver *drv, const char *const *prefixes, size_t nprefixes, int bits,
+			   struct strv *out, struct strv *sonames, struct gerr *err)
 {
 	return find_libs(drv, prefixes, nprefixes, bits, is_platform_file, out, sonames, err);
 }

@@ -108,8 +108,7 @@ static int socket_listening(const char *host, int *errnum)
 
 static void check_persistenced(struct checks *ck, const struct gpu_driver *drv)
 {
-	static const char *const sockets[] = {"run/nvidia-persistenced/socket",
-					      "var/run/nvidia-persistenced/socket"};
+	static const char *const sockets[] = {"run/nvidia-persistenced/socket", "var/run/nvidia-persistenced/socket"};
 	for (size_t i = 0; i < COUNT_OF(sockets); i++) {
 		struct stat st;
 		_cleanup_free_ char *host = drv_resolve(drv, sockets[i], &st, NULL);
@@ -252,8 +251,8 @@ static void ask_cuda(void *arg, int out)
  * the root as NVML runs for MIG UUIDs (nvmlmig.c): the library sees the
  * root's /proc and /dev, as it will inside a container.  Reads n bytes of
  * answer into buf.  -1 with err naming the library and what failed. */
-static int load_and_ask(struct gpu_driver *drv, const char *prefix, void (*body)(void *, int), void *buf,
-			size_t n, char **libname, struct gerr *err)
+static int load_and_ask(struct gpu_driver *drv, const char *prefix, void (*body)(void *, int), void *buf, size_t n,
+			char **libname, struct gerr *err)
 {
 	struct strv libs = {0};
 	*libname = NULL;
@@ -268,8 +267,14 @@ static int load_and_ask(struct gpu_driver *drv, const char *prefix, void (*body)
 	const char *inroot = strncmp(host, drv->rootpath, rl) ? host : host + rl;
 	*libname = xstrdup(host);
 	struct helper hp;
-	struct helper_spec sp = {.what = host, .drv = drv, .lib = inroot, .timeout_ms = LIB_TIMEOUT_MS,
-				 .keep_fd = drv->rootfd, .chroot_fd = drv->rootfd, .body = body, .arg = (void *)inroot};
+	struct helper_spec sp = {.what = host,
+				 .drv = drv,
+				 .lib = inroot,
+				 .timeout_ms = LIB_TIMEOUT_MS,
+				 .keep_fd = drv->rootfd,
+				 .chroot_fd = drv->rootfd,
+				 .body = body,
+				 .arg = (void *)inroot};
 	int r = helper_start(&hp, &sp, err);
 	if (r == 0)
 		r = helper_read(&hp, buf, n, err);
@@ -284,8 +289,10 @@ static void check_nvml(struct checks *ck, struct gpu_driver *drv, const struct g
 	_cleanup_free_ char *lib = NULL;
 	memset(&nvml_seen, 0, sizeof nvml_seen);
 	if (load_and_ask(drv, "libnvidia-ml.so", ask_nvml, &nvml_seen, sizeof nvml_seen, &lib, &e) < 0) {
-		check_say(ck, CHECK_FAIL, "NVML", "does not initialise: %s: nvidia-smi and NVML programs fail "
-			  "in every container", e.msg);
+		check_say(ck, CHECK_FAIL, "NVML",
+			  "does not initialise: %s: nvidia-smi and NVML programs fail "
+			  "in every container",
+			  e.msg);
 		return;
 	}
 	struct sbuf missing = {0};
@@ -319,11 +326,15 @@ static void check_cuda(struct checks *ck, struct gpu_driver *drv, const struct g
 	for (size_t i = 0; i < drv->ngpus; i++)
 		want += sel->kind == SEL_SOME && sel->mask[i];
 	if (load_and_ask(drv, "libcuda.so", ask_cuda, &c, sizeof c, &lib, &e) < 0)
-		check_say(ck, CHECK_FAIL, "libcuda", "does not initialise: %s: CUDA programs fail in every "
-			  "container", e.msg);
+		check_say(ck, CHECK_FAIL, "libcuda",
+			  "does not initialise: %s: CUDA programs fail in every "
+			  "container",
+			  e.msg);
 	else if (c.count < 0 || (size_t)c.count < want)
-		check_say(ck, CHECK_FAIL, "libcuda", "%s: cuInit succeeds but cuDeviceGetCount gives %d, fewer "
-			  "than the %zu selected GPU%s", lib, c.count, want, want == 1 ? "" : "s");
+		check_say(ck, CHECK_FAIL, "libcuda",
+			  "%s: cuInit succeeds but cuDeviceGetCount gives %d, fewer "
+			  "than the %zu selected GPU%s",
+			  lib, c.count, want, want == 1 ? "" : "s");
 	else
 		check_say(ck, CHECK_OK, "libcuda", "%s: cuInit succeeds, CUDA %d.%d, %d device%s", lib,
 			  c.version / 1000, c.version % 1000 / 10, c.count, c.count == 1 ? "" : "s");

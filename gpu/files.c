@@ -38,12 +38,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-static const char *const bin_dirs[] = {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin",
-				       "/usr/bin",	  "/sbin",	    "/bin"};
+static const char *const bin_dirs[] = {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"};
 
 struct ipc {
-	unsigned flag;             /* INJ_* that brings it */
-	int dir;                   /* a directory rather than a socket */
+	unsigned flag;              /* INJ_* that brings it */
+	int dir;                    /* a directory rather than a socket */
 	const char *const paths[2]; /* candidates, first found wins */
 };
 
@@ -53,12 +52,11 @@ static const struct ipc ipcs[] = {
 	{INJ_COMPUTE_LIBS, 1, {"/tmp/nvidia-mps", NULL}},
 };
 
-void inj_add_dev(struct inj_set *s, const char *path, unsigned maj, unsigned min,
-		 const struct gpu_dev *gpu, const char *why)
+void inj_add_dev(struct inj_set *s, const char *path, unsigned maj, unsigned min, const struct gpu_dev *gpu,
+		 const char *why)
 {
 	s->devs = xrealloc(s->devs, (s->ndevs + 1) * sizeof *s->devs);
-	s->devs[s->ndevs++] =
-		(struct inj_dev){xstrdup(path), makedev(maj, min), gpu, why ? xstrdup(why) : NULL};
+	s->devs[s->ndevs++] = (struct inj_dev){xstrdup(path), makedev(maj, min), gpu, why ? xstrdup(why) : NULL};
 }
 
 void inj_add_file(struct inj_file **v, size_t *n, char *src, char *dst)
@@ -106,7 +104,7 @@ static void collect_bins(const struct gpu_driver *drv, unsigned inj, struct inj_
 				char *host = drv_resolve(drv, path, &st, NULL);
 				if (host && S_ISREG(st.st_mode) && (st.st_mode & 0111)) {
 					inj_add_file(&s->bins, &s->nbins, host,
-						 xasprintf("/usr/bin/%s", caps_bins[g].names[b]));
+						     xasprintf("/usr/bin/%s", caps_bins[g].names[b]));
 					break;
 				}
 				free(host);
@@ -120,8 +118,8 @@ static const char *const egl_platform_libs[] = {
 	"libnvidia-egl-xcb.so", "libnvidia-egl-xlib.so",
 };
 
-static int collect_libs(struct gpu_driver *drv, unsigned inj, int bits, struct inj_file **v,
-			size_t *n, struct gerr *err)
+static int collect_libs(struct gpu_driver *drv, unsigned inj, int bits, struct inj_file **v, size_t *n,
+			struct gerr *err)
 {
 	const char **prefixes = NULL;
 	size_t np = 0;
@@ -140,8 +138,8 @@ static int collect_libs(struct gpu_driver *drv, unsigned inj, int bits, struct i
 	 * own versions, not the driver's; their JSON files are
 	 * collect_configs'.  64-bit only, as the toolkit. */
 	if (r == 0 && bits == 64 && (inj & INJ_GRAPHICS_LIBS))
-		r = drv_find_platform_libs(drv, egl_platform_libs, COUNT_OF(egl_platform_libs), bits, &found,
-					   &sonames, err);
+		r = drv_find_platform_libs(drv, egl_platform_libs, COUNT_OF(egl_platform_libs), bits, &found, &sonames,
+					   err);
 	for (size_t i = 0; i < found.n; i++) {
 		const char *base = strrchr(found.v[i], '/') + 1;
 		/* The image's library directory of that word size (base/plan.h). */
@@ -196,8 +194,8 @@ static char *driver_file_in(const struct gpu_driver *drv, const char *dir, const
  * update-alternatives.  Looked for beside the directory the cache names
  * for the driver's libraries (dir) and in the directories their files are
  * really in. */
-static int collect_uncached(struct gpu_driver *drv, unsigned inj, int bits, struct inj_file **v,
-			    size_t *n, struct inj_set *s, struct gerr *err)
+static int collect_uncached(struct gpu_driver *drv, unsigned inj, int bits, struct inj_file **v, size_t *n,
+			    struct inj_set *s, struct gerr *err)
 {
 	if (!*n)
 		return 0;
@@ -302,7 +300,8 @@ static void collect_configs(const struct gpu_driver *drv, unsigned inj, struct i
 	static const char *const profiles[] = {"rc", "key-documentation"};
 	for (size_t i = 0; i < COUNT_OF(profiles); i++) {
 		struct stat st;
-		char *path = xasprintf("/usr/share/nvidia/nvidia-application-profiles-%s-%s", drv->version, profiles[i]);
+		char *path =
+			xasprintf("/usr/share/nvidia/nvidia-application-profiles-%s-%s", drv->version, profiles[i]);
 		char *host = drv_resolve(drv, path, &st, NULL);
 		if (host && S_ISREG(st.st_mode)) {
 			inj_add_file(&s->configs, &s->nconfigs, host, path);
@@ -370,8 +369,8 @@ static void collect_ipcs(const struct gpu_driver *drv, unsigned inj, struct inj_
 	}
 }
 
-int inj_collect(struct gpu_driver *drv, const struct gpu_selection *sel, unsigned inj,
-		struct inj_set *s, struct gerr *err)
+int inj_collect(struct gpu_driver *drv, const struct gpu_selection *sel, unsigned inj, struct inj_set *s,
+		struct gerr *err)
 {
 	memset(s, 0, sizeof *s);
 	s->gpus = xcalloc(drv->ngpus ? drv->ngpus : 1, sizeof *s->gpus);
@@ -392,8 +391,8 @@ int inj_collect(struct gpu_driver *drv, const struct gpu_selection *sel, unsigne
 	return 0;
 }
 
-static int trust_files(const struct gpu_driver *drv, const char *what, const struct inj_file *v,
-		       size_t n, struct gerr *err)
+static int trust_files(const struct gpu_driver *drv, const char *what, const struct inj_file *v, size_t n,
+		       struct gerr *err)
 {
 	for (size_t i = 0; i < n; i++)
 		if (drv_trust(drv, what, v[i].src, err) < 0)

@@ -24,14 +24,14 @@ struct gpu_opts {
 	const char *caps;        /* --caps value, NULL when not given */
 	char **requires;         /* --require values */
 	size_t nrequires;
-	char **env;              /* container environment "K=V" (from -e), for NVIDIA_* */
+	char **env; /* container environment "K=V" (from -e), for NVIDIA_* */
 	size_t nenv;
-	int dry_run;             /* change nothing on the host (missing nodes: say what would run) */
-	int verbose;             /* print host steps (nvidia-modprobe) as they run */
+	int dry_run; /* change nothing on the host (missing nodes: say what would run) */
+	int verbose; /* print host steps (nvidia-modprobe) as they run */
 };
 
 struct gpu_result {
-	char *ldconfig_dirs; /* ':'-separated dirs for OP_LDCONFIG after the pivot, or NULL */
+	char *ldconfig_dirs;    /* ':'-separated dirs for OP_LDCONFIG after the pivot, or NULL */
 	struct strv host_steps; /* dry run: commands a launch would run on the host first */
 	char *compat_driver;    /* the driver version, when libcuda is injected: the image's
 				 * CUDA_COMPAT_DIR goes first if newer (base/plan.h) */
@@ -42,8 +42,7 @@ struct gpu_result {
  * called after the base /proc and /dev ops have been added.  Returns 0, or
  * -1 with err set (exit 125): bad --gpus/--caps, unknown device, unmet
  * requirement, no NVIDIA driver under the driver root. */
-int gpu_configure(struct plan *plan, const struct gpu_opts *o, struct gpu_result *res,
-		  struct gerr *err);
+int gpu_configure(struct plan *plan, const struct gpu_opts *o, struct gpu_result *res, struct gerr *err);
 
 /* What `gpurun info [--csv] [--driver-root DIR]` and
  * `gpurun list [--gpus SPEC] [--caps LIST] [--driver-root DIR]` print on

@@ -44,12 +44,12 @@
 #define LDCACHE_ARCH_MASK 0xff00
 #define LDCACHE_ELF 0x0001
 #define LDCACHE_ELF_LIBC6 0x0003
-#define LDCACHE_ARCH_I386 0x0000    /* also what 32-bit x86 entries carry */
+#define LDCACHE_ARCH_I386 0x0000 /* also what 32-bit x86 entries carry */
 #define LDCACHE_ARCH_X86_64 0x0300
 #define LDCACHE_ARCH_PPC64 0x0500
 #define LDCACHE_ARCH_ARM_HF 0x0900
 #define LDCACHE_ARCH_AARCH64 0x0a00
-#define LDCACHE_ARCH_NONE 0xffff    /* no such word size on that machine */
+#define LDCACHE_ARCH_NONE 0xffff /* no such word size on that machine */
 
 struct ldcache_entry {
 	uint32_t flags;
@@ -68,8 +68,7 @@ struct ldcache {
  * into data, which must outlive them.  Every offset is bounds-checked and
  * every string must end inside the buffer; a bad entry makes the whole
  * cache invalid (err says which).  Never reads outside [data, data+len). */
-int ldcache_parse(const char *data, size_t len, struct ldcache_entry **v, size_t *n,
-		  struct gerr *err);
+int ldcache_parse(const char *data, size_t len, struct ldcache_entry **v, size_t *n, struct gerr *err);
 /* 1 when an entry with these flags is a library of the wanted word size
  * (64 or 32) for the loader of machine ("x86_64": x86-64 and i386,
  * "aarch64": AArch64 and ARM hard-float, "ppc64le": ppc64 only); 0 for
@@ -85,9 +84,9 @@ void ldcache_free(struct ldcache *c);
 struct gpu_information {
 	char model[96];
 	char uuid[80];
-	char bus[32];  /* "Bus Location" as written ("0000:3b:00.0") */
-	long minor;    /* "Device Minor", -1 when missing or invalid */
-	int excluded;  /* "GPU Excluded: Yes": NVreg_ExcludedGpus, invisible to NVML */
+	char bus[32]; /* "Bus Location" as written ("0000:3b:00.0") */
+	long minor;   /* "Device Minor", -1 when missing or invalid */
+	int excluded; /* "GPU Excluded: Yes": NVreg_ExcludedGpus, invisible to NVML */
 };
 int procfs_parse_information(const char *text, size_t len, struct gpu_information *out);
 /* The NVRM version from /proc/driver/nvidia/version ("550.54.14").
@@ -101,17 +100,17 @@ int procfs_devices_major(const char *text, size_t len, const char *name, unsigne
 
 /* ---- discover.c --------------------------------------------------------- */
 
-#define NV_MAJOR 195       /* /dev/nvidia*, /dev/nvidiactl, /dev/nvidia-modeset */
+#define NV_MAJOR 195 /* /dev/nvidia*, /dev/nvidiactl, /dev/nvidia-modeset */
 #define NV_CTL_MINOR 255
 #define NV_MODESET_MINOR 254
-#define GPU_MAX 256        /* more information files than this: refused */
+#define GPU_MAX 256 /* more information files than this: refused */
 
 struct gpu_dev {
-	unsigned index;    /* position in PCI bus order: what --gpus N means */
-	unsigned minor;    /* N of /dev/nvidiaN */
-	char busid[32];    /* NVML's form: 8-digit domain, lowercase ("00000000:3b:00.0") */
-	char procdir[64];  /* the gpus/ directory name as the driver wrote it */
-	char uuid[80];     /* "" when the information file has none (see discover.c) */
+	unsigned index;   /* position in PCI bus order: what --gpus N means */
+	unsigned minor;   /* N of /dev/nvidiaN */
+	char busid[32];   /* NVML's form: 8-digit domain, lowercase ("00000000:3b:00.0") */
+	char procdir[64]; /* the gpus/ directory name as the driver wrote it */
+	char uuid[80];    /* "" when the information file has none (see discover.c) */
 	char model[96];
 	const char *brand; /* what nvidia-container-cli prints (constant table) */
 	const char *arch;  /* compute capability "9.0", or "n/a" */
@@ -126,7 +125,7 @@ struct mig_dev {
 	unsigned gi, ci;   /* GPU and compute instance ids */
 	unsigned gi_minor; /* nvidia-cap minors of their access files */
 	unsigned ci_minor;
-	char uuid[96];     /* "MIG-..." once NVML was asked (nvmlmig.c), else "" */
+	char uuid[96]; /* "MIG-..." once NVML was asked (nvmlmig.c), else "" */
 };
 
 /* A MIG device as NVML reports it (nvmlmig.c). */
@@ -144,8 +143,8 @@ struct gpu_driver {
 	char version[32];
 	struct gpu_dev *gpus;
 	size_t ngpus;
-	unsigned uvm_major; /* 0: nvidia-uvm is not loaded */
-	size_t nexcluded;   /* GPUs left out: "GPU Excluded: Yes" */
+	unsigned uvm_major;   /* 0: nvidia-uvm is not loaded */
+	size_t nexcluded;     /* GPUs left out: "GPU Excluded: Yes" */
 	struct mig_dev *migs; /* every MIG device, by GPU index, GI, CI */
 	size_t nmigs;
 	struct nvml_mig *nvml_migs; /* NVML's MIG devices, once asked (nvml_asked) */
@@ -171,8 +170,7 @@ void gpu_driver_free(struct gpu_driver *drv);
 /* A path inside the driver root, resolved there (symlinks stay inside),
  * as a malloc'ed host path, or NULL when it does not exist.  *st gets
  * its stat; *inroot (optional) the resolved path relative to the root. */
-char *drv_resolve(const struct gpu_driver *drv, const char *path, struct stat *st,
-		  char **inroot);
+char *drv_resolve(const struct gpu_driver *drv, const char *path, struct stat *st, char **inroot);
 /* As root (base/trust.c), 0 when no one but root can change host, a host
  * path (below the driver root, as drv_resolve gives them: walked from the
  * root, as a chroot there resolves it); else -1 with err naming the
@@ -185,20 +183,19 @@ int drv_trust(const struct gpu_driver *drv, const char *what, const char *host, 
  * directories and every library the cache names. */
 int drv_trust_loader(struct gpu_driver *drv, const char *what, const char *path, struct gerr *err);
 /* A whole small file of the driver root (resolved inside it). */
-char *drv_read(const struct gpu_driver *drv, const char *path, size_t max, size_t *len,
-	       struct gerr *err);
+char *drv_read(const struct gpu_driver *drv, const char *path, size_t max, size_t *len, struct gerr *err);
 
 /* The driver libraries whose cache key starts with one of the prefixes
  * ("libcuda.so") and whose file name ends in ".so.<driver version>":
  * first match per prefix, in prefix order, as host paths; sonames (optional)
  * gets each one's cache key, its SONAME ("libcuda.so.1"). */
-int drv_find_libs(struct gpu_driver *drv, const char *const *prefixes, size_t nprefixes, int bits,
-		  struct strv *out, struct strv *sonames, struct gerr *err);
+int drv_find_libs(struct gpu_driver *drv, const char *const *prefixes, size_t nprefixes, int bits, struct strv *out,
+		  struct strv *sonames, struct gerr *err);
 /* The same for libraries versioned on their own (the EGL platform
  * libraries): the file name has at least two numbers after ".so."
  * ("libnvidia-egl-gbm.so.1.1.1"), whatever the driver version. */
-int drv_find_platform_libs(struct gpu_driver *drv, const char *const *prefixes, size_t nprefixes,
-			   int bits, struct strv *out, struct strv *sonames, struct gerr *err);
+int drv_find_platform_libs(struct gpu_driver *drv, const char *const *prefixes, size_t nprefixes, int bits,
+			   struct strv *out, struct strv *sonames, struct gerr *err);
 
 /* ---- models.c ----------------------------------------------------------- */
 
@@ -240,8 +237,8 @@ int caps_parse(const char *list, unsigned *caps, struct gerr *err);
 unsigned caps_inject_flags(unsigned caps);
 
 struct caps_files {
-	unsigned flag;                /* INJ_* */
-	const char *const *names;     /* library prefixes or binary names */
+	unsigned flag;            /* INJ_* */
+	const char *const *names; /* library prefixes or binary names */
 	size_t n;
 };
 /* Library prefix lists, in nvidia-container-cli's order. */
@@ -263,17 +260,17 @@ enum sel_kind {
 struct gpu_request {
 	enum sel_kind kind;
 	int all;
-	long count;         /* docker's count=N, -1 when not given */
-	struct strv items;  /* device ids, as written */
-	char caps[64];      /* docker's capabilities=..., "" when not given */
+	long count;        /* docker's count=N, -1 when not given */
+	struct strv items; /* device ids, as written */
+	char caps[64];     /* docker's capabilities=..., "" when not given */
 };
 
 struct gpu_selection {
 	enum sel_kind kind;
-	unsigned char mask[GPU_MAX]; /* by index */
+	unsigned char mask[GPU_MAX];    /* by index */
 	unsigned char migmask[MIG_MAX]; /* by position in the driver's MIG table */
-	int mig_config, mig_monitor;  /* NVIDIA_MIG_CONFIG/MONITOR_DEVICES=all */
-	unsigned imex[IMEX_MAX];      /* NVIDIA_IMEX_CHANNELS */
+	int mig_config, mig_monitor;    /* NVIDIA_MIG_CONFIG/MONITOR_DEVICES=all */
+	unsigned imex[IMEX_MAX];        /* NVIDIA_IMEX_CHANNELS */
 	size_t nimex;
 	char ceiling[320]; /* where a Slurm ceiling came from (slurm.c), "" when none */
 };
@@ -287,8 +284,7 @@ int gpu_request_parse(const char *spec, const char *what, struct gpu_request *rq
 /* Match it against the GPU table; an unknown device is an error naming it
  * and `where` (the driver root), with a hint when nexcluded GPUs were left
  * out of the table or a GPU has no UUID yet. */
-int gpu_request_resolve(const struct gpu_request *rq, const struct gpu_dev *gpus, size_t ngpus,
-			size_t nexcluded,
+int gpu_request_resolve(const struct gpu_request *rq, const struct gpu_dev *gpus, size_t ngpus, size_t nexcluded,
 			const char *what, const char *where, struct gpu_selection *sel, struct gerr *err);
 void gpu_request_free(struct gpu_request *rq);
 /* 1 when a device item names a MIG device (<gpu>:<mig>, MIG-...). */
@@ -325,13 +321,13 @@ int version_compare(const char *a, const char *b, int *cmp);
  * in it and answers on out: helper_ok() then its payload, or
  * helper_fail(). */
 struct helper_spec {
-	const char *what; /* the library, for messages */
+	const char *what;       /* the library, for messages */
 	struct gpu_driver *drv; /* where lib is */
-	const char *lib;  /* its host path (chroot_fd < 0) or its path in the
+	const char *lib;        /* its host path (chroot_fd < 0) or its path in the
 			   * driver root: as root, judged before the fork */
 	long timeout_ms;
-	int keep_fd;      /* an fd the child keeps besides out, or -1 */
-	int chroot_fd;    /* chroot there first (the driver root), or -1 */
+	int keep_fd;   /* an fd the child keeps besides out, or -1 */
+	int chroot_fd; /* chroot there first (the driver root), or -1 */
 	void (*body)(void *arg, int out);
 	void *arg;
 };
@@ -369,7 +365,7 @@ int nvml_mig_uuids(struct gpu_driver *drv, struct gerr *err);
 /* ---- files.c ------------------------------------------------------------ */
 
 struct inj_dev {
-	char *dst;  /* "/dev/nvidia0": the path in the driver root and in the container */
+	char *dst; /* "/dev/nvidia0": the path in the driver root and in the container */
 	dev_t rdev;
 	const struct gpu_dev *gpu; /* the GPU of /dev/nvidiaN, else NULL */
 	char *why;                 /* for the others (owned) */
@@ -377,9 +373,9 @@ struct inj_dev {
 
 struct inj_file {
 	char *soname; /* libraries: the cache's key ("libcuda.so.1"), or NULL */
-	char *src; /* host path */
-	char *dst; /* container path ("$LIBDIR/..." for libraries) */
-	int dir;   /* a directory (the MPS pipe directory) */
+	char *src;    /* host path */
+	char *dst;    /* container path ("$LIBDIR/..." for libraries) */
+	int dir;      /* a directory (the MPS pipe directory) */
 };
 
 /* Everything one launch injects, computed once and used both by
@@ -389,18 +385,18 @@ struct inj_set {
 	size_t ndevs;
 	struct inj_file *bins, *libs, *libs32, *firmware, *ipcs;
 	size_t nbins, nlibs, nlibs32, nfirmware, nipcs;
-	struct inj_file *caps;    /* MIG capability files and directories (/proc, /dev) */
+	struct inj_file *caps; /* MIG capability files and directories (/proc, /dev) */
 	size_t ncaps;
 	struct inj_file *configs; /* graphics: Vulkan ICD, EGL vendor and platform JSON, OptiX, profiles */
 	size_t nconfigs;
-	struct inj_file *links;   /* symlinks to make: src the target, dst the link ("$LIBDIR/...") */
+	struct inj_file *links; /* symlinks to make: src the target, dst the link ("$LIBDIR/...") */
 	size_t nlinks;
 	const struct gpu_dev **gpus; /* selected, in index order */
 	size_t ngpus;
 };
 
-int inj_collect(struct gpu_driver *drv, const struct gpu_selection *sel, unsigned inj,
-		struct inj_set *set, struct gerr *err);
+int inj_collect(struct gpu_driver *drv, const struct gpu_selection *sel, unsigned inj, struct inj_set *set,
+		struct gerr *err);
 /* The directory the driver root's loader cache names for soname (its
  * unresolved path there: "/usr/lib/x86_64-linux-gnu" for libcuda.so.1 on
  * Debian, whose file is in nvidia/current), or NULL when the cache has no
@@ -412,8 +408,8 @@ char *drv_lib_dir(const struct gpu_driver *drv, const char *soname, int bits);
  * change.  Not as root: 0. */
 int inj_trust(const struct gpu_driver *drv, const struct inj_set *s, struct gerr *err);
 /* Append a device node / a file to set (used by mig.c too). */
-void inj_add_dev(struct inj_set *s, const char *path, unsigned maj, unsigned min,
-		 const struct gpu_dev *gpu, const char *why);
+void inj_add_dev(struct inj_set *s, const char *path, unsigned maj, unsigned min, const struct gpu_dev *gpu,
+		 const char *why);
 void inj_add_file(struct inj_file **v, size_t *n, char *src, char *dst);
 void inj_free(struct inj_set *set);
 
@@ -437,13 +433,11 @@ int parse_mig_all(const char *v, const char *what, int *out, struct gerr *err);
 int parse_imex(const char *v, unsigned *ch, size_t *n, struct gerr *err);
 /* The position in drv->migs of the MIG device an item names ("1:0",
  * "MIG-GPU-<uuid>/2/0", "MIG-<uuid>", which asks NVML), or -1 with err. */
-long match_mig(const char *item, struct gpu_driver *drv, const char *what,
-	       const char *where, struct gerr *err);
+long match_mig(const char *item, struct gpu_driver *drv, const char *what, const char *where, struct gerr *err);
 /* The MIG capability nodes and files and the IMEX channels of sel, added
  * to s.  A node the selection needs that is missing is an error naming
  * the fix. */
-int mig_collect(const struct gpu_driver *drv, const struct gpu_selection *sel, struct inj_set *s,
-		struct gerr *err);
+int mig_collect(const struct gpu_driver *drv, const struct gpu_selection *sel, struct inj_set *s, struct gerr *err);
 
 /* ---- slurm.c ------------------------------------------------------------ */
 
@@ -452,7 +446,7 @@ struct slurm_ceiling {
 	int active;            /* in a step on this node, and gres.conf declares gpu here */
 	unsigned gpu[GPU_MAX]; /* the allocated GPUs, in index (PCI) order */
 	size_t n;
-	char from[256];        /* the variables, gres.conf and files it came from (shown) */
+	char from[256]; /* the variables, gres.conf and files it came from (shown) */
 };
 /* "0,1,3" / "0-2,5" (SLURM_STEP_GPUS) into out[cap], *n of them: 0, or -1
  * when malformed or more than cap. */
@@ -467,8 +461,7 @@ int slurm_expand_files(const char *value, struct strv *out);
  * files.  1 when it declares gpu for node, 0 when not, -1 with err when
  * what it says for node cannot be mapped to device files (AutoDetect,
  * Name=gpu without File=, MultipleFiles, Include, a bad list). */
-int slurm_gres_parse(const char *text, size_t len, const char *node, struct strv *files,
-		     struct gerr *err);
+int slurm_gres_parse(const char *text, size_t len, const char *node, struct strv *files, struct gerr *err);
 /* The part of a host name before the first dot: 0, or -1 (empty, too long). */
 int slurm_short_name(const char *name, char *out, size_t cap);
 /* The ceiling from this process's Slurm variables (SLURMD_NODENAME,
@@ -486,9 +479,8 @@ int slurm_ceiling_item(const struct slurm_ceiling *c, const char *item, char *bu
 int slurm_outside(const struct slurm_ceiling *c, const char *what, const char *item, struct gerr *err);
 /* gpu_request_resolve against the allocated GPUs only, mapped back to the
  * table; a device outside them is one error naming the allocation. */
-int slurm_resolve(const struct gpu_request *rq, const struct gpu_driver *drv,
-		  const struct slurm_ceiling *c, const char *what, struct gpu_selection *sel,
-		  struct gerr *err);
+int slurm_resolve(const struct gpu_request *rq, const struct gpu_driver *drv, const struct slurm_ceiling *c,
+		  const char *what, struct gpu_selection *sel, struct gerr *err);
 
 /* ---- devices.c ---------------------------------------------------------- */
 
@@ -496,14 +488,13 @@ int slurm_resolve(const struct gpu_request *rq, const struct gpu_driver *drv,
  * then the MIG items of rq (a MIG device selects its
  * parent GPU too), `all`'s MIG devices, and the extras (x may be NULL:
  * none, or those already in sel when keep is set). */
-int gpu_select(const struct gpu_request *rq, struct gpu_driver *drv, const char *what,
-	       const char *where, const struct sel_extras *x, int keep, struct gpu_selection *sel,
-	       struct gerr *err);
+int gpu_select(const struct gpu_request *rq, struct gpu_driver *drv, const char *what, const char *where,
+	       const struct sel_extras *x, int keep, struct gpu_selection *sel, struct gerr *err);
 /* inj_collect (files.c), then mig_collect: the MIG capability nodes and
  * files and the IMEX channels of sel (after gpu_select).  A node the
  * selection needs that is missing is an error naming the fix. */
-int inj_collect_all(struct gpu_driver *drv, const struct gpu_selection *sel, unsigned inj,
-		    struct inj_set *set, struct gerr *err);
+int inj_collect_all(struct gpu_driver *drv, const struct gpu_selection *sel, unsigned inj, struct inj_set *set,
+		    struct gerr *err);
 
 /* ---- nodes.c ------------------------------------------------------------ */
 
@@ -514,8 +505,8 @@ int inj_collect_all(struct gpu_driver *drv, const struct gpu_selection *sel, uns
  * what pointed into the old drv is stale); 0 when nothing was missing or
  * in a dry run; else, or when still missing, -1 with an error naming the
  * nodes and the fix. */
-int nodes_ensure(struct gpu_driver *drv, const char *root, const struct gpu_request *rq,
-		 const char *what, struct gpu_selection *sel, unsigned inj, int dry_run, int verbose,
-		 struct strv *host_steps, struct gerr *err);
+int nodes_ensure(struct gpu_driver *drv, const char *root, const struct gpu_request *rq, const char *what,
+		 struct gpu_selection *sel, unsigned inj, int dry_run, int verbose, struct strv *host_steps,
+		 struct gerr *err);
 
 #endif

@@ -106,14 +106,14 @@ int gpu_info(const struct gpu_query *q, struct gerr *err)
 			printf("%u,%u,%s,%s,%s,%s,%s\n", g->index, g->minor, model, brand, uuid, busid, arch);
 		else
 			printf("\n%-15s %u\n%-15s %u\n%-15s %s\n%-15s %s\n%-15s %s\n%-15s %s\n%-15s %s\n",
-			       "Device Index:", g->index, "Device Minor:", g->minor, "Model:", model,
-			       "Brand:", brand, "GPU UUID:", uuid, "Bus Location:", busid, "Architecture:", arch);
+			       "Device Index:", g->index, "Device Minor:", g->minor, "Model:", model, "Brand:", brand,
+			       "GPU UUID:", uuid, "Bus Location:", busid, "Architecture:", arch);
 		/* MIG devices, by the names gpurun selects them with. */
 		for (size_t m = 0; m < drv.nmigs && !q->csv; m++)
 			if (drv.migs[m].gpu == g->index)
-				printf("%-15s %u:%u %s (GPU instance %u, compute instance %u)\n", "MIG Device:",
-				       g->index, drv.migs[m].index, drv.migs[m].uuid[0] ? drv.migs[m].uuid : "n/a",
-				       drv.migs[m].gi, drv.migs[m].ci);
+				printf("%-15s %u:%u %s (GPU instance %u, compute instance %u)\n",
+				       "MIG Device:", g->index, drv.migs[m].index,
+				       drv.migs[m].uuid[0] ? drv.migs[m].uuid : "n/a", drv.migs[m].gi, drv.migs[m].ci);
 	}
 	gpu_driver_free(&drv);
 	if (fflush(stdout) != 0)
@@ -168,8 +168,7 @@ int gpu_list(const struct gpu_query *q, struct gerr *err)
 		goto out;
 	if (q->caps && !caps)
 		caps = DRVCAP_DEFAULT;
-	if (gpu_discover(root, &drv, err) < 0 ||
-	    gpu_select(&rq, &drv, "--gpus", root, NULL, 0, &sel, err) < 0)
+	if (gpu_discover(root, &drv, err) < 0 || gpu_select(&rq, &drv, "--gpus", root, NULL, 0, &sel, err) < 0)
 		goto out;
 	/* void: nothing would be injected, so nothing is listed. */
 	if (sel.kind != SEL_VOID && inj_collect_all(&drv, &sel, caps_inject_flags(caps), &set, err) < 0)

@@ -85,13 +85,14 @@ static int cuda_version_major_minor(const char *v, unsigned *major, unsigned *mi
 		/* Pre-release and build suffixes only after a full version. */
 		if (*p == '-' || *p == '+')
 			return p[1] && strspn(p + 1, "0123456789abcdefghijklmnopqrstuvwxyz"
-						     "ABCDEFGHIJKLMNOPQRSTUVWXYZ-.+") == strlen(p + 1) ? 0 : -1;
+						     "ABCDEFGHIJKLMNOPQRSTUVWXYZ-.+") == strlen(p + 1)
+				       ? 0
+				       : -1;
 	}
 	return *p ? -1 : 0;
 }
 
-static int pick_caps(const struct gpu_opts *o, const struct gpu_request *rq, unsigned *caps,
-		     struct gerr *err)
+static int pick_caps(const struct gpu_opts *o, const struct gpu_request *rq, unsigned *caps, struct gerr *err)
 {
 	const char *list = o->caps, *what = "--caps";
 	if (!list && rq->caps[0]) {
@@ -139,8 +140,7 @@ static int collect_requires(const struct gpu_opts *o, struct strv *reqs, struct 
 
 /* Every requirement, once per selected GPU (arch and brand are per GPU),
  * or once with them unknown when no GPU is selected. */
-static int check_requires(struct gpu_driver *drv, const struct strv *reqs, const struct inj_set *set,
-			  struct gerr *err)
+static int check_requires(struct gpu_driver *drv, const struct strv *reqs, const struct inj_set *set, struct gerr *err)
 {
 	char cuda[32];
 	int need_cuda = 0;
@@ -165,8 +165,9 @@ static int check_requires(struct gpu_driver *drv, const struct strv *reqs, const
 				return -1;
 			if (r == 0) {
 				if (f.arch_unknown && require_uses_arch(reqs->v[i]))
-					gerr_hint(err, "GPU %u is a %s, whose architecture gpurun does not know "
-						       "(it reads no NVML): no arch condition can be met on it",
+					gerr_hint(err,
+						  "GPU %u is a %s, whose architecture gpurun does not know "
+						  "(it reads no NVML): no arch condition can be met on it",
 						  gpu->index, gpu->model);
 				else if (gpu)
 					gerr_hint(err, "GPU %u is a %s (arch %s, brand %s); the driver is %s%s%s",
@@ -191,8 +192,7 @@ static void add_devices(struct plan *p, const struct gpu_driver *drv, const stru
 		op->rdev = d->rdev;
 		if (d->gpu)
 			/* Named after the index: the minor is a different number. */
-			plan_why(op, "GPU %u = PCI %s, minor %u", d->gpu->index, d->gpu->procdir,
-				 d->gpu->minor);
+			plan_why(op, "GPU %u = PCI %s, minor %u", d->gpu->index, d->gpu->procdir, d->gpu->minor);
 		else
 			plan_why(op, "%s", d->why);
 	}
@@ -201,7 +201,8 @@ static void add_devices(struct plan *p, const struct gpu_driver *drv, const stru
 	 * ones above, but nothing in the host's directory can be changed. */
 	for (size_t i = 0; i < set->ncaps; i++)
 		if (set->caps[i].dir && !strncmp(set->caps[i].dst, "/dev/", 5))
-			plan_why(plan_bind(p, set->caps[i].src, set->caps[i].dst, OPF_DIR | OPF_RO | OPF_NOSUID | OPF_NOEXEC),
+			plan_why(plan_bind(p, set->caps[i].src, set->caps[i].dst,
+					   OPF_DIR | OPF_RO | OPF_NOSUID | OPF_NOEXEC),
 				 "MIG management: every MIG capability node");
 }
 
@@ -354,8 +355,8 @@ static void add_app_profile(struct plan *p, const struct inj_set *set)
 	plan_file(p, APP_PROFILE_DIR "/10-container.conf", json, strlen(json), 0444);
 }
 
-static int configure(struct plan *p, const struct gpu_opts *o, const struct gpu_request *rq,
-		     const char *what, struct gpu_result *res, struct gerr *err)
+static int configure(struct plan *p, const struct gpu_opts *o, const struct gpu_request *rq, const char *what,
+		     struct gpu_result *res, struct gerr *err)
 {
 	unsigned caps;
 	struct strv reqs = {0};
@@ -401,7 +402,8 @@ static int configure(struct plan *p, const struct gpu_opts *o, const struct gpu_
 	if ((inj & INJ_GRAPHICS_LIBS) && set.ngpus)
 		add_app_profile(p, &set);
 	res->ldconfig_dirs = set.nlibs32 ? xstrdup(set.nlibs ? LIBDIR_VAR ":" LIBDIR32_VAR : LIBDIR32_VAR)
-		: set.nlibs ? xstrdup(LIBDIR_VAR) : NULL;
+			     : set.nlibs ? xstrdup(LIBDIR_VAR)
+					 : NULL;
 	/* Forward compatibility concerns libcuda, so only with compute. */
 	if (set.nlibs && find_lib(&set, "libcuda.so."))
 		res->compat_driver = xstrdup(drv.version);

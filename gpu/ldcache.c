@@ -59,8 +59,7 @@ static int new_section_offset(const char *data, size_t len, size_t *off, struct 
 		return gerr_set(err, 0, "not an ld.so.cache (bad magic)");
 	uint32_t nold = get_u32(data + 12);
 	if (nold > (len - OLD_HEADER) / OLD_ENTRY)
-		return gerr_set(err, 0, "corrupted ld.so.cache: %u old entries do not fit in %zu bytes",
-				nold, len);
+		return gerr_set(err, 0, "corrupted ld.so.cache: %u old entries do not fit in %zu bytes", nold, len);
 	size_t o = OLD_HEADER + (size_t)nold * OLD_ENTRY;
 	o = (o + 7) & ~(size_t)7;
 	if (o > len || len - o < sizeof NEW_MAGIC - 1 || memcmp(data + o, NEW_MAGIC, sizeof NEW_MAGIC - 1))
@@ -79,8 +78,8 @@ static const char *section_string(const char *sec, size_t size, uint32_t at)
 
 /* nlibs entries of `stride` bytes at table, each starting {flags, key,
  * value}, the strings being offsets into [strs, strs+size). */
-static int read_entries(const char *table, size_t stride, uint32_t nlibs, const char *strs,
-			size_t size, struct ldcache_entry **v, size_t *n, struct gerr *err)
+static int read_entries(const char *table, size_t stride, uint32_t nlibs, const char *strs, size_t size,
+			struct ldcache_entry **v, size_t *n, struct gerr *err)
 {
 	struct ldcache_entry *out = xcalloc(nlibs ? nlibs : 1, sizeof *out);
 	for (uint32_t i = 0; i < nlibs; i++) {
@@ -100,17 +99,14 @@ static int read_entries(const char *table, size_t stride, uint32_t nlibs, const 
 
 /* Old entries: strings relative to the end of the entry table (whose size
  * new_section_offset() has checked). */
-static int parse_old(const char *data, size_t len, struct ldcache_entry **v, size_t *n,
-		     struct gerr *err)
+static int parse_old(const char *data, size_t len, struct ldcache_entry **v, size_t *n, struct gerr *err)
 {
 	uint32_t nlibs = get_u32(data + 12);
 	size_t table_end = OLD_HEADER + (size_t)nlibs * OLD_ENTRY;
-	return read_entries(data + OLD_HEADER, OLD_ENTRY, nlibs, data + table_end, len - table_end, v, n,
-			    err);
+	return read_entries(data + OLD_HEADER, OLD_ENTRY, nlibs, data + table_end, len - table_end, v, n, err);
 }
 
-static int parse_new(const char *sec, size_t size, struct ldcache_entry **v, size_t *n,
-		     struct gerr *err)
+static int parse_new(const char *sec, size_t size, struct ldcache_entry **v, size_t *n, struct gerr *err)
 {
 	if (size < NEW_HEADER)
 		return gerr_set(err, 0, "corrupted ld.so.cache: truncated header");
@@ -119,13 +115,11 @@ static int parse_new(const char *sec, size_t size, struct ldcache_entry **v, siz
 		return gerr_set(err, 0, "ld.so.cache is not little-endian");
 	uint32_t nlibs = get_u32(sec + 20);
 	if (nlibs > (size - NEW_HEADER) / NEW_ENTRY)
-		return gerr_set(err, 0, "corrupted ld.so.cache: %u entries do not fit in %zu bytes", nlibs,
-				size);
+		return gerr_set(err, 0, "corrupted ld.so.cache: %u entries do not fit in %zu bytes", nlibs, size);
 	return read_entries(sec + NEW_HEADER, NEW_ENTRY, nlibs, sec, size, v, n, err);
 }
 
-int ldcache_parse(const char *data, size_t len, struct ldcache_entry **v, size_t *n,
-		  struct gerr *err)
+int ldcache_parse(const char *data, size_t len, struct ldcache_entry **v, size_t *n, struct gerr *err)
 {
 	size_t off = 0;
 	*v = NULL;

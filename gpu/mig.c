@@ -67,8 +67,7 @@ static long line_number(const char *text, const char *key)
 
 /* The nvidia-cap minor of one access file ("gpu0/mig/gi1/ci0/access"),
  * from its DeviceFileMinor line, else from mig-minors ("gpu0/gi1/ci0/access"). */
-static long cap_minor(const struct gpu_driver *drv, const char *minors, unsigned gpu_minor, long gi,
-		      long ci)
+static long cap_minor(const struct gpu_driver *drv, const char *minors, unsigned gpu_minor, long gi, long ci)
 {
 	char path[160], key[64];
 	struct gerr ignore = {0};
@@ -97,8 +96,7 @@ static long instance_id(const char *name, const char *prefix)
 }
 
 /* The ids of the entries "<prefix>N" of a directory of the driver root, sorted. */
-static size_t list_ids(const struct gpu_driver *drv, const char *dir, const char *prefix, long *ids,
-		       size_t cap)
+static size_t list_ids(const struct gpu_driver *drv, const char *dir, const char *prefix, long *ids, size_t cap)
 {
 	int fd = open_in_root(drv->rootfd, dir, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
@@ -151,8 +149,9 @@ static int add_gpu_migs(struct gpu_driver *drv, const char *minors, unsigned g, 
 			if (drv->nmigs == MIG_MAX)
 				return gerr_set(err, 0, "%s/" CAPS_DIR ": more than %d MIG devices", drv->rootpath,
 						MIG_MAX);
-			drv->migs[drv->nmigs++] = (struct mig_dev){g, (unsigned)index++, (unsigned)gis[i],
-								   (unsigned)cis[c], (unsigned)gim, (unsigned)cim, ""};
+			drv->migs[drv->nmigs++] = (struct mig_dev){
+				g, (unsigned)index++, (unsigned)gis[i], (unsigned)cis[c], (unsigned)gim, (unsigned)cim,
+				""};
 		}
 	}
 	return 0;
@@ -214,13 +213,14 @@ int parse_mig_all(const char *v, const char *what, int *out, struct gerr *err)
 			*out = 1;
 		else
 			/* nvidia-container-cli's words. */
-			r = gerr_set(err, 0, "%s: %.64s: only 'all' devices are currently supported", what,
-				     items.v[i]);
+			r = gerr_set(err, 0, "%s: %.64s: only 'all' devices are currently supported", what, items.v[i]);
 	}
 	strv_free(&items);
 	if (r == 0 && *out && geteuid() != 0)
-		r = gerr_set(err, 0, "%s: only a launch as root may manage MIG (the toolkit allows it in "
-				     "privileged containers only)", what);
+		r = gerr_set(err, 0,
+			     "%s: only a launch as root may manage MIG (the toolkit allows it in "
+			     "privileged containers only)",
+			     what);
 	return r;
 }
 
@@ -232,8 +232,8 @@ int parse_imex(const char *v, unsigned *ch, size_t *n, struct gerr *err)
 	int r = 0;
 	*n = 0;
 	split_list(v, &items);
-	if (items.n == 1 && (!strcasecmp(items.v[0], "all") || !strcmp(items.v[0], "void") ||
-			     !strcmp(items.v[0], "none"))) {
+	if (items.n == 1 &&
+	    (!strcasecmp(items.v[0], "all") || !strcmp(items.v[0], "void") || !strcmp(items.v[0], "none"))) {
 		strv_free(&items);
 		return 0;
 	}
@@ -270,8 +270,7 @@ int sel_extras_check(const struct sel_extras *x, struct gerr *err)
 }
 
 /* The MIG device an item names ("1:0", "MIG-GPU-<uuid>/2/0"), or -1 with err. */
-long match_mig(const char *item, struct gpu_driver *drv, const char *what,
-	       const char *where, struct gerr *err)
+long match_mig(const char *item, struct gpu_driver *drv, const char *what, const char *where, struct gerr *err)
 {
 	unsigned long g, a, b;
 	const char *p;
@@ -281,16 +280,16 @@ long match_mig(const char *item, struct gpu_driver *drv, const char *what,
 		    parse_decimal(item + d + 1, strlen(item + d + 1), MIG_MAX, &a) < 0)
 			return gerr_set(err, 0, "%s: unknown device %.64s", what, item);
 		if (g >= drv->ngpus)
-			return gerr_set(err, 0, "%s: unknown device %.64s (%zu GPU%s under %s)", what, item,
-					drv->ngpus, drv->ngpus == 1 ? "" : "s", where);
+			return gerr_set(err, 0, "%s: unknown device %.64s (%zu GPU%s under %s)", what, item, drv->ngpus,
+					drv->ngpus == 1 ? "" : "s", where);
 		for (size_t i = 0; i < drv->nmigs; i++)
 			if (drv->migs[i].gpu == g && drv->migs[i].index == a)
 				return (long)i;
 		size_t have = 0;
 		for (size_t i = 0; i < drv->nmigs; i++)
 			have += drv->migs[i].gpu == g;
-		return gerr_set(err, 0, "%s: unknown device %.64s (GPU %lu has %zu MIG device%s under %s)", what,
-				item, g, have, have == 1 ? "" : "s", where);
+		return gerr_set(err, 0, "%s: unknown device %.64s (GPU %lu has %zu MIG device%s under %s)", what, item,
+				g, have, have == 1 ? "" : "s", where);
 	}
 	/* MIG-GPU-<uuid>/<gi>/<ci>: the R450 form, all of it in files. */
 	if (!strncasecmp(item, "MIG-GPU-", 8) && (p = strchr(item, '/'))) {
@@ -301,12 +300,12 @@ long match_mig(const char *item, struct gpu_driver *drv, const char *what,
 			return gerr_set(err, 0, "%s: %.64s: not MIG-GPU-<uuid>/<gi>/<ci>", what, item);
 		for (size_t i = 0; i < drv->nmigs; i++) {
 			const struct gpu_dev *gpu = &drv->gpus[drv->migs[i].gpu];
-			if (strlen(gpu->uuid) == ul && !strncasecmp(gpu->uuid, item + 4, ul) &&
-			    drv->migs[i].gi == a && drv->migs[i].ci == b)
+			if (strlen(gpu->uuid) == ul && !strncasecmp(gpu->uuid, item + 4, ul) && drv->migs[i].gi == a &&
+			    drv->migs[i].ci == b)
 				return (long)i;
 		}
-		return gerr_set(err, 0, "%s: unknown device %.64s (%zu MIG device%s under %s)", what, item,
-				drv->nmigs, drv->nmigs == 1 ? "" : "s", where);
+		return gerr_set(err, 0, "%s: unknown device %.64s (%zu MIG device%s under %s)", what, item, drv->nmigs,
+				drv->nmigs == 1 ? "" : "s", where);
 	}
 	/* MIG-<uuid>: only NVML knows it. */
 	if (nvml_mig_uuids(drv, err) < 0) {
@@ -321,8 +320,9 @@ long match_mig(const char *item, struct gpu_driver *drv, const char *what,
 		const struct nvml_mig *f = &drv->nvml_migs[i];
 		if (!strcasecmp(f->uuid, item))
 			/* Never a silent mismatch: NVML knows it, the files do not. */
-			return gerr_set(err, 0, "%s: %.64s: NVML's MIG device (GPU %s, GPU instance %u, "
-						"compute instance %u) has no capability files under %s",
+			return gerr_set(err, 0,
+					"%s: %.64s: NVML's MIG device (GPU %s, GPU instance %u, "
+					"compute instance %u) has no capability files under %s",
 					what, item, f->busid, f->gi, f->ci, where);
 	}
 	return gerr_set(err, 0, "%s: unknown device %.64s (NVML lists %zu MIG device%s under %s)", what, item,
@@ -379,8 +379,9 @@ static int add_access(const struct gpu_driver *drv, struct inj_set *s, const cha
 	if (has_dev(s, node))
 		return 0;
 	if (!have_node(drv, node, drv->caps_major, minor))
-		return gerr_set(err, 0, "missing NVIDIA device node under %s: %s (%s); as root, run "
-					"nvidia-modprobe -f %s",
+		return gerr_set(err, 0,
+				"missing NVIDIA device node under %s: %s (%s); as root, run "
+				"nvidia-modprobe -f %s",
 				where_of(drv), node, why, proc);
 	inj_add_dev(s, node, drv->caps_major, minor, NULL, why);
 	return 0;
@@ -399,8 +400,7 @@ static int add_whole_dir(const struct gpu_driver *drv, struct inj_set *s, const 
 	return 0;
 }
 
-int mig_collect(const struct gpu_driver *drv, const struct gpu_selection *sel, struct inj_set *s,
-		struct gerr *err)
+int mig_collect(const struct gpu_driver *drv, const struct gpu_selection *sel, struct inj_set *s, struct gerr *err)
 {
 	int whole = 0;
 	for (size_t i = 0; i < drv->ngpus && sel->kind == SEL_SOME; i++)
@@ -425,9 +425,9 @@ int mig_collect(const struct gpu_driver *drv, const struct gpu_selection *sel, s
 		if (add_whole_dir(drv, s, "/" CAPS_DIR) < 0)
 			return gerr_set(err, ENOENT, "%s/" CAPS_DIR, drv->rootpath);
 		if (drv->caps_major && add_whole_dir(drv, s, CAPS_DEV) < 0)
-			return gerr_set(err, 0, "missing NVIDIA device node under %s: " CAPS_DEV
-						" (MIG management); as root, run nvidia-modprobe -f /" CAPS_DIR
-						"/mig/config",
+			return gerr_set(err, 0,
+					"missing NVIDIA device node under %s: " CAPS_DEV
+					" (MIG management); as root, run nvidia-modprobe -f /" CAPS_DIR "/mig/config",
 					where_of(drv));
 	}
 	for (size_t i = 0; i < sel->nimex && sel->kind != SEL_VOID; i++) {
@@ -435,8 +435,8 @@ int mig_collect(const struct gpu_driver *drv, const struct gpu_selection *sel, s
 		snprintf(node, sizeof node, IMEX_DEV "/channel%u", sel->imex[i]);
 		snprintf(why, sizeof why, "IMEX channel %u", sel->imex[i]);
 		if (!have_node(drv, node, drv->imex_major, sel->imex[i]))
-			return gerr_set(err, 0, "missing NVIDIA device node under %s: %s (%s%s)", where_of(drv),
-					node, why, drv->imex_major ? "" : "; the driver has no nvidia-caps-imex-channels");
+			return gerr_set(err, 0, "missing NVIDIA device node under %s: %s (%s%s)", where_of(drv), node,
+					why, drv->imex_major ? "" : "; the driver has no nvidia-caps-imex-channels");
 		inj_add_dev(s, node, drv->imex_major, sel->imex[i], NULL, why);
 	}
 	return 0;

@@ -65,8 +65,7 @@ static void add_fix(struct missing *m, char *args)
 	strv_add(&m->fixes, args);
 }
 
-static void find_missing(const struct gpu_driver *drv, const struct gpu_selection *sel, unsigned inj,
-			 struct missing *m)
+static void find_missing(const struct gpu_driver *drv, const struct gpu_selection *sel, unsigned inj, struct missing *m)
 {
 	int first_minor = -1;
 	for (size_t i = 0; i < drv->ngpus && sel->kind == SEL_SOME; i++) {
@@ -85,12 +84,12 @@ static void find_missing(const struct gpu_driver *drv, const struct gpu_selectio
 	if (!have_node(drv, "/dev/nvidiactl", NV_MAJOR, NV_CTL_MINOR)) {
 		/* nvidia-modprobe makes the control node with any GPU's. */
 		strv_add(&m->nodes, xstrdup("/dev/nvidiactl"));
-		add_fix(m, xasprintf("-c=%d", first_minor < 0 ? (drv->ngpus ? (int)drv->gpus[0].minor : 0)
-							     : first_minor));
+		add_fix(m,
+			xasprintf("-c=%d", first_minor < 0 ? (drv->ngpus ? (int)drv->gpus[0].minor : 0) : first_minor));
 	}
 	if ((inj & INJ_COMPUTE_LIBS) && !have_node(drv, "/dev/nvidia-uvm", drv->uvm_major, 0)) {
-		strv_add(&m->nodes, xstrdup(drv->uvm_major ? "/dev/nvidia-uvm"
-							   : "/dev/nvidia-uvm (nvidia-uvm is not loaded)"));
+		strv_add(&m->nodes,
+			 xstrdup(drv->uvm_major ? "/dev/nvidia-uvm" : "/dev/nvidia-uvm (nvidia-uvm is not loaded)"));
 		add_fix(m, xstrdup("-u -c=0"));
 	}
 	if ((inj & INJ_DISPLAY) && !have_node(drv, "/dev/nvidia-modeset", NV_MAJOR, NV_MODESET_MINOR)) {
@@ -167,16 +166,16 @@ static int fail_missing(const char *root, const struct missing *m, const char *e
 		sbuf_printf(&nodes, "%s%s", i ? ", " : "", m->nodes.v[i]);
 	for (size_t i = 0; i < m->fixes.n; i++)
 		sbuf_printf(&fix, "%snvidia-modprobe %s", i ? "; " : "", m->fixes.v[i]);
-	gerr_set(err, 0, "missing NVIDIA device node%s under %s: %s%s; as root, run %s",
-		 m->nodes.n == 1 ? "" : "s", root, nodes.s, extra ? extra : "", fix.s);
+	gerr_set(err, 0, "missing NVIDIA device node%s under %s: %s%s; as root, run %s", m->nodes.n == 1 ? "" : "s",
+		 root, nodes.s, extra ? extra : "", fix.s);
 	sbuf_free(&nodes);
 	sbuf_free(&fix);
 	return -1;
 }
 
-int nodes_ensure(struct gpu_driver *drv, const char *root, const struct gpu_request *rq,
-		 const char *what, struct gpu_selection *sel, unsigned inj, int dry_run, int verbose,
-		 struct strv *host_steps, struct gerr *err)
+int nodes_ensure(struct gpu_driver *drv, const char *root, const struct gpu_request *rq, const char *what,
+		 struct gpu_selection *sel, unsigned inj, int dry_run, int verbose, struct strv *host_steps,
+		 struct gerr *err)
 {
 	struct missing m = {0};
 	_cleanup_free_ char *modprobe = NULL;
@@ -226,8 +225,7 @@ int nodes_ensure(struct gpu_driver *drv, const char *root, const struct gpu_requ
 	}
 	/* Read the driver root again: the module may have a major now. */
 	gpu_driver_free(drv);
-	if (gpu_discover(root, drv, err) < 0 ||
-	    gpu_select(rq, drv, what, root, NULL, 1, sel, err) < 0) {
+	if (gpu_discover(root, drv, err) < 0 || gpu_select(rq, drv, what, root, NULL, 1, sel, err) < 0) {
 		sbuf_free(&failed);
 		goto out;
 	}
@@ -237,9 +235,9 @@ int nodes_ensure(struct gpu_driver *drv, const char *root, const struct gpu_requ
 	r = 1;
 	if (m.nodes.n) {
 		r = -1;
-		_cleanup_free_ char *why = failed.len ? xasprintf("; %s", failed.s)
-						      : xasprintf("; nvidia-modprobe did not create %s",
-								  m.nodes.n == 1 ? "it" : "them");
+		_cleanup_free_ char *why =
+			failed.len ? xasprintf("; %s", failed.s)
+				   : xasprintf("; nvidia-modprobe did not create %s", m.nodes.n == 1 ? "it" : "them");
 		fail_missing(root, &m, why, err);
 	}
 	sbuf_free(&failed);

@@ -64,14 +64,14 @@ static void ask_nvml(void *arg, int out)
 	SYM(nvmlDeviceGetUUID, int (*)(nvml_dev, char *, unsigned));
 	if (!nvmlErrorString || !nvmlInit_v2 || !nvmlShutdown || !nvmlDeviceGetCount_v2 ||
 	    !nvmlDeviceGetHandleByIndex_v2 || !nvmlDeviceGetPciInfo_v3 || !nvmlDeviceGetMigMode ||
-	    !nvmlDeviceGetMaxMigDeviceCount || !nvmlDeviceGetMigDeviceHandleByIndex ||
-	    !nvmlDeviceGetGpuInstanceId || !nvmlDeviceGetComputeInstanceId || !nvmlDeviceGetUUID)
+	    !nvmlDeviceGetMaxMigDeviceCount || !nvmlDeviceGetMigDeviceHandleByIndex || !nvmlDeviceGetGpuInstanceId ||
+	    !nvmlDeviceGetComputeInstanceId || !nvmlDeviceGetUUID)
 		helper_fail(out, "it lacks an NVML MIG call (driver older than R450?)");
-#define CALL(what, call)                                                                       \
-	do {                                                                                   \
-		int r_ = (call);                                                               \
-		if (r_ != NVML_SUCCESS)                                                        \
-			helper_fail(out, "%s: %s", what, nvmlErrorString(r_));                        \
+#define CALL(what, call)                                                       \
+	do {                                                                   \
+		int r_ = (call);                                               \
+		if (r_ != NVML_SUCCESS)                                        \
+			helper_fail(out, "%s: %s", what, nvmlErrorString(r_)); \
 	} while (0)
 	unsigned ngpus, n = 0;
 	CALL("nvmlInit_v2", nvmlInit_v2());
@@ -132,16 +132,21 @@ int nvml_mig_uuids(struct gpu_driver *drv, struct gerr *err)
 		return -1;
 	if (libs.n == 0) {
 		strv_free(&libs);
-		return gerr_set(err, 0, "no libnvidia-ml.so.%s in %s/etc/ld.so.cache",
-				drv->version, drv->rootpath);
+		return gerr_set(err, 0, "no libnvidia-ml.so.%s in %s/etc/ld.so.cache", drv->version, drv->rootpath);
 	}
 	const char *host = libs.v[0];
 	size_t rl = strlen(drv->rootpath);
 	/* drv_find_libs resolves inside the root: its paths start with it. */
 	const char *inroot = strncmp(host, drv->rootpath, rl) ? host : host + rl;
 	struct helper hp;
-	struct helper_spec sp = {.what = host, .drv = drv, .lib = inroot, .timeout_ms = CHILD_TIMEOUT_MS, .keep_fd = drv->rootfd,
-				 .chroot_fd = drv->rootfd, .body = ask_nvml, .arg = (void *)inroot};
+	struct helper_spec sp = {.what = host,
+				 .drv = drv,
+				 .lib = inroot,
+				 .timeout_ms = CHILD_TIMEOUT_MS,
+				 .keep_fd = drv->rootfd,
+				 .chroot_fd = drv->rootfd,
+				 .body = ask_nvml,
+				 .arg = (void *)inroot};
 	struct header h = {0};
 	int r = helper_start(&hp, &sp, err);
 	if (r == 0)

@@ -50,8 +50,7 @@ static void trim(const char **s, size_t *n)
 }
 
 /* Split "Key:  value" into trimmed key and value; 0 when there is no ':'. */
-static int split_key(const char *line, size_t n, const char **k, size_t *kn, const char **v,
-		     size_t *vn)
+static int split_key(const char *line, size_t n, const char **k, size_t *kn, const char **v, size_t *vn)
 {
 	const char *colon = memchr(line, ':', n);
 	if (!colon)

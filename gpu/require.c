@@ -137,18 +137,12 @@ static int term_holds(const struct term *t, const struct req_facts *f)
 	if (version_compare(have, t->value, &c) < 0)
 		return 1; /* a fact we cannot read is an unknown fact */
 	switch (t->cmp) {
-	case CMP_EQ:
-		return c == 0;
-	case CMP_NE:
-		return c != 0;
-	case CMP_LT:
-		return c < 0;
-	case CMP_LE:
-		return c <= 0;
-	case CMP_GT:
-		return c > 0;
-	case CMP_GE:
-		return c >= 0;
+	case CMP_EQ: return c == 0;
+	case CMP_NE: return c != 0;
+	case CMP_LT: return c < 0;
+	case CMP_LE: return c <= 0;
+	case CMP_GT: return c > 0;
+	case CMP_GE: return c >= 0;
 	}
 	return 0;
 }
@@ -157,8 +151,7 @@ static int term_holds(const struct term *t, const struct req_facts *f)
  * returns 1 as soon as one alternative holds entirely, 0 when none does;
  * without facts (syntax check) returns 1 at the end.  -1 on a bad term,
  * with *bad pointing at it. */
-static int walk(const char *expr, const struct req_facts *f, unsigned *uses, const char **bad,
-		size_t *badn)
+static int walk(const char *expr, const struct req_facts *f, unsigned *uses, const char **bad, size_t *badn)
 {
 	int any = 0;
 	for (const char *alt = expr; *alt;) {
@@ -237,7 +230,6 @@ int require_eval(const char *expr, const struct req_facts *f, struct gerr *err)
 	int n = (int)strcspn(first, " ");
 	int cuda = n >= 6 && !strncmp(first, "cuda>=", 6);
 	gerr_set(err, 0, "requirement error: unsatisfied condition: %.*s%s", n > 300 ? 300 : n, first,
-		 cuda ? ", please update your driver to a newer version, or use an earlier cuda container"
-		      : "");
+		 cuda ? ", please update your driver to a newer version, or use an earlier cuda container" : "");
 	return 0;
 }

@@ -193,8 +193,7 @@ static long match_item(const char *item, const struct gpu_dev *gpus, size_t ngpu
 				return (long)i;
 		return -1;
 	case ITEM_MIG:
-	case ITEM_BAD:
-		break;
+	case ITEM_BAD: break;
 	}
 	return -1;
 }
@@ -316,8 +315,7 @@ void gpu_request_free(struct gpu_request *rq)
 	strv_free(&rq->items);
 }
 
-int gpu_request_resolve(const struct gpu_request *rq, const struct gpu_dev *gpus, size_t ngpus,
-			size_t nexcluded,
+int gpu_request_resolve(const struct gpu_request *rq, const struct gpu_dev *gpus, size_t ngpus, size_t nexcluded,
 			const char *what, const char *where, struct gpu_selection *sel, struct gerr *err)
 {
 	memset(sel, 0, sizeof *sel);
@@ -343,20 +341,23 @@ int gpu_request_resolve(const struct gpu_request *rq, const struct gpu_dev *gpus
 			continue; /* gpu_select() (devices.c) resolves those */
 		long g = match_item(rq->items.v[i], gpus, ngpus);
 		if (g < 0) {
-			gerr_set(err, 0, "%s: unknown device %.64s (%zu GPU%s under %s)", what,
-				 rq->items.v[i], ngpus, ngpus == 1 ? "" : "s", where);
+			gerr_set(err, 0, "%s: unknown device %.64s (%zu GPU%s under %s)", what, rq->items.v[i], ngpus,
+				 ngpus == 1 ? "" : "s", where);
 			/* Why it may exist all the same: a UUID the driver has not
 			 * written yet, or a GPU the driver excludes. */
 			struct sbuf why = {0};
 			for (size_t j = 0; j < ngpus && classify(rq->items.v[i], bus, sizeof bus) == ITEM_UUID; j++)
 				if (!gpus[j].uuid[0]) {
-					sbuf_printf(&why, "GPU %zu (%s) has no UUID yet (written when the GPU is "
-							  "initialised: run nvidia-persistenced); select it by index or bus id",
-						    j, gpus[j].busid);
+					sbuf_printf(
+						&why,
+						"GPU %zu (%s) has no UUID yet (written when the GPU is "
+						"initialised: run nvidia-persistenced); select it by index or bus id",
+						j, gpus[j].busid);
 					break;
 				}
 			if (nexcluded)
-				sbuf_printf(&why, "%s%zu GPU%s excluded by the driver (GPU Excluded: Yes) ha%s no index",
+				sbuf_printf(&why,
+					    "%s%zu GPU%s excluded by the driver (GPU Excluded: Yes) ha%s no index",
 					    why.len ? "; " : "", nexcluded, nexcluded == 1 ? "" : "s",
 					    nexcluded == 1 ? "s" : "ve");
 			if (why.len)

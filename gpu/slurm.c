@@ -107,7 +107,7 @@ struct expand {
 	void *arg;
 	const char *rest; /* what follows the bracket being expanded */
 	struct sbuf *head;
-	size_t max;   /* names in all, a bound on the work too */
+	size_t max; /* names in all, a bound on the work too */
 	size_t total;
 	int stop;
 	int bad;
@@ -228,8 +228,7 @@ static const char *word_value(char *const *words, size_t n, const char *key)
 	return NULL;
 }
 
-int slurm_gres_parse(const char *text, size_t len, const char *node, struct strv *files,
-		     struct gerr *err)
+int slurm_gres_parse(const char *text, size_t len, const char *node, struct strv *files, struct gerr *err)
 {
 	int declared = 0, lineno = 0;
 	for (size_t at = 0; at < len;) {
@@ -265,30 +264,35 @@ int slurm_gres_parse(const char *text, size_t len, const char *node, struct strv
 		}
 		const char *autod = word_value(words, nw, "AutoDetect");
 		if (autod && strcasecmp(autod, "off"))
-			return gerr_set(err, 0, "line %d: AutoDetect=%.32s: the GPUs' device files are not "
-					"listed, so the allocation cannot be matched to GPUs", lineno, autod);
+			return gerr_set(err, 0,
+					"line %d: AutoDetect=%.32s: the GPUs' device files are not "
+					"listed, so the allocation cannot be matched to GPUs",
+					lineno, autod);
 		const char *name = word_value(words, nw, "Name");
 		if (!name || strcasecmp(name, "gpu"))
 			continue;
 		declared = 1;
 		if (word_value(words, nw, "MultipleFiles"))
-			return gerr_set(err, 0, "line %d: MultipleFiles: one GPU of several device files "
-					"cannot be matched to a GPU", lineno);
+			return gerr_set(err, 0,
+					"line %d: MultipleFiles: one GPU of several device files "
+					"cannot be matched to a GPU",
+					lineno);
 		const char *file = word_value(words, nw, "File");
 		if (!file)
 			file = word_value(words, nw, "Files");
 		if (!file || !*file)
-			return gerr_set(err, 0, "line %d: Name=gpu without File=: the GPUs' device files "
-					"are not listed, so the allocation cannot be matched to GPUs", lineno);
+			return gerr_set(err, 0,
+					"line %d: Name=gpu without File=: the GPUs' device files "
+					"are not listed, so the allocation cannot be matched to GPUs",
+					lineno);
 		size_t before = files->n;
 		if (slurm_expand_files(file, files) < 0 || files->n > GRES_FILES_MAX)
 			return gerr_set(err, 0, "line %d: File=%.64s: not a device file list", lineno, file);
 		const char *count = word_value(words, nw, "Count");
 		unsigned long c;
-		if (count && (parse_decimal(count, strlen(count), GRES_FILES_MAX, &c) < 0 ||
-			      c != files->n - before))
-			return gerr_set(err, 0, "line %d: Count=%.32s but File= names %zu device file%s",
-					lineno, count, files->n - before, files->n - before == 1 ? "" : "s");
+		if (count && (parse_decimal(count, strlen(count), GRES_FILES_MAX, &c) < 0 || c != files->n - before))
+			return gerr_set(err, 0, "line %d: Count=%.32s but File= names %zu device file%s", lineno, count,
+					files->n - before, files->n - before == 1 ? "" : "s");
 	}
 	return declared;
 }
@@ -384,9 +388,10 @@ int slurm_ceiling_read(const struct gpu_driver *drv, struct slurm_ceiling *c, st
 	for (size_t i = 0; i < nidx && r == 0; i++) {
 		struct stat st;
 		if (idx[i] >= files.n) {
-			r = gerr_set(err, 0, "Slurm step on %s: %s=%.64s names GPU %u, but %s lists %zu GPU "
-				     "device file%s for this node", snode, var, list, idx[i], path, files.n,
-				     files.n == 1 ? "" : "s");
+			r = gerr_set(err, 0,
+				     "Slurm step on %s: %s=%.64s names GPU %u, but %s lists %zu GPU "
+				     "device file%s for this node",
+				     snode, var, list, idx[i], path, files.n, files.n == 1 ? "" : "s");
 			break;
 		}
 		const char *f = files.v[idx[i]];
@@ -395,17 +400,20 @@ int slurm_ceiling_read(const struct gpu_driver *drv, struct slurm_ceiling *c, st
 			break;
 		}
 		if (!S_ISCHR(st.st_mode) || major(st.st_rdev) != NV_MAJOR) {
-			r = gerr_set(err, 0, "Slurm step on %s: gres.conf's device file %s is not an NVIDIA "
-				     "GPU node (character device of major %d)", snode, f, NV_MAJOR);
+			r = gerr_set(err, 0,
+				     "Slurm step on %s: gres.conf's device file %s is not an NVIDIA "
+				     "GPU node (character device of major %d)",
+				     snode, f, NV_MAJOR);
 			break;
 		}
 		size_t g = 0;
 		while (g < drv->ngpus && drv->gpus[g].minor != minor(st.st_rdev))
 			g++;
 		if (g == drv->ngpus) {
-			r = gerr_set(err, 0, "Slurm step on %s: gres.conf's device file %s is minor %u, "
-				     "which no GPU under %s has", snode, f, minor(st.st_rdev),
-				     drv->rootpath[0] ? drv->rootpath : "/");
+			r = gerr_set(err, 0,
+				     "Slurm step on %s: gres.conf's device file %s is minor %u, "
+				     "which no GPU under %s has",
+				     snode, f, minor(st.st_rdev), drv->rootpath[0] ? drv->rootpath : "/");
 			break;
 		}
 		int dup = 0;
@@ -443,8 +451,7 @@ int slurm_ceiling_item(const struct slurm_ceiling *c, const char *item, char *bu
 	/* <gpu>:<mig> counts its GPU within the allocation too. */
 	size_t digits = strspn(item, "0123456789");
 	unsigned long k;
-	if (!c->active || !digits || item[digits] != ':' || digits > 4 ||
-	    parse_decimal(item, digits, 9999, &k) < 0)
+	if (!c->active || !digits || item[digits] != ':' || digits > 4 || parse_decimal(item, digits, 9999, &k) < 0)
 		return snprintf(buf, cap, "%s", item) < (int)cap ? 0 : -1;
 	if (k >= c->n)
 		return -1;
@@ -457,9 +464,8 @@ int slurm_outside(const struct slurm_ceiling *c, const char *what, const char *i
 			c->n == 1 ? "" : "s", c->from);
 }
 
-int slurm_resolve(const struct gpu_request *rq, const struct gpu_driver *drv,
-		  const struct slurm_ceiling *c, const char *what, struct gpu_selection *sel,
-		  struct gerr *err)
+int slurm_resolve(const struct gpu_request *rq, const struct gpu_driver *drv, const struct slurm_ceiling *c,
+		  const char *what, struct gpu_selection *sel, struct gerr *err)
 {
 	/* The allocated GPUs as a table of their own, so that indexes, UUIDs
 	 * and bus ids resolve against them only. */

@@ -113,6 +113,24 @@ __attribute__((noreturn)) static void exec_command(char **argv, char **envp, int
 	setup_fail(err_fd, &err);
 }
 
+char **ns_container_env(char **image_env, int terminal, const char *hostname, const struct strv *cli_env)
+{
+	struct strv env = {0};
+	strv_add(&env, xstrdup("PATH=" NS_DEFAULT_PATH));
+	for (char **e = image_env; e && *e; e++)
+		if (strchr(*e, '=') && **e != '=')
+			env_set(&env, *e);
+	if (terminal) {
+		const char *term = getenv("TERM");
+		strv_add(&env, xasprintf("TERM=%s", term && *term ? term : "xterm"));
+	}
+	if (hostname)
+		strv_add(&env, xasprintf("HOSTNAME=%s", hostname));
+	for (size_t i = 0; i < cli_env->n; i++)
+		env_set(&env, cli_env->v[i]);
+	return env.v;
+}
+
 static char **command_env(const struct run_config *cfg, uid_t uid, const char *home)
 {
 	size_t n = 0;
@@ -162,8 +180,10 @@ static void set_ulimits(const struct run_config *cfg, int err_fd)
 			continue;
 		gerr_set(&err, errno, "--ulimit %s: setrlimit", u->name);
 		if (err.errnum == EPERM && getrlimit(u->resource, &now) == 0 && now.rlim_max != RLIM_INFINITY)
-			gerr_hint(&err, "raising a hard limit needs CAP_SYS_RESOURCE, which gpurun's caller lacks; "
-				  "the hard limit here is %llu", (unsigned long long)now.rlim_max);
+			gerr_hint(&err,
+				  "raising a hard limit needs CAP_SYS_RESOURCE, which gpurun's caller lacks; "
+				  "the hard limit here is %llu",
+				  (unsigned long long)now.rlim_max);
 		setup_fail(err_fd, &err);
 	}
 }

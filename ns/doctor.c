@@ -35,9 +35,9 @@ struct probe {
 };
 
 struct probe_opts {
-	int as_nobody;    /* root checking for unprivileged users */
-	int userns;       /* a user namespace with the caller as root, as a launch */
-	int mounts;       /* then mount + pid namespaces, /proc, tmpfs, overlay */
+	int as_nobody;     /* root checking for unprivileged users */
+	int userns;        /* a user namespace with the caller as root, as a launch */
+	int mounts;        /* then mount + pid namespaces, /proc, tmpfs, overlay */
 	const char *lower; /* the overlay's lower directory (the cache), or NULL */
 };
 
@@ -89,8 +89,8 @@ static void probe_mounts(struct probe *p, const struct probe_opts *o)
 	int tmp = fresh("tmpfs", tmpfs_kv, COUNT_OF(tmpfs_kv));
 	if (!step(p, S_TMPFS, tmp >= 0))
 		return;
-	if (!step(p, S_OVERLAY, mkdirat(tmp, "l", 0755) == 0 && mkdirat(tmp, "u", 0755) == 0 &&
-					mkdirat(tmp, "w", 0755) == 0))
+	if (!step(p, S_OVERLAY,
+		  mkdirat(tmp, "l", 0755) == 0 && mkdirat(tmp, "u", 0755) == 0 && mkdirat(tmp, "w", 0755) == 0))
 		return;
 	char lower[4200], upper[64], work[64];
 	if (o->lower)
@@ -107,8 +107,9 @@ static void probe_mounts(struct probe *p, const struct probe_opts *o)
 
 static void probe_child(struct probe *p, const struct probe_opts *o)
 {
-	if (o->as_nobody && !step(p, S_SETUID, setgroups(0, NULL) == 0 && setresgid(NOBODY, NOBODY, NOBODY) == 0 &&
-						       setresuid(NOBODY, NOBODY, NOBODY) == 0))
+	if (o->as_nobody && !step(p, S_SETUID,
+				  setgroups(0, NULL) == 0 && setresgid(NOBODY, NOBODY, NOBODY) == 0 &&
+					  setresuid(NOBODY, NOBODY, NOBODY) == 0))
 		_exit(1);
 	/* A uid change clears "dumpable", which would leave /proc/self/uid_map
 	 * owned by root and unwritable for the user we now are. */
@@ -121,8 +122,7 @@ static void probe_child(struct probe *p, const struct probe_opts *o)
 			_exit(1);
 		char map[64];
 		snprintf(map, sizeof map, "0 %u 1\n", (unsigned)uid);
-		int ok = write_text("/proc/self/uid_map", map) == 0 &&
-			 write_text("/proc/self/setgroups", "deny") == 0;
+		int ok = write_text("/proc/self/uid_map", map) == 0 && write_text("/proc/self/setgroups", "deny") == 0;
 		snprintf(map, sizeof map, "0 %u 1\n", (unsigned)gid);
 		if (!step(p, S_MAPS, ok && write_text("/proc/self/gid_map", map) == 0))
 			_exit(1);
@@ -186,9 +186,8 @@ static enum step first_failure(const struct probe *p, enum step from, enum step 
 }
 
 static const char *const step_what[S_COUNT] = {
-	"switch to uid 65534",	  "unshare(CLONE_NEWUSER)", "write the uid and gid maps",
-	"unshare(CLONE_NEWNS)",	  "mount a fresh procfs",   "mount a tmpfs",
-	"mount an overlay",
+	"switch to uid 65534",  "unshare(CLONE_NEWUSER)", "write the uid and gid maps", "unshare(CLONE_NEWNS)",
+	"mount a fresh procfs", "mount a tmpfs",          "mount an overlay",
 };
 
 /* A sysctl's first line, "" when it cannot be read (absent on this kernel). */
@@ -246,8 +245,8 @@ static void say_userns(struct checks *ck, const struct probe *p, int root)
 	enum check_level lvl = root ? CHECK_WARN : CHECK_FAIL;
 	const char *who = root ? "unprivileged launches will fail" : "gpurun cannot run unprivileged";
 	if (why.len)
-		check_say(ck, lvl, name, "%s: %s failed (%s) because %s; as root: sysctl -w%s", who,
-			  step_what[s], strerror(p->errnum[s]), why.s, fix.s);
+		check_say(ck, lvl, name, "%s: %s failed (%s) because %s; as root: sysctl -w%s", who, step_what[s],
+			  strerror(p->errnum[s]), why.s, fix.s);
 	else
 		check_say(ck, lvl, name, "%s: %s failed: %s", who, step_what[s], strerror(p->errnum[s]));
 	sbuf_free(&why);
@@ -258,8 +257,8 @@ static void say_mounts(struct checks *ck, const struct probe *p, const struct pr
 {
 	enum step s = first_failure(p, S_USERNS, S_NS);
 	if (s != S_COUNT) {
-		check_say(ck, CHECK_FAIL, "namespaces", "%s failed: %s: a launch cannot start here",
-			  step_what[s], strerror(p->errnum[s]));
+		check_say(ck, CHECK_FAIL, "namespaces", "%s failed: %s: a launch cannot start here", step_what[s],
+			  strerror(p->errnum[s]));
 		return;
 	}
 	int e = p->errnum[S_PROC];

@@ -132,8 +132,8 @@ static int do_file(struct exec_state *st, const struct op *op, const char *dst, 
 	_cleanup_fd_ int pfd = root_parent(st->rootfd, dst, &base, err);
 	if (pfd < 0)
 		return -1;
-	if ((op->flags & OPF_REPLACE) && fstatat(pfd, base, &s, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    S_ISLNK(s.st_mode) && unlinkat(pfd, base, 0) < 0)
+	if ((op->flags & OPF_REPLACE) && fstatat(pfd, base, &s, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(s.st_mode) &&
+	    unlinkat(pfd, base, 0) < 0)
 		return gerr_set(err, errno, "replace symlink %s", dst);
 	/* O_NONBLOCK: a FIFO planted at dst must not hang the launch. */
 	_cleanup_fd_ int fd = openat(pfd, base, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
@@ -204,10 +204,10 @@ static int do_ldconfig(struct exec_state *st, const struct op *op, struct gerr *
 		if (compat > host)
 			strv_add(&argv, xstrdup(CUDA_COMPAT_DIR));
 		if (compat && st->cfg->verbose) {
-			_cleanup_free_ char *fact = xasprintf(
-				"# CUDA forward compatibility: " CUDA_COMPAT_DIR " has libcuda %lu, the driver is %s: "
-				CUDA_COMPAT_VAR "=%s",
-				compat, op->data, compat > host ? CUDA_COMPAT_DIR : "(empty)");
+			_cleanup_free_ char *fact =
+				xasprintf("# CUDA forward compatibility: " CUDA_COMPAT_DIR
+					  " has libcuda %lu, the driver is %s: " CUDA_COMPAT_VAR "=%s",
+					  compat, op->data, compat > host ? CUDA_COMPAT_DIR : "(empty)");
 			ns_trace(fact);
 		}
 	}
@@ -263,10 +263,8 @@ static int run_op(struct exec_state *st, struct op *op, struct gerr *err)
 	_cleanup_fd_ int target = -1;
 
 	switch (op->kind) {
-	case OP_ROOTFS:
-		return do_rootfs(st, op, err);
-	case OP_BIND:
-		return do_bind(st, op, dst, err);
+	case OP_ROOTFS: return do_rootfs(st, op, err);
+	case OP_BIND: return do_bind(st, op, dst, err);
 	case OP_TMPFS:
 	case OP_PROC:
 	case OP_SYSFS:
@@ -282,10 +280,8 @@ static int run_op(struct exec_state *st, struct op *op, struct gerr *err)
 	case OP_MKDIR:
 		target = root_mkdir_p(st->rootfd, dst, op->mode ? op->mode : 0755, err);
 		return target < 0 ? -1 : 0;
-	case OP_SYMLINK:
-		return do_symlink(st, op, dst, err);
-	case OP_FILE:
-		return do_file(st, op, dst, err);
+	case OP_SYMLINK: return do_symlink(st, op, dst, err);
+	case OP_FILE: return do_file(st, op, dst, err);
 	case OP_REMOUNT:
 		target = root_open(st->rootfd, dst, O_PATH, err);
 		if (target < 0)
@@ -295,14 +291,10 @@ static int run_op(struct exec_state *st, struct op *op, struct gerr *err)
 		if (sethostname(op->src, strlen(op->src)) < 0)
 			return gerr_set(err, errno, "sethostname %s", op->src);
 		return 0;
-	case OP_LOOPBACK:
-		return lo_up(err);
-	case OP_PIVOT:
-		return do_pivot(st, err);
-	case OP_LDCONFIG:
-		return do_ldconfig(st, op, err);
-	case OP_KIND_COUNT:
-		break;
+	case OP_LOOPBACK: return lo_up(err);
+	case OP_PIVOT: return do_pivot(st, err);
+	case OP_LDCONFIG: return do_ldconfig(st, op, err);
+	case OP_KIND_COUNT: break;
 	}
 	return gerr_set(err, EINVAL, "unknown plan op %d", (int)op->kind);
 }

@@ -12,9 +12,9 @@
 
 struct exec_state {
 	const struct run_config *cfg;
-	int rootfd;         /* O_PATH fd of the container root mount */
-	const char *libdir; /* $LIBDIR once known */
-	const char *libdir32; /* $LIBDIR32 once known */
+	int rootfd;                /* O_PATH fd of the container root mount */
+	const char *libdir;        /* $LIBDIR once known */
+	const char *libdir32;      /* $LIBDIR32 once known */
 	struct unpack_job *unpack; /* a tar image's unpack, started ahead */
 	struct dir_cache dirs;     /* of the file binds in a row (a GPU's libraries) */
 };
@@ -29,8 +29,8 @@ int set_attrs(int fd, unsigned flags, int recursive, const char *what, struct ge
 /* Move the detached tree onto target. */
 int attach(int tree, int target, const char *what, struct gerr *err);
 /* A fresh instance of type with data and flags, attached onto target. */
-int mount_fresh(const char *type, const char *source, const char *data, unsigned flags, int target,
-		const char *what, struct gerr *err);
+int mount_fresh(const char *type, const char *source, const char *data, unsigned flags, int target, const char *what,
+		struct gerr *err);
 /* A fresh mount of op's kind (or the overlay of the image) onto target. */
 int mount_op(const struct op *op, const char *type, int target, const char *what, struct gerr *err);
 
@@ -64,13 +64,12 @@ __attribute__((noreturn, format(printf, 3, 4))) void setup_failf(int err_fd, int
 
 /* P2 (ns/command.c): shed privileges, wait on go_fd for the go-ahead,
  * exec the command.  Never returns. */
-__attribute__((noreturn)) void command_main(const struct run_config *cfg, int go_fd, const sigset_t *orig,
-					    int err_fd, const struct cpu_spread *cpus);
+__attribute__((noreturn)) void command_main(const struct run_config *cfg, int go_fd, const sigset_t *orig, int err_fd,
+					    const struct cpu_spread *cpus);
 
 /* P1: everything after clone() — wait for the id maps, run the plan, fork
  * the command, reap.  Never returns. */
-__attribute__((noreturn)) void init_main(const struct run_config *cfg, int sync_fd,
-					 int err_fd, int status_fd);
+__attribute__((noreturn)) void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status_fd);
 
 /* ns/tty.c: -t, the command's own pty.  P1, after the pivot: open it in
  * the container's devpts, send the master to P0 over cfg->tty_sock and the

@@ -145,8 +145,7 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 	fflush(NULL);
 	/* Raw clone: fork semantics (shared code path, copied memory) with
 	 * the namespace flags; P1 is pid 1 of the new pid namespace. */
-	pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)(clone_flags(cfg) | SIGCHLD), NULL, NULL, NULL,
-				   NULL);
+	pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)(clone_flags(cfg) | SIGCHLD), NULL, NULL, NULL, NULL);
 	if (pid < 0) {
 		clone_error(errno, cfg, err);
 		return -1;

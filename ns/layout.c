@@ -54,10 +54,12 @@ static void layout_dev(struct plan *p, unsigned long long shm_size)
 	static const struct {
 		const char *path;
 		unsigned maj, min;
-	} nodes[] = {{"/dev/null", 1, 3},    {"/dev/zero", 1, 5},    {"/dev/full", 1, 7},
+	} nodes[] = {{"/dev/null", 1, 3},   {"/dev/zero", 1, 5},    {"/dev/full", 1, 7},
 		     {"/dev/random", 1, 8}, {"/dev/urandom", 1, 9}, {"/dev/tty", 5, 0}};
-	static const char *const links[][2] = {{"/proc/self/fd", "/dev/fd"},	 {"/proc/self/fd/0", "/dev/stdin"},
-					       {"/proc/self/fd/1", "/dev/stdout"}, {"/proc/self/fd/2", "/dev/stderr"},
+	static const char *const links[][2] = {{"/proc/self/fd", "/dev/fd"},
+					       {"/proc/self/fd/0", "/dev/stdin"},
+					       {"/proc/self/fd/1", "/dev/stdout"},
+					       {"/proc/self/fd/2", "/dev/stderr"},
 					       {"pts/ptmx", "/dev/ptmx"}};
 	plan_why(plan_tmpfs(p, "/dev", "mode=0755", OPF_NOSUID | OPF_NOEXEC),
 		 "a private /dev: no host device is visible unless gpurun binds it");
@@ -103,9 +105,18 @@ static void layout_host_net_files(struct plan *p)
 static void layout_masks(struct plan *p)
 {
 	static const char *const masked[] = {
-		"/proc/acpi",	     "/proc/asound", "/proc/interrupts", "/proc/kcore",
-		"/proc/keys",	     "/proc/latency_stats", "/proc/sched_debug", "/proc/scsi",
-		"/proc/timer_list", "/proc/timer_stats", "/sys/devices/virtual/powercap", "/sys/firmware",
+		"/proc/acpi",
+		"/proc/asound",
+		"/proc/interrupts",
+		"/proc/kcore",
+		"/proc/keys",
+		"/proc/latency_stats",
+		"/proc/sched_debug",
+		"/proc/scsi",
+		"/proc/timer_list",
+		"/proc/timer_stats",
+		"/sys/devices/virtual/powercap",
+		"/sys/firmware",
 	};
 	for (size_t i = 0; i < COUNT_OF(masked); i++) {
 		struct stat st;
@@ -220,8 +231,7 @@ static int tmpfs_mode(const char *what, const char *spec, const char *v, unsigne
 	return 0;
 }
 
-static int tmpfs_size(const char *what, const char *spec, const char *v, unsigned long long *size,
-		      struct gerr *err)
+static int tmpfs_size(const char *what, const char *spec, const char *v, unsigned long long *size, struct gerr *err)
 {
 	if (opt_size1024(v, size) < 0)
 		return gerr_set(err, 0, "%s '%s': the size is a number with b, k, m or g, such as 64m", what, spec);
@@ -230,8 +240,8 @@ static int tmpfs_size(const char *what, const char *spec, const char *v, unsigne
 
 static void add_tmpfs(struct plan *p, const char *dst, const struct tmpfs_spec *t)
 {
-	_cleanup_free_ char *data = t->size ? xasprintf("mode=%lo,size=%llu", t->mode, t->size)
-					    : xasprintf("mode=%lo", t->mode);
+	_cleanup_free_ char *data =
+		t->size ? xasprintf("mode=%lo,size=%llu", t->mode, t->size) : xasprintf("mode=%lo", t->mode);
 	plan_tmpfs(p, dst, data, t->flags);
 }
 
@@ -257,8 +267,10 @@ int layout_tmpfs(struct plan *p, const char *spec, struct gerr *err)
 		else if (!strncmp(o, "mode=", 5) && tmpfs_mode("--tmpfs", spec, o + 5, &t.mode, err) < 0)
 			return -1;
 		else if (strncmp(o, "size=", 5) && strncmp(o, "mode=", 5))
-			return gerr_set(err, 0, "--tmpfs '%s': option '%s' is not one gpurun takes (ro, rw, exec, "
-					"noexec, size=, mode=; nosuid and nodev always)", spec, o);
+			return gerr_set(err, 0,
+					"--tmpfs '%s': option '%s' is not one gpurun takes (ro, rw, exec, "
+					"noexec, size=, mode=; nosuid and nodev always)",
+					spec, o);
 	}
 	add_tmpfs(p, copy, &t);
 	return 0;
@@ -297,16 +309,22 @@ int layout_mount(struct plan *p, const char *spec, struct gerr *err)
 				return -1;
 			tmpfs_opt = 1;
 		} else if (!strcmp(f, "bind-propagation")) {
-			return gerr_set(err, 0, "--mount '%s': bind-propagation is not supported: every mount of "
-					"the container is private to it (nothing propagates to or from the host)", spec);
+			return gerr_set(err, 0,
+					"--mount '%s': bind-propagation is not supported: every mount of "
+					"the container is private to it (nothing propagates to or from the host)",
+					spec);
 		} else if (strcmp(f, "consistency")) { /* consistency: docker ignores it on Linux too */
-			return gerr_set(err, 0, "--mount '%s': unknown key '%s' (gpurun takes type, source, "
-					"target, readonly, tmpfs-size, tmpfs-mode)", spec, f);
+			return gerr_set(err, 0,
+					"--mount '%s': unknown key '%s' (gpurun takes type, source, "
+					"target, readonly, tmpfs-size, tmpfs-mode)",
+					spec, f);
 		}
 	}
 	if (!type || (strcmp(type, "bind") && strcmp(type, "tmpfs")))
-		return gerr_set(err, 0, "--mount '%s': type must be bind or tmpfs (gpurun has no named "
-				"volumes: bind a host directory)", spec);
+		return gerr_set(err, 0,
+				"--mount '%s': type must be bind or tmpfs (gpurun has no named "
+				"volumes: bind a host directory)",
+				spec);
 	if (!dst)
 		return gerr_set(err, 0, "--mount '%s': target is missing", spec);
 	if (check_dst("--mount", spec, dst, err) < 0)
@@ -329,7 +347,7 @@ int layout_mounts(struct plan *p, const struct strv *specs, struct gerr *err)
 {
 	for (size_t i = 0; i < specs->n; i++) {
 		const char *spec = specs->v[i] + 1;
-		int r = specs->v[i][0] == 'v' ? layout_volume(p, spec, err)
+		int r = specs->v[i][0] == 'v'   ? layout_volume(p, spec, err)
 			: specs->v[i][0] == 't' ? layout_tmpfs(p, spec, err)
 						: layout_mount(p, spec, err);
 		if (r < 0)
@@ -338,8 +356,7 @@ int layout_mounts(struct plan *p, const struct strv *specs, struct gerr *err)
 	return 0;
 }
 
-void layout_finish(struct plan *p, const struct run_config *cfg, const char *ldconfig_dirs,
-		   const char *compat_driver)
+void layout_finish(struct plan *p, const struct run_config *cfg, const char *ldconfig_dirs, const char *compat_driver)
 {
 	if (cfg->workdir)
 		plan_mkdir(p, cfg->workdir, 0755);
@@ -348,9 +365,10 @@ void layout_finish(struct plan *p, const struct run_config *cfg, const char *ldc
 		struct op *op = plan_add(p, OP_LDCONFIG, 0, ldconfig_dirs, NULL);
 		op->data = compat_driver ? xstrdup(compat_driver) : NULL;
 		if (compat_driver)
-			plan_why(op, "the image's own ldconfig, inside, no capabilities to escape with; "
-				     CUDA_COMPAT_VAR "=" CUDA_COMPAT_DIR " (first: CUDA forward compatibility) "
-				     "when its libcuda.so.<M>.* has M above the driver's %s, else empty",
+			plan_why(op,
+				 "the image's own ldconfig, inside, no capabilities to escape with; " CUDA_COMPAT_VAR
+				 "=" CUDA_COMPAT_DIR " (first: CUDA forward compatibility) "
+				 "when its libcuda.so.<M>.* has M above the driver's %s, else empty",
 				 compat_driver);
 		else
 			plan_why(op, "the image's own ldconfig, inside, no capabilities to escape with");

@@ -50,8 +50,8 @@ static int proc_hint(int r, const char *type, struct gerr *err)
 /* A fresh file system instance built with the fs-context API and attached
  * to target.  data is "k=v,flag,..." (op_mount_data); source is what
  * mountinfo shows in place of "none". */
-int mount_fresh(const char *type, const char *source, const char *data, unsigned flags,
-		       int target, const char *what, struct gerr *err)
+int mount_fresh(const char *type, const char *source, const char *data, unsigned flags, int target, const char *what,
+		struct gerr *err)
 {
 	_cleanup_fd_ int fs = fsopen(type, FSOPEN_CLOEXEC);
 	if (fs < 0)

@@ -29,8 +29,8 @@ struct subids {
 };
 
 struct run_config {
-	const char *image;     /* as given on the command line; absolute for a directory */
-	int image_fd;          /* the archive, opened (and probed) by gpurun.c; for a directory, an
+	const char *image; /* as given on the command line; absolute for a directory */
+	int image_fd;      /* the archive, opened (and probed) by gpurun.c; for a directory, an
 				* O_PATH fd of the tree gpurun.c looked at */
 	int image_is_dir;
 	const struct image *layered; /* an image from the cache: its layers make the root, else NULL */
@@ -38,29 +38,29 @@ struct run_config {
 				      * picking this NAME:TAG (NULL: the only one); import_run says so */
 	int import_run;
 	int read_only;
-	int unprivileged;      /* add a user namespace mapping the caller to root */
-	struct subids subids;  /* unprivileged with ranges and Debian's uidmap: a full id map */
-	int fake_ids;          /* one id mapped: setgroups, set*id and chown succeed doing nothing
+	int unprivileged;     /* add a user namespace mapping the caller to root */
+	struct subids subids; /* unprivileged with ranges and Debian's uidmap: a full id map */
+	int fake_ids;         /* one id mapped: setgroups, set*id and chown succeed doing nothing
 				* (ns/security.c), so that package managers run */
-	int keep_owner;        /* root with every id mapped: archives keep their owners */
+	int keep_owner;       /* root with every id mapped: archives keep their owners */
 	uid_t host_uid;
 	gid_t host_gid;
-	const char *hostname;  /* --hostname: a new UTS namespace with it; NULL shares the host's */
-	int new_net;           /* --net none */
-	int share_ipc;         /* --ipc host: no new IPC namespace */
-	unsigned long long shm_size; /* --shm-size in bytes; 0: no cap on /dev/shm */
+	const char *hostname;         /* --hostname: a new UTS namespace with it; NULL shares the host's */
+	int new_net;                  /* --net none */
+	int share_ipc;                /* --ipc host: no new IPC namespace */
+	unsigned long long shm_size;  /* --shm-size in bytes; 0: no cap on /dev/shm */
 	const struct ulimit *ulimits; /* --ulimit, set on the command before exec */
 	size_t nulimits;
 	int verbose;
-	int tty_foreground;    /* stdin is a terminal and gpurun its foreground job (set by ns_run) */
-	int tty;               /* -t: the command gets a pty of the container's devpts (ns/tty.c) */
-	int interactive;       /* -i: with -t, the caller's keystrokes are relayed to it */
-	int tty_sock;          /* -t, set by ns_run: P1's end of the socket that hands P0 the master */
+	int tty_foreground;      /* stdin is a terminal and gpurun its foreground job (set by ns_run) */
+	int tty;                 /* -t: the command gets a pty of the container's devpts (ns/tty.c) */
+	int interactive;         /* -i: with -t, the caller's keystrokes are relayed to it */
+	int tty_sock;            /* -t, set by ns_run: P1's end of the socket that hands P0 the master */
 	struct winsize tty_size; /* -t, set by ns_run: the caller's window when the launch began */
-	const char *user_spec; /* --user, NULL for the default (0:0) */
-	const char *workdir;   /* NULL: "/" */
-	char **env;            /* "K=V" list, NULL-terminated; HOME added at run time if unset */
-	char **argv;           /* the command, NULL-terminated */
+	const char *user_spec;   /* --user, NULL for the default (0:0) */
+	const char *workdir;     /* NULL: "/" */
+	char **env;              /* "K=V" list, NULL-terminated; HOME added at run time if unset */
+	char **argv;             /* the command, NULL-terminated */
 	struct plan *plan;
 	const struct strv *host_steps; /* --dry-run: commands a launch runs on the host before
 					* the namespaces (gpu/nodes.c's nvidia-modprobe), or NULL */
@@ -81,8 +81,12 @@ int layout_mount(struct plan *p, const char *spec, struct gerr *err);
 /* Each of specs in the order given: 'v', 't' or 'm' (-v, --tmpfs, --mount)
  * then the option's value. */
 int layout_mounts(struct plan *p, const struct strv *specs, struct gerr *err);
-void layout_finish(struct plan *p, const struct run_config *cfg, const char *ldconfig_dirs,
-		   const char *compat_driver);
+void layout_finish(struct plan *p, const struct run_config *cfg, const char *ldconfig_dirs, const char *compat_driver);
+
+/* ns/command.c: the container's environment: PATH, the image's Env (its
+ * PATH wins), TERM when the command gets a terminal, HOSTNAME, then the
+ * command line's (-e, --env-file), which wins over all of them. */
+char **ns_container_env(char **image_env, int terminal, const char *hostname, const struct strv *cli_env);
 
 /* ns/subid.c: ns_caller() fills in who runs gpurun (host_uid, host_gid,
  * unprivileged, subids, fake_ids, keep_owner). */
@@ -91,8 +95,7 @@ void ns_caller(struct run_config *cfg);
  * (by name or uid) when newuidmap and newgidmap are installed; -1 when
  * there is no full map to make.  subid_range_parse reads one file's text. */
 int subid_lookup(uid_t uid, gid_t gid, struct subids *out);
-int subid_range_parse(const char *text, const char *name, unsigned long id, unsigned long *start,
-		      unsigned long *count);
+int subid_range_parse(const char *text, const char *name, unsigned long id, unsigned long *start, unsigned long *count);
 int subid_write_maps(const struct subids *s, pid_t pid, struct gerr *err);
 
 /* ns/launch.c: run it.  Returns the exit status gpurun should exit with,
@@ -154,8 +157,7 @@ int root_parent_cached(int rootfd, const char *path, const char **base, struct d
  * empty file); with replace, a symlink the image placed there is removed
  * first.  Returns an fd of the target (O_PATH, or O_RDONLY for a file it
  * created).  c, when not NULL, caches the parent directory. */
-int root_mount_target(int rootfd, const char *path, int dir, int replace, struct dir_cache *c,
-		      struct gerr *err);
+int root_mount_target(int rootfd, const char *path, int dir, int replace, struct dir_cache *c, struct gerr *err);
 /* Open parent directory of path (created if missing) and return its fd;
  * *base points into path at the last component. */
 int root_parent(int rootfd, const char *path, const char **base, struct gerr *err);

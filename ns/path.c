@@ -93,8 +93,7 @@ static int mkdir_p_depth(int rootfd, const char *path, mode_t mode, int depth, s
 		ssize_t n = readlinkat(pfd, name, link, sizeof link - 1);
 		if (n > 0) {
 			link[n] = '\0';
-			_cleanup_free_ char *target =
-				link[0] == '/' ? xstrdup(link) : xasprintf("%s/%s", parent, link);
+			_cleanup_free_ char *target = link[0] == '/' ? xstrdup(link) : xasprintf("%s/%s", parent, link);
 			_cleanup_fd_ int tfd = mkdir_p_depth(rootfd, target, mode, depth + 1, err);
 			if (tfd < 0)
 				return -1;
@@ -136,7 +135,7 @@ void dir_cache_drop(struct dir_cache *c)
 }
 
 int root_parent_cached(int rootfd, const char *path, const char **base, struct dir_cache *c, int *owned,
-			 struct gerr *err)
+		       struct gerr *err)
 {
 	_cleanup_free_ char *parent = split_parent(path, base);
 	*owned = 1;
@@ -155,8 +154,7 @@ int root_parent_cached(int rootfd, const char *path, const char **base, struct d
 	return fd;
 }
 
-int root_mount_target(int rootfd, const char *path, int dir, int replace, struct dir_cache *c,
-		      struct gerr *err)
+int root_mount_target(int rootfd, const char *path, int dir, int replace, struct dir_cache *c, struct gerr *err)
 {
 	const char *base;
 	int owned;

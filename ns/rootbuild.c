@@ -34,8 +34,8 @@ const char *image_libdir32(int dirfd)
 	_cleanup_fd_ int lib32 = open_in_root(dirfd, LIBDIR32_OTHER, O_PATH | O_DIRECTORY);
 	_cleanup_fd_ int lib = open_in_root(dirfd, LIBDIR32_PLAIN, O_PATH | O_DIRECTORY);
 	_cleanup_fd_ int lib64 = open_in_root(dirfd, LIBDIR_OTHER, O_PATH | O_DIRECTORY);
-	int same = lib >= 0 && lib64 >= 0 && fstat(lib, &a) == 0 && fstat(lib64, &b) == 0 &&
-		   a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	int same = lib >= 0 && lib64 >= 0 && fstat(lib, &a) == 0 && fstat(lib64, &b) == 0 && a.st_dev == b.st_dev &&
+		   a.st_ino == b.st_ino;
 	return plan_libdir32_for(marker >= 0, lib32 >= 0, same);
 }
 
@@ -103,8 +103,8 @@ int preopen_sources(struct plan *p, int image_fd, struct gerr *err)
 		if (fstat(op->fd, &s) < 0)
 			return gerr_set(err, errno, "stat %s", op->src);
 		if ((op->flags & OPF_DEVICE) && (!S_ISCHR(s.st_mode) || s.st_rdev != op->rdev))
-			return gerr_set(err, 0, "%s is not the character device %u:%u", op->src,
-					major(op->rdev), minor(op->rdev));
+			return gerr_set(err, 0, "%s is not the character device %u:%u", op->src, major(op->rdev),
+					minor(op->rdev));
 		/* The plan says (and prints) whether it is a directory; a source
 		 * swapped since then is refused rather than mounted as a surprise. */
 		if ((op->flags & OPF_DIR) && !S_ISDIR(s.st_mode))

@@ -34,9 +34,8 @@
 
 /* docker's default set minus CAP_MKNOD (GPU isolation depends on it). */
 static const int keep_caps[] = {
-	CAP_CHOWN,  CAP_DAC_OVERRIDE, CAP_FSETID,  CAP_FOWNER,	 CAP_NET_RAW,
-	CAP_SETGID, CAP_SETUID,	      CAP_SETFCAP, CAP_SETPCAP,	 CAP_NET_BIND_SERVICE,
-	CAP_SYS_CHROOT, CAP_KILL,     CAP_AUDIT_WRITE,
+	CAP_CHOWN,   CAP_DAC_OVERRIDE, CAP_FSETID,           CAP_FOWNER,     CAP_NET_RAW, CAP_SETGID,      CAP_SETUID,
+	CAP_SETFCAP, CAP_SETPCAP,      CAP_NET_BIND_SERVICE, CAP_SYS_CHROOT, CAP_KILL,    CAP_AUDIT_WRITE,
 };
 
 /* Keep docker's set in the given capability sets (none: sets 0), nothing
@@ -66,8 +65,7 @@ void sec_describe_caps(struct sbuf *b)
 int sec_drop_caps(int keep_root_caps, struct gerr *err)
 {
 	/* A non-root user keeps docker's bounding set but no live caps. */
-	return caps_apply(keep_root_caps ? CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_BOUNDING_SET
-					 : CAPNG_BOUNDING_SET,
+	return caps_apply(keep_root_caps ? CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_BOUNDING_SET : CAPNG_BOUNDING_SET,
 			  err);
 }
 

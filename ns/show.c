@@ -127,12 +127,16 @@ void ns_describe_head(const struct run_config *cfg, struct sbuf *b)
 	if (img.len)
 		sbuf_printf(b, "%s\n", img.s);
 	sbuf_free(&img);
-	sbuf_puts(b, "# What no shell tool does here, and gpurun does: the seccomp filter on the command and on\n"
-		     "# the image's ldconfig; an init (pid 1) that reaps orphans and relays signals; closing every\n"
-		     "# fd the caller left open above 2; a session of the command's own (or the terminal's foreground).\n");
+	sbuf_puts(
+		b,
+		"# What no shell tool does here, and gpurun does: the seccomp filter on the command and on\n"
+		"# the image's ldconfig; an init (pid 1) that reaps orphans and relays signals; closing every\n"
+		"# fd the caller left open above 2; a session of the command's own (or the terminal's foreground).\n");
 	if (cfg->fake_ids)
-		sbuf_puts(b, "# With one id mapped, gpurun's filter also answers setgroups, set*id and chown to another id\n"
-			     "# with success (there is no other id): here they fail as the kernel says.\n");
+		sbuf_puts(
+			b,
+			"# With one id mapped, gpurun's filter also answers setgroups, set*id and chown to another id\n"
+			"# with success (there is no other id): here they fail as the kernel says.\n");
 	sbuf_puts(b, "# Needs util-linux (unshare, setpriv, mount, umount, pivot_root), coreutils, tar, hostname(1)\n"
 		     "# for --hostname, ip(8) for --net none's lo, and the image's /bin/sh.\n");
 	for (size_t i = 0; cfg->host_steps && i < cfg->host_steps->n; i++)
@@ -143,8 +147,9 @@ void ns_describe_head(const struct run_config *cfg, struct sbuf *b)
 	}
 	sbuf_puts(b, "S=$(mktemp -d /tmp/gpurun-plan.XXXXXX)   # the scratch: a tmpfs on it, private to the new "
 		     "mount namespace, holds the root\ntrap 'rmdir \"$S\"' EXIT\n");
-	sbuf_printf(b, "unshare --mount --pid%s%s%s --fork --kill-child --propagation slave%s", cfg->share_ipc ? "" : " --ipc",
-		    cfg->hostname ? " --uts" : "", cfg->new_net ? " --net" : "", cfg->unprivileged ? " --map-root-user" : "");
+	sbuf_printf(b, "unshare --mount --pid%s%s%s --fork --kill-child --propagation slave%s",
+		    cfg->share_ipc ? "" : " --ipc", cfg->hostname ? " --uts" : "", cfg->new_net ? " --net" : "",
+		    cfg->unprivileged ? " --map-root-user" : "");
 	/* util-linux runs newuidmap and newgidmap for these, as gpurun does. */
 	if (cfg->subids.uid_count)
 		sbuf_printf(b, " --map-users=%lu,1,%lu --map-groups=%lu,1,%lu", cfg->subids.uid_start,
@@ -154,29 +159,31 @@ void ns_describe_head(const struct run_config *cfg, struct sbuf *b)
 	/* mount, mkdir, touch and > follow symlinks; gpurun resolves every
 	 * path inside the root.  Nothing but this plan writes into the fresh
 	 * root, so a path checked here stays what it was when used. */
-	sbuf_puts(b, "# inroot PATH: refuse a PATH that a symlink of the image (absolute, or climbing with ..) "
-		     "would send out of the new root\n"
-		     "inroot() {\n"
-		     "\t_r= _p=$1 _n=0\n"
-		     "\twhile [ -n \"$_p\" ]; do\n"
-		     "\t\t_c=${_p%%/*}\n"
-		     "\t\tif [ \"$_c\" = \"$_p\" ]; then _p=; else _p=${_p#*/}; fi\n"
-		     "\t\tcase $_c in\n"
-		     "\t\t''|.) continue ;;\n"
-		     "\t\t..) [ -n \"$_r\" ] || break; case $_r in */*) _r=${_r%/*} ;; *) _r= ;; esac; continue ;;\n"
-		     "\t\tesac\n"
-		     "\t\t_t=${_r:+$_r/}$_c\n"
-		     "\t\tif [ -L \"$_t\" ]; then\n"
-		     "\t\t\t_n=$((_n + 1)); _l=$(readlink -- \"$_t\")\n"
-		     "\t\t\tcase $_l in /*) break ;; esac\n"
-		     "\t\t\t[ \"$_n\" -le 40 ] || break\n"
-		     "\t\t\t_p=$_l${_p:+/$_p}\n"
-		     "\t\telse\n"
-		     "\t\t\t_r=$_t\n"
-		     "\t\tfi\n"
-		     "\tdone\n"
-		     "\t[ -z \"$_p\" ] || { echo \"gpurun plan: refused: a symlink in the image sends $1 out of the new root\" >&2; exit 125; }\n"
-		     "}");
+	sbuf_puts(
+		b,
+		"# inroot PATH: refuse a PATH that a symlink of the image (absolute, or climbing with ..) "
+		"would send out of the new root\n"
+		"inroot() {\n"
+		"\t_r= _p=$1 _n=0\n"
+		"\twhile [ -n \"$_p\" ]; do\n"
+		"\t\t_c=${_p%%/*}\n"
+		"\t\tif [ \"$_c\" = \"$_p\" ]; then _p=; else _p=${_p#*/}; fi\n"
+		"\t\tcase $_c in\n"
+		"\t\t''|.) continue ;;\n"
+		"\t\t..) [ -n \"$_r\" ] || break; case $_r in */*) _r=${_r%/*} ;; *) _r= ;; esac; continue ;;\n"
+		"\t\tesac\n"
+		"\t\t_t=${_r:+$_r/}$_c\n"
+		"\t\tif [ -L \"$_t\" ]; then\n"
+		"\t\t\t_n=$((_n + 1)); _l=$(readlink -- \"$_t\")\n"
+		"\t\t\tcase $_l in /*) break ;; esac\n"
+		"\t\t\t[ \"$_n\" -le 40 ] || break\n"
+		"\t\t\t_p=$_l${_p:+/$_p}\n"
+		"\t\telse\n"
+		"\t\t\t_r=$_t\n"
+		"\t\tfi\n"
+		"\tdone\n"
+		"\t[ -z \"$_p\" ] || { echo \"gpurun plan: refused: a symlink in the image sends $1 out of the new root\" >&2; exit 125; }\n"
+		"}");
 }
 
 /* The plan's own lines for the libdirs when the tree is not known at print
@@ -187,8 +194,9 @@ static void libdir_tests(const struct run_config *cfg, struct sbuf *b)
 		return;
 	sbuf_printf(b, "\nif [ -e .%s ]; then LIBDIR=%s; else LIBDIR=%s; fi", LIBDIR_MARKER, plan_libdir_for(1),
 		    LIBDIR_OTHER);
-	sbuf_printf(b, "\nif [ -e .%s ]; then LIBDIR32=%s; elif [ -d .%s ] || [ .%s -ef .%s ]; then LIBDIR32=%s; "
-		       "else LIBDIR32=%s; fi",
+	sbuf_printf(b,
+		    "\nif [ -e .%s ]; then LIBDIR32=%s; elif [ -d .%s ] || [ .%s -ef .%s ]; then LIBDIR32=%s; "
+		    "else LIBDIR32=%s; fi",
 		    LIBDIR_MARKER, plan_libdir32_for(1, 0, 0), LIBDIR32_OTHER, LIBDIR32_PLAIN, LIBDIR_OTHER,
 		    LIBDIR32_OTHER, LIBDIR32_PLAIN);
 }
@@ -214,7 +222,9 @@ void ns_describe_op(const struct run_config *cfg, size_t i, struct sbuf *b)
 			ro = cfg->plan->v[j].flags;
 	}
 	unsigned root_flags = cfg->plan->v[0].flags & OPF_MOUNT_MASK;
-	sbuf_puts(b, "mkfifo \"$S/ready\" \"$S/go\" \"$S/helper\" \"$S/helped\" \"$S/ldgo\" && exec 3<>\"$S/ready\" 4<>\"$S/go\"\n");
+	sbuf_puts(
+		b,
+		"mkfifo \"$S/ready\" \"$S/go\" \"$S/helper\" \"$S/helped\" \"$S/ldgo\" && exec 3<>\"$S/ready\" 4<>\"$S/go\"\n");
 	sbuf_puts(b, "( exec 5<>\"$S/helper\" 6<>\"$S/helped\" 7<>\"$S/ldgo\"\n");
 	/* The helper's root is not the old root: pivot_root leaves it where it
 	 * is, with the host's tools, and the new root in reach through
@@ -227,13 +237,15 @@ void ns_describe_op(const struct run_config *cfg, size_t i, struct sbuf *b)
 			sbuf_printf(b, ",%s", op_flags[k].name);
 	sbuf_puts(b, " .; echo ok >&6' || echo fail >&6 &   # outside the new root, so pivot_root does not move it\n");
 	if (ld) {
-		sbuf_puts(b, "setpriv --nnp --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- env -i /bin/sh -c "
-			     "'echo >&6; exec 6>&-; read -r t; exec </dev/null; [ \"$t\" = go ] || exit 0; ");
+		sbuf_puts(b,
+			  "setpriv --nnp --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- env -i /bin/sh -c "
+			  "'echo >&6; exec 6>&-; read -r t; exec </dev/null; [ \"$t\" = go ] || exit 0; ");
 		if (ld->data) {
 			unsigned long host = strtoul(ld->data, NULL, 10);
-			sbuf_printf(b, "c=0; for f in %s/libcuda.so.*.*; do v=${f#%s/libcuda.so.}; v=${v%%%%.*}; "
-				       "case $v in \"\"|*[!0-9]*) continue;; esac; [ \"$v\" -le \"$c\" ] || c=$v; done; "
-				       "[ \"$c\" -le %lu ] || set -- %s \"$@\"; ",
+			sbuf_printf(b,
+				    "c=0; for f in %s/libcuda.so.*.*; do v=${f#%s/libcuda.so.}; v=${v%%%%.*}; "
+				    "case $v in \"\"|*[!0-9]*) continue;; esac; [ \"$v\" -le \"$c\" ] || c=$v; done; "
+				    "[ \"$c\" -le %lu ] || set -- %s \"$@\"; ",
 				    CUDA_COMPAT_DIR, CUDA_COMPAT_DIR, host, CUDA_COMPAT_DIR);
 		}
 		sbuf_puts(b, "for l in");
@@ -255,12 +267,17 @@ void ns_describe_op(const struct run_config *cfg, size_t i, struct sbuf *b)
 		sbuf_puts(b, " <&7 >/dev/null 2>&1 &   # the image's ldconfig, as root with no capability at all\n");
 	}
 	sbuf_printf(b, "read -r _ <&3 && read -r _ <&6%s || fail\n", ld ? " && read -r _ <&6" : "");
-	sbuf_puts(b, "pivot_root . . || fail   # moves the root and cwd of every process here whose root was the old one\n");
-	sbuf_puts(b, "echo detach >&5 && read -r r <&6 && [ \"$r\" = ok ] || fail   # umount -l the old root: the host is now unreachable\n");
+	sbuf_puts(
+		b,
+		"pivot_root . . || fail   # moves the root and cwd of every process here whose root was the old one\n");
+	sbuf_puts(
+		b,
+		"echo detach >&5 && read -r r <&6 && [ \"$r\" = ok ] || fail   # umount -l the old root: the host is now unreachable\n");
 	if (ld)
 		sbuf_puts(b, "echo go >&7 && { wait $! || true; }\n");
 	if (ro)
-		sbuf_puts(b, "echo ro >&5 && read -r r <&6 && [ \"$r\" = ok ] || fail   # --read-only, after ldconfig\n");
+		sbuf_puts(b,
+			  "echo ro >&5 && read -r r <&6 && [ \"$r\" = ok ] || fail   # --read-only, after ldconfig\n");
 	else
 		sbuf_puts(b, "echo end >&5\n");
 	sbuf_puts(b, "echo go >&4 ) &");
@@ -285,13 +302,15 @@ static void describe_ulimit(const struct ulimit *u, int shell, struct sbuf *b)
 			snprintf(v[k], sizeof v[k], "%llu", (unsigned long long)(lim[k] >> (shell ? u->shift : 0)));
 	}
 	if (!shell && !fits)
-		sbuf_printf(b, "# --ulimit %s=%s:%s: set by setrlimit before the exec (no ulimit every sh "
-			       "shares says it)\n", u->name, v[0], v[1]);
+		sbuf_printf(b,
+			    "# --ulimit %s=%s:%s: set by setrlimit before the exec (no ulimit every sh "
+			    "shares says it)\n",
+			    u->name, v[0], v[1]);
 	else if (shell && fits && lim[0] == lim[1])
 		sbuf_printf(b, "ulimit -%c %s; ", u->letter, v[0]);
 	else if (shell && fits)
-		sbuf_printf(b, "ulimit -H -%c %s 2>/dev/null || :; ulimit -S -%c %s; ulimit -H -%c %s; ", u->letter, v[1],
-			    u->letter, v[0], u->letter, v[1]);
+		sbuf_printf(b, "ulimit -H -%c %s 2>/dev/null || :; ulimit -S -%c %s; ulimit -H -%c %s; ", u->letter,
+			    v[1], u->letter, v[0], u->letter, v[1]);
 }
 
 void ns_describe_exec(const struct run_config *cfg, uid_t uid, gid_t gid, const char *home, struct sbuf *b)
@@ -380,7 +399,7 @@ void ns_describe_image(const struct run_config *cfg, struct sbuf *b)
 	}
 	sbuf_printf(b, ": %zu layer%s%s", img->layers.n, img->layers.n == 1 ? "" : "s",
 		    cfg->import_run ? ", unpacked into this run's tmpfs (--no-cache)"
-		    : img->hit	    ? ", from the cache"
+		    : img->hit      ? ", from the cache"
 		    : img->missing  ? ", not in the cache yet (a launch unpacks them)"
 				    : ", unpacked into the cache");
 	for (size_t i = 0; i < img->layers.n; i++) {
@@ -422,8 +441,9 @@ void ns_trace(const char *text)
 static void print_tty(const struct run_config *cfg, FILE *out)
 {
 	if (cfg->tty)
-		fprintf(out, "# -t: stdin, stdout and stderr are a new pty of that devpts (/dev/pts/0, the controlling\n"
-			     "#  terminal); %s\n",
+		fprintf(out,
+			"# -t: stdin, stdout and stderr are a new pty of that devpts (/dev/pts/0, the controlling\n"
+			"#  terminal); %s\n",
 			cfg->interactive ? "gpurun relays it to and from this terminal (-i), which is raw meanwhile"
 					 : "gpurun relays its output here, and reads no keystrokes (no -i)");
 }

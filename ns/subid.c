@@ -27,8 +27,7 @@
 
 /* The first range of FILE for the user NAME or the numeric ID, as
  * shadow's helpers read it ("name-or-id:start:count", one a line). */
-int subid_range_parse(const char *text, const char *name, unsigned long id, unsigned long *start,
-		      unsigned long *count)
+int subid_range_parse(const char *text, const char *name, unsigned long id, unsigned long *start, unsigned long *count)
 {
 	char idstr[32];
 	snprintf(idstr, sizeof idstr, "%lu", id);
@@ -63,8 +62,7 @@ int subid_range_parse(const char *text, const char *name, unsigned long id, unsi
 	return -1;
 }
 
-static int range_of(const char *file, const char *name, unsigned long id, unsigned long *start,
-		    unsigned long *count)
+static int range_of(const char *file, const char *name, unsigned long id, unsigned long *start, unsigned long *count)
 {
 	size_t len;
 	struct gerr ignored = {0};
@@ -114,8 +112,8 @@ static int run_helper(const char *helper, pid_t pid, unsigned long id, unsigned 
 	snprintf(a_id, sizeof a_id, "%lu", id);
 	snprintf(a_start, sizeof a_start, "%lu", start);
 	snprintf(a_count, sizeof a_count, "%lu", count);
-	char *const argv[] = {(char *)helper, a_pid, (char *)"0", a_id, (char *)"1", (char *)"1", a_start, a_count,
-			      NULL};
+	char *const argv[] = {(char *)helper, a_pid,   (char *)"0", a_id, (char *)"1",
+			      (char *)"1",    a_start, a_count,     NULL};
 	char *const envp[] = {(char *)"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
 	pid_t child = fork();
 	if (child < 0)

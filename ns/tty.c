@@ -145,14 +145,14 @@ void tty_take(int slave, int err_fd)
  * caller's fds are never made non-blocking: their open file is the
  * caller's shell's too. */
 struct tty_relay {
-	int sock;        /* P1 sends the master here; -1 once it did or is gone */
-	int master;      /* -1 until then */
-	int master_hup;  /* every slave fd is closed: nothing more to read */
-	int in;          /* the caller's stdin with -i; -1 without, or after its end */
-	int out_ok;      /* stdout still takes what is written */
-	int raw;         /* the caller's terminal is in raw mode; saved has its modes */
+	int sock;       /* P1 sends the master here; -1 once it did or is gone */
+	int master;     /* -1 until then */
+	int master_hup; /* every slave fd is closed: nothing more to read */
+	int in;         /* the caller's stdin with -i; -1 without, or after its end */
+	int out_ok;     /* stdout still takes what is written */
+	int raw;        /* the caller's terminal is in raw mode; saved has its modes */
 	struct termios saved;
-	char last;       /* the last byte sent to the command */
+	char last; /* the last byte sent to the command */
 	size_t inlen, inoff, outlen, outoff;
 	char inbuf[4096], outbuf[4096];
 };

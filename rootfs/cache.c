@@ -140,8 +140,8 @@ int cache_open_at(struct cache *c, const char *root, int create, struct gerr *er
 	if (fstat(c->fd, &st) < 0)
 		return gerr_set(err, errno, "cache %s", c->root);
 	if (st.st_uid != geteuid())
-		return gerr_set(err, 0, "cache %s belongs to uid %u, not to you (uid %u); set GPURUN_CACHE",
-				c->root, (unsigned)st.st_uid, (unsigned)geteuid());
+		return gerr_set(err, 0, "cache %s belongs to uid %u, not to you (uid %u); set GPURUN_CACHE", c->root,
+				(unsigned)st.st_uid, (unsigned)geteuid());
 	/* Private to its owner: an unpacked image may hold secrets and files
 	 * of other users' uids. */
 	if ((st.st_mode & 077) && fchmod(c->fd, 0700) < 0)

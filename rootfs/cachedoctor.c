@@ -51,19 +51,23 @@ char *cache_doctor(struct checks *ck)
 				  "own, or use --no-cache",
 				  root, up, strerror(e));
 		else
-			check_say(ck, CHECK_OK, name, "%s does not exist yet; the first launch of an image "
-				  "creates it under %s", root, up);
+			check_say(ck, CHECK_OK, name,
+				  "%s does not exist yet; the first launch of an image "
+				  "creates it under %s",
+				  root, up);
 		return root;
 	}
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		check_say(ck, CHECK_FAIL, name, "%s: %s; set GPURUN_CACHE to a directory of your own, or use "
-			  "--no-cache", root, strerror(errno));
+		check_say(ck, CHECK_FAIL, name,
+			  "%s: %s; set GPURUN_CACHE to a directory of your own, or use "
+			  "--no-cache",
+			  root, strerror(errno));
 		return root;
 	}
 	if (st.st_uid != geteuid()) {
-		check_say(ck, CHECK_FAIL, name, "%s belongs to uid %u, not to you (uid %u); set GPURUN_CACHE",
-			  root, (unsigned)st.st_uid, (unsigned)geteuid());
+		check_say(ck, CHECK_FAIL, name, "%s belongs to uid %u, not to you (uid %u); set GPURUN_CACHE", root,
+			  (unsigned)st.st_uid, (unsigned)geteuid());
 		return root;
 	}
 	/* Writing for real: root passes every permission check, a read-only
@@ -72,8 +76,10 @@ char *cache_doctor(struct checks *ck)
 	snprintf(probe, sizeof probe, ".doctor-%ld", (long)getpid());
 	int tfd = openat(fd, probe, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (tfd < 0) {
-		check_say(ck, CHECK_FAIL, name, "%s is not writable: %s; set GPURUN_CACHE to a directory of "
-			  "your own, or use --no-cache", root, strerror(errno));
+		check_say(ck, CHECK_FAIL, name,
+			  "%s is not writable: %s; set GPURUN_CACHE to a directory of "
+			  "your own, or use --no-cache",
+			  root, strerror(errno));
 		return root;
 	}
 	int e = write(tfd, "x", 1) == 1 ? 0 : errno;

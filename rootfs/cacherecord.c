@@ -129,8 +129,8 @@ json_t *cache_image_sources(const struct cache *c, const char *hex)
 int cache_put_image(const struct cache *c, const char *hex, const struct image *img, struct gerr *err)
 {
 	/* A registry reference is kept as given; a path made absolute. */
-	_cleanup_free_ char *abs = strncmp(img->source, REGISTRY_PREFIX, strlen(REGISTRY_PREFIX))
-					   ? realpath(img->source, NULL) : NULL;
+	_cleanup_free_ char *abs =
+		strncmp(img->source, REGISTRY_PREFIX, strlen(REGISTRY_PREFIX)) ? realpath(img->source, NULL) : NULL;
 	/* The record is rewritten whenever a source leads to the image again:
 	 * keep the sources it had.  Two imports of one image by different
 	 * sources at once may lose one of them (each holds its source's lock,
@@ -139,11 +139,11 @@ int cache_put_image(const struct cache *c, const char *hex, const struct image *
 	json_t *sources = record_sources(old);
 	json_decref(old);
 	add_source(sources, abs ? abs : img->source, img->ref);
-	json_t *o = json_pack("{s:s, s:s?, s:o, s:o, s:o, s:o, s:s?, s:s?, s:I, s:I}", "source", abs ? abs : img->source,
-			      "ref", img->ref, "layers", strv_json(img->layer_ids.v), "env",
-			      strv_json(img->config.env), "entrypoint", strv_json(img->config.entrypoint),
-			      "cmd", strv_json(img->config.cmd), "workdir", img->config.workdir, "user",
-			      img->config.user, "bytes", (json_int_t)img->bytes, "created", (json_int_t)time(NULL));
+	json_t *o = json_pack("{s:s, s:s?, s:o, s:o, s:o, s:o, s:s?, s:s?, s:I, s:I}", "source",
+			      abs ? abs : img->source, "ref", img->ref, "layers", strv_json(img->layer_ids.v), "env",
+			      strv_json(img->config.env), "entrypoint", strv_json(img->config.entrypoint), "cmd",
+			      strv_json(img->config.cmd), "workdir", img->config.workdir, "user", img->config.user,
+			      "bytes", (json_int_t)img->bytes, "created", (json_int_t)time(NULL));
 	if (!o) {
 		json_decref(sources);
 		return gerr_set(err, 0, "cache: cannot build the image record");

@@ -158,8 +158,7 @@ static int unpack_to_tmp(struct isrc *s, const struct fd_source *in, struct dige
 }
 
 /* Layer i of the image whose layers are diff_ids (all, lowest first). */
-static int import_layer(struct isrc *s, const struct parsed *p, const struct strv *diff_ids, size_t i,
-			struct gerr *err)
+static int import_layer(struct isrc *s, const struct parsed *p, const struct strv *diff_ids, size_t i, struct gerr *err)
 {
 	const char *diff_id = diff_ids->v[i];
 	const char *hex = digest_parse(diff_id), *blob_hex = p->layer_blob_hex.v[i];
@@ -219,8 +218,8 @@ static int import_layer(struct isrc *s, const struct parsed *p, const struct str
 		rc = gerr_set(err, 0, "image %s: blob sha256:%s (layer %zu): content does not match its digest",
 			      s->name, blob_hex, i + 1);
 	else if (strcmp(got_tar, hex))
-		rc = gerr_set(err, 0, "image %s: layer %zu (%s): content does not match its diff_id %s", s->name,
-			      i + 1, p->layer_members.v[i], diff_id);
+		rc = gerr_set(err, 0, "image %s: layer %zu (%s): content does not match its diff_id %s", s->name, i + 1,
+			      p->layer_members.v[i], diff_id);
 	if (rc == 0)
 		rc = cache_commit_layer(s->c, tmprel, hex, st.bytes, err);
 	if (rc < 0)
@@ -280,7 +279,8 @@ static int prepare_layered(struct isrc *s, const char *sel, struct image *img, c
 	img->ref = p.ref ? xstrdup(p.ref) : NULL;
 	if (s->progress)
 		s->progress->layers = diff_ids.n;
-	if (!(s->flags & IMAGE_DRY_RUN) && room_for(s, packed_size(s, &p, &diff_ids), "what its layers take packed", err) < 0)
+	if (!(s->flags & IMAGE_DRY_RUN) &&
+	    room_for(s, packed_size(s, &p, &diff_ids), "what its layers take packed", err) < 0)
 		goto out;
 	for (size_t i = 0; i < diff_ids.n; i++) {
 		const char *h = digest_parse(diff_ids.v[i]);
@@ -389,7 +389,12 @@ int image_prepare_follow(const char *path, const char *name, const char *selecto
 			 const struct blob_follow *follow, struct image *img, struct gerr *err)
 {
 	const char *shown = name ? name : path;
-	struct isrc s = {.name = shown, .fd = -1, .dirfd = -1, .c = c, .flags = flags, .follow = follow,
+	struct isrc s = {.name = shown,
+			 .fd = -1,
+			 .dirfd = -1,
+			 .c = c,
+			 .flags = flags,
+			 .follow = follow,
 			 .budget = {.max = rootfs_max_image_size()}};
 	struct stat st;
 	int rc = -1, probe = PROBE_IMAGE, lock = -1;

@@ -16,27 +16,27 @@
 #define INDEX_READ_BLOCK (1024 * 1024)
 
 struct member {
-	char *name;      /* without a leading "./" */
-	char type;       /* 'f' file, 'l' link (symbolic or hard), 'd' directory, 'o' other */
+	char *name; /* without a leading "./" */
+	char type;  /* 'f' file, 'l' link (symbolic or hard), 'd' directory, 'o' other */
 	unsigned long long size, offset;
-	char *data;      /* small members: the contents, NUL-terminated */
-	int spool_fd;    /* a large member of a compressed archive, or -1 */
+	char *data;   /* small members: the contents, NUL-terminated */
+	int spool_fd; /* a large member of a compressed archive, or -1 */
 };
 
 struct progress;
 struct isrc {
-	const char *name;   /* for messages */
-	int fd;             /* the archive, or -1 */
-	int dirfd;          /* an OCI layout directory, or -1 */
+	const char *name; /* for messages */
+	int fd;           /* the archive, or -1 */
+	int dirfd;        /* an OCI layout directory, or -1 */
 	int compressed;
 	struct member *m;
 	size_t n, cap;
 	unsigned long long mem;
 	struct cache *c;
 	unsigned flags;
-	struct progress *progress;   /* NULL: no progress line */
+	struct progress *progress;        /* NULL: no progress line */
 	const struct blob_follow *follow; /* a pull's blobs still arriving, or NULL */
-	struct image_budget budget;  /* what the image may still unpack to */
+	struct image_budget budget;       /* what the image may still unpack to */
 };
 
 /* What the manifest says, before anything is unpacked. */

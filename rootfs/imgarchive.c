@@ -23,8 +23,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define MEMBER_MEM_MAX (1 << 20)            /* members up to this size are kept in memory */
-#define MEMBERS_MEM_TOTAL (32ULL << 20)     /* ... up to this much in all (the rest is
+#define MEMBER_MEM_MAX (1 << 20) /* members up to this size are kept in memory */
+#define MEMBERS_MEM_TOTAL \
+	(32ULL << 20) /* ... up to this much in all (the rest is
 					      * found again by offset, or spooled) */
 #define IMAGE_MAX_MEMBERS 100000
 
@@ -117,8 +118,9 @@ int index_archive(struct isrc *s, struct gerr *err)
 			break;
 		if (r != ARCHIVE_OK) {
 			rc = gerr_set(err, 0, "image %s: %s", s->name,
-				      src.eof ? "truncated archive"
-					      : archive_error_string(a) ? archive_error_string(a) : "damaged archive");
+				      src.eof                   ? "truncated archive"
+				      : archive_error_string(a) ? archive_error_string(a)
+								: "damaged archive");
 			goto out;
 		}
 		const char *path = archive_entry_pathname(e);
@@ -140,7 +142,10 @@ int index_archive(struct isrc *s, struct gerr *err)
 		m->spool_fd = -1;
 		m->name = xstrdup(skip_dot_slash(path));
 		mode_t t = archive_entry_filetype(e);
-		m->type = archive_entry_hardlink(e) || t == AE_IFLNK ? 'l' : t == AE_IFREG ? 'f' : t == AE_IFDIR ? 'd' : 'o';
+		m->type = archive_entry_hardlink(e) || t == AE_IFLNK ? 'l'
+			  : t == AE_IFREG                            ? 'f'
+			  : t == AE_IFDIR                            ? 'd'
+								     : 'o';
 		if (m->type != 'f')
 			continue;
 		m->size = (unsigned long long)archive_entry_size(e);
@@ -304,8 +309,7 @@ static const char *member_text(struct isrc *s, const char *name, size_t *len, ch
 	return m->data;
 }
 
-json_t *member_json(struct isrc *s, const char *name, const char *want_hex, char *hex_out,
-		    struct gerr *err)
+json_t *member_json(struct isrc *s, const char *name, const char *want_hex, char *hex_out, struct gerr *err)
 {
 	size_t len;
 	_cleanup_free_ char *owned = NULL;

@@ -67,14 +67,13 @@ static int name_matches(const char *name, const char *sel)
 }
 
 /* No image picked: say which there are. */
-static int pick_error(const struct isrc *s, const char *sel, size_t count, const struct sbuf *names,
-		      struct gerr *err)
+static int pick_error(const struct isrc *s, const char *sel, size_t count, const struct sbuf *names, struct gerr *err)
 {
 	const char *list = names->s ? names->s : "none with a name";
 	if (sel)
 		return gerr_set(err, 0, "image %s: no image named %s (there are: %s)", s->name, sel, list);
-	return gerr_set(err, 0, "image %s: holds %zu images; pick one with %s@NAME:TAG (%s)", s->name, count,
-			s->name, list);
+	return gerr_set(err, 0, "image %s: holds %zu images; pick one with %s@NAME:TAG (%s)", s->name, count, s->name,
+			list);
 }
 
 static void list_names(struct sbuf *b, const char *name)
@@ -212,7 +211,8 @@ int parse_oci(struct isrc *s, const char *sel, struct parsed *p, struct gerr *er
 	mm = blob_member(s, json_string_value(json_object_get(pick, "digest")), err);
 	if (!mm || !(manifest = member_json(s, mm, str_after(mm, OCI_BLOBS), NULL, err)))
 		goto out;
-	p->config_member = blob_member(s, json_string_value(json_object_get(json_object_get(manifest, "config"), "digest")), err);
+	p->config_member =
+		blob_member(s, json_string_value(json_object_get(json_object_get(manifest, "config"), "digest")), err);
 	if (!p->config_member)
 		goto out;
 	json_t *layers = json_object_get(manifest, "layers"), *l;
@@ -264,7 +264,8 @@ int parse_config(struct isrc *s, const struct parsed *p, struct image *img, stru
 	if (!cfg)
 		return -1;
 	int rc = -1;
-	json_t *c = json_object_get(cfg, "config"), *ids = json_object_get(json_object_get(cfg, "rootfs"), "diff_ids"), *d;
+	json_t *c = json_object_get(cfg, "config"), *ids = json_object_get(json_object_get(cfg, "rootfs"), "diff_ids"),
+	       *d;
 	size_t i;
 	if (!json_is_array(ids)) {
 		gerr_set(err, 0, "image %s: config %s has no rootfs.diff_ids", s->name, p->config_member);

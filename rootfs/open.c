@@ -20,8 +20,11 @@
 static int from_registry(const char *arg, const struct image_open_opts *o, unsigned flags, struct cache *cache,
 			 struct image *img, struct opened_image *out, struct gerr *err)
 {
-	struct pull_opts po = {.platform = o->platform, .insecure = o->insecure, .verbose = o->verbose,
-			       .always = o->pull_always, .never = o->pull_never};
+	struct pull_opts po = {.platform = o->platform,
+			       .insecure = o->insecure,
+			       .verbose = o->verbose,
+			       .always = o->pull_always,
+			       .never = o->pull_never};
 	if (o->no_cache)
 		return gerr_set(err, 0, "image %s: --no-cache cannot be used with a registry image", arg);
 	if (cache_open(cache, !o->dry_run, err) < 0 && !(o->dry_run && err->errnum == ENOENT))
@@ -69,8 +72,8 @@ int image_open(const char *arg, const struct image_open_opts *o, struct cache *c
 	if (dfd >= 0 && !image_is_layout_dir(fdpath)) {
 		if (sel) {
 			close(dfd);
-			return gerr_set(err, 0, "image %s: a root file system directory holds one image; drop @%s", path,
-					sel);
+			return gerr_set(err, 0, "image %s: a root file system directory holds one image; drop @%s",
+					path, sel);
 		}
 		char *abs = realpath(fdpath, NULL);
 		if (!abs || faccessat(dfd, "", R_OK | X_OK, AT_EMPTY_PATH) < 0) {
@@ -96,8 +99,9 @@ int image_open(const char *arg, const struct image_open_opts *o, struct cache *c
 			return -1;
 		if (kind == PROBE_FLAT) {
 			if (sel)
-				return gerr_set(err, 0, "image %s: a root file system archive holds one image; drop @%s",
-						path, sel);
+				return gerr_set(err, 0,
+						"image %s: a root file system archive holds one image; drop @%s", path,
+						sel);
 			return 0;
 		}
 		/* A layered image: read its manifest and config now, unpack its

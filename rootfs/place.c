@@ -213,7 +213,7 @@ static int fail(struct placer *p, struct gerr *err, const char *what)
 static int dir_fail(struct placer *p, struct gerr *err, const char *target)
 {
 	char qt[QUOTED_NAME_MAX];
-	const char *why = errno == ELOOP    ? "path passes through a symlink"
+	const char *why = errno == ELOOP     ? "path passes through a symlink"
 			  : errno == ENOTDIR ? "path passes through something that is not a directory"
 					     : NULL;
 	if (target)
@@ -270,14 +270,14 @@ static void meta_of(const struct placer *p, struct archive_entry *e, struct plac
 
 /* create(dfd, name) until it stops failing with EEXIST (once: what was in
  * the way is gone then). */
-#define CREATE_OR_REPLACE(p, dfd, name, path, want_dir, call)                             \
-	({                                                                                \
-		int r_ = (call);                                                          \
-		if (r_ < 0 && errno == EEXIST) {                                          \
-			int m_ = make_room(p, dfd, name, path, want_dir);                 \
-			r_ = m_ < 0 ? -1 : m_ == 1 ? 1 : (call);                          \
-		}                                                                         \
-		r_;                                                                       \
+#define CREATE_OR_REPLACE(p, dfd, name, path, want_dir, call)             \
+	({                                                                \
+		int r_ = (call);                                          \
+		if (r_ < 0 && errno == EEXIST) {                          \
+			int m_ = make_room(p, dfd, name, path, want_dir); \
+			r_ = m_ < 0 ? -1 : m_ == 1 ? 1 : (call);          \
+		}                                                         \
+		r_;                                                       \
 	})
 
 static int place_link(struct placer *p, struct archive_entry *e, const char *path, int dfd, const char *name,
@@ -362,9 +362,9 @@ int place_entry(struct placer *p, struct archive_entry *e, const char *entry, co
 		return 0;
 	}
 	default: /* AE_IFREG: rootfs/unpack.c lets nothing else through */
-		p->fd = CREATE_OR_REPLACE(p, dfd, name, full, 0,
-					  openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-						 m.mode & 0777));
+		p->fd = CREATE_OR_REPLACE(
+			p, dfd, name, full, 0,
+			openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, m.mode & 0777));
 		if (p->fd < 0)
 			return fail(p, err, "create");
 		p->size = archive_entry_size(e);

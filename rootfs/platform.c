@@ -15,9 +15,9 @@ int host_platform(struct platform *pf)
 	static const struct {
 		const char *machine, *arch, *variant;
 	} map[] = {
-		{"x86_64", "amd64", ""}, {"aarch64", "arm64", ""}, {"armv7l", "arm", "v7"}, {"armv6l", "arm", "v6"},
-		{"i686", "386", ""},     {"i386", "386", ""},      {"ppc64le", "ppc64le", ""}, {"s390x", "s390x", ""},
-		{"riscv64", "riscv64", ""},
+		{"x86_64", "amd64", ""},    {"aarch64", "arm64", ""}, {"armv7l", "arm", "v7"},
+		{"armv6l", "arm", "v6"},    {"i686", "386", ""},      {"i386", "386", ""},
+		{"ppc64le", "ppc64le", ""}, {"s390x", "s390x", ""},   {"riscv64", "riscv64", ""},
 	};
 	struct utsname u;
 	memset(pf, 0, sizeof *pf);

@@ -52,8 +52,8 @@ static const struct magic {
 
 /* First entries of the archives that hold an image rather than a root file
  * system: an OCI image layout, or what `docker save` writes. */
-static const char *const layout_names[] = {"oci-layout", "index.json", "manifest.json", "repositories",
-					   "blobs", "blobs/"};
+static const char *const layout_names[] = {"oci-layout",   "index.json", "manifest.json",
+					   "repositories", "blobs",      "blobs/"};
 
 static const char *sniff(const unsigned char *buf, size_t n)
 {
@@ -103,8 +103,7 @@ static int explain_refusal(int fd, const char *name, struct gerr *err)
 	else if (comp && failed && src.eof)
 		gerr_set(err, 0, "image %s: truncated %s data", name, comp);
 	else if (comp && failed)
-		gerr_set(err, 0, "image %s: damaged %s data (%s)", name, comp,
-			 msg ? msg : "unknown error");
+		gerr_set(err, 0, "image %s: damaged %s data (%s)", name, comp, msg ? msg : "unknown error");
 	else
 		gerr_set(err, 0, "image %s: not a tar archive", name);
 	free(head);

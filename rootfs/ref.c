@@ -109,7 +109,8 @@ int ref_parse(const char *s, struct image_ref *r, struct gerr *err)
 	/* USER:PASSWORD@HOST/...: never echoed, never used. */
 	const char *userinfo = strchr(s, '@');
 	if (userinfo && strchr(userinfo, '/'))
-		return gerr_set(err, 0, "image reference: credentials in a reference are not supported; log in "
+		return gerr_set(err, 0,
+				"image reference: credentials in a reference are not supported; log in "
 				"(podman login or docker login) or use REGISTRY_AUTH_FILE");
 	quote_name(q, sizeof q, s);
 	if (str_after(s, "docker://"))
@@ -288,7 +289,8 @@ int platform_parse(const char *s, struct platform *pf)
 		return -1;
 	const char *v = strchr(a + 1, '/');
 	size_t ol = (size_t)(a - s), al = v ? (size_t)(v - a - 1) : strlen(a + 1), vl = v ? strlen(v + 1) : 0;
-	if (!ol || !al || (v && (!vl || strchr(v + 1, '/'))) || ol >= sizeof pf->os || al >= sizeof pf->arch || vl >= sizeof pf->variant)
+	if (!ol || !al || (v && (!vl || strchr(v + 1, '/'))) || ol >= sizeof pf->os || al >= sizeof pf->arch ||
+	    vl >= sizeof pf->variant)
 		return -1;
 	memcpy(pf->os, s, ol);
 	memcpy(pf->arch, a + 1, al);

@@ -22,8 +22,9 @@
 
 int creds_hint(const struct reg *r, struct gerr *err)
 {
-	return gerr_hint(err, r->basic ? "the credentials found for %s were refused; check them (podman login %s)"
-				       : "log in first (podman login %s or docker login), or set REGISTRY_AUTH_FILE",
+	return gerr_hint(err,
+			 r->basic ? "the credentials found for %s were refused; check them (podman login %s)"
+				  : "log in first (podman login %s or docker login), or set REGISTRY_AUTH_FILE",
 			 r->ref.registry, r->ref.registry);
 }
 
@@ -47,27 +48,37 @@ static int fetch_token(struct reg *r, CURL *h, const struct auth_challenge *ch, 
 	if (!tls && r->basic && !named) {
 		char qrealm[QUOTED_NAME_MAX];
 		quote_name(qrealm, sizeof qrealm, ch->realm);
-		return gerr_set(err, 0, "image %s: the token service %s is plain HTTP and %s was not named insecure: the "
-				"credentials are not sent to it", r->name, qrealm, qauth);
+		return gerr_set(err, 0,
+				"image %s: the token service %s is plain HTTP and %s was not named insecure: the "
+				"credentials are not sent to it",
+				r->name, qrealm, qauth);
 	}
 	if (!tls && !r->insecure && !named)
-		return gerr_set(err, 0, "image %s: the registry's token service is plain HTTP (use --tls-verify=false "
-				"if that is meant)", r->name);
+		return gerr_set(err, 0,
+				"image %s: the registry's token service is plain HTTP (use --tls-verify=false "
+				"if that is meant)",
+				r->name);
 	char *svc = cu.easy_escape(h, ch->service, 0);
 	_cleanup_free_ char *scope_txt =
 		ch->scope[0] ? xstrdup(ch->scope) : xasprintf("repository:%s:pull", r->ref.repo);
 	char *scope = cu.easy_escape(h, scope_txt, 0);
 	_cleanup_free_ char *url = xasprintf("%s%sservice=%s&scope=%s", ch->realm, strchr(ch->realm, '?') ? "&" : "?",
-					    svc ? svc : "", scope ? scope : "");
+					     svc ? svc : "", scope ? scope : "");
 	cu.free(svc);
 	cu.free(scope);
 	_cleanup_free_ char *basic = r->basic ? xasprintf("Authorization: Basic %s", r->basic) : NULL;
 	struct sbuf body = {0};
 	struct resp rs = {0};
-	struct sink s = {.h = h, .resp = &rs, .mem = &body, .max = TOKEN_MAX, .fd = -1, .token = 1,
+	struct sink s = {.h = h,
+			 .resp = &rs,
+			 .mem = &body,
+			 .max = TOKEN_MAX,
+			 .fd = -1,
+			 .token = 1,
 			 .deadline = mono_now() + r->answer_s,
 			 /* Credentials: a certificate not verified is as good as plain HTTP. */
-			 .insecure_tls = named || (!r->basic && r->insecure), .strict_redirects = tls && r->basic && !named};
+			 .insecure_tls = named || (!r->basic && r->insecure),
+			 .strict_redirects = tls && r->basic && !named};
 	CURLcode code;
 	int attempt = 0;
 	while ((code = perform(r, &s, url, "Accept: application/json", basic)) != CURLE_OK || rs.status != 200) {
@@ -80,7 +91,8 @@ static int fetch_token(struct reg *r, CURL *h, const struct auth_challenge *ch, 
 	if (s.limit) {
 		limit_error(r, &s, "token request", who, attempt > 0, err);
 	} else if (code != CURLE_OK) {
-		gerr_set(err, 0, "image %s: %s: %s", r->name, who, s.too_big ? "answer too large" : cu.easy_strerror(code));
+		gerr_set(err, 0, "image %s: %s: %s", r->name, who,
+			 s.too_big ? "answer too large" : cu.easy_strerror(code));
 		if (!named)
 			tls_hint(code, qauth, 1, err);
 	} else if (rs.status == 401 || rs.status == 403) {
@@ -131,12 +143,14 @@ int authenticate(struct reg *r, CURL *h, const struct resp *rs, unsigned gen_see
 		r->auth = xasprintf("Authorization: Basic %s", r->basic);
 		r->auth_gen++;
 	} else if (!strcasecmp(ch.scheme, "Basic")) {
-		rc = gerr_set(err, 0, "image %s: %s asks for credentials and none were found", r->name, r->ref.registry);
+		rc = gerr_set(err, 0, "image %s: %s asks for credentials and none were found", r->name,
+			      r->ref.registry);
 		creds_hint(r, err);
 	} else {
 		char q[64];
 		quote_name(q, sizeof q, ch.scheme);
-		rc = gerr_set(err, 0, "image %s: the registry asks for authentication of a kind gpurun does not speak (%s)",
+		rc = gerr_set(err, 0,
+			      "image %s: the registry asks for authentication of a kind gpurun does not speak (%s)",
 			      r->name, q);
 	}
 out:

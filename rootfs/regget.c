@@ -27,8 +27,7 @@ static void registry_error(const struct resp *rs, char *out, size_t cap)
 /* GET path of the registry's API, with retries, authentication and, for a
  * file sink, resumption.  what names the object in messages.  On success
  * the status is 200 or 206. */
-int reg_get(struct reg *r, struct sink *s, const char *path, const char *accept, const char *what,
-	    struct gerr *err)
+int reg_get(struct reg *r, struct sink *s, const char *path, const char *accept, const char *what, struct gerr *err)
 {
 	int attempt = 0, auth_tries = 0;
 	for (;;) {
@@ -117,11 +116,15 @@ void doc_free(struct doc *d)
 
 /* A manifest (reference: a tag or a digest) or a config blob, whole, at most
  * IMAGE_JSON_MAX bytes, verified against want_hex when given. */
-int fetch_doc(struct reg *r, CURL *h, const char *path, const char *accept, const char *what,
-	      const char *want_hex, struct doc *d, struct gerr *err)
+int fetch_doc(struct reg *r, CURL *h, const char *path, const char *accept, const char *what, const char *want_hex,
+	      struct doc *d, struct gerr *err)
 {
 	struct resp rs = {0};
-	struct sink s = {.h = h, .resp = &rs, .mem = &d->body, .max = IMAGE_JSON_MAX, .fd = -1,
+	struct sink s = {.h = h,
+			 .resp = &rs,
+			 .mem = &d->body,
+			 .max = IMAGE_JSON_MAX,
+			 .fd = -1,
 			 .deadline = mono_now() + r->answer_s};
 	if (reg_get(r, &s, path, accept, what, err) < 0)
 		return -1;

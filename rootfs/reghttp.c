@@ -31,16 +31,17 @@ int curl_load(struct gerr *err)
 		const char *name;
 	} syms[] = {
 #define SYM(f) {offsetof(__typeof__(cu), f), "curl_" #f}
-		SYM(global_init), SYM(easy_init), SYM(easy_setopt), SYM(easy_perform), SYM(easy_getinfo),
-		SYM(easy_cleanup), SYM(easy_reset), SYM(easy_strerror), SYM(slist_append), SYM(slist_free_all),
-		SYM(easy_escape), SYM(free),
+		SYM(global_init),  SYM(easy_init),      SYM(easy_setopt), SYM(easy_perform),
+		SYM(easy_getinfo), SYM(easy_cleanup),   SYM(easy_reset),  SYM(easy_strerror),
+		SYM(slist_append), SYM(slist_free_all), SYM(easy_escape), SYM(free),
 #undef SYM
 	};
 	if (cu.loaded)
 		return 0;
 	void *h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
 	if (!h)
-		return gerr_set(err, 0, "registry: cannot load libcurl.so.4 (install Debian's libcurl4): %s", dlerror());
+		return gerr_set(err, 0, "registry: cannot load libcurl.so.4 (install Debian's libcurl4): %s",
+				dlerror());
 	for (size_t i = 0; i < COUNT_OF(syms); i++) {
 		void *f = dlsym(h, syms[i].name);
 		if (!f)
@@ -235,10 +236,8 @@ int transient(CURLcode code, long status)
 	case CURLE_PARTIAL_FILE:
 	case CURLE_GOT_NOTHING:
 	case CURLE_HTTP2:
-	case CURLE_HTTP2_STREAM:
-		return 1;
-	default:
-		return 0;
+	case CURLE_HTTP2_STREAM: return 1;
+	default: return 0;
 	}
 }
 
@@ -249,10 +248,8 @@ int tls_hint(CURLcode code, const char *host, int token, struct gerr *err)
 	case CURLE_SSL_CACERT_BADFILE:
 	case CURLE_SSL_CERTPROBLEM:
 	case CURLE_SSL_ISSUER_ERROR:
-	case CURLE_SSL_CONNECT_ERROR:
-		break;
-	default:
-		return -1;
+	case CURLE_SSL_CONNECT_ERROR: break;
+	default: return -1;
 	}
 	/* A token service is trusted on its own name, never by --tls-verify
 	 * (that names the registry: regauth.c). */
@@ -354,20 +351,21 @@ int limit_error(const struct reg *r, const struct sink *s, const char *what, con
 	const char *again = retried ? " (after retries)" : "";
 	switch (s->limit) {
 	case LIMIT_STALL:
-		return gerr_set(err, 0, "image %s: %s: no data from %s for %d s%s", r->name, what, who, s->stall_s, again);
+		return gerr_set(err, 0, "image %s: %s: no data from %s for %d s%s", r->name, what, who, s->stall_s,
+				again);
 	case LIMIT_BLOB_TIME:
-		return gerr_set(err, 0, "image %s: %s: %s did not send it within %llu s (%d s plus 1 s per %d KiB of its size)",
+		return gerr_set(err, 0,
+				"image %s: %s: %s did not send it within %llu s (%d s plus 1 s per %d KiB of its size)",
 				r->name, what, who, blob_allowance(r, s->expect), r->answer_s, PULL_BLOB_RATE >> 10);
 	case LIMIT_ANSWER_TIME:
 		return gerr_set(err, 0, "image %s: %s: %s did not answer within %d s", r->name, what, who, s->answer_s);
 	case LIMIT_ERRBODY:
-		return gerr_set(err, 0, "image %s: %s: %s sent an error answer (HTTP %ld) of more than %d KiB", r->name, what,
-				who, s->cur_status, PULL_ERRBODY_MAX >> 10);
+		return gerr_set(err, 0, "image %s: %s: %s sent an error answer (HTTP %ld) of more than %d KiB", r->name,
+				what, who, s->cur_status, PULL_ERRBODY_MAX >> 10);
 	case LIMIT_HEADERS:
 		return gerr_set(err, 0, "image %s: %s: %s sent more than %d KiB of headers", r->name, what, who,
 				PULL_HEADERS_MAX >> 10);
-	case LIMIT_NONE:
-		break;
+	case LIMIT_NONE: break;
 	}
 	return gerr_set(err, 0, "image %s: %s: failed", r->name, what);
 }

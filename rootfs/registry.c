@@ -125,7 +125,8 @@ static int pull(struct reg *r, const struct platform *pf, struct cache *c, unsig
 	if (write_at(dirfd, "oci-layout", layout, sizeof layout - 1, r, err) < 0 ||
 	    write_at(dirfd, "index.json", index, strlen(index), r, err) < 0 ||
 	    write_at(blobdir, man.hex, man.body.s ? man.body.s : "", man.body.len, r, err) < 0 ||
-	    (strcmp(cfg.hex, man.hex) && write_at(blobdir, cfg.hex, cfg.body.s ? cfg.body.s : "", cfg.body.len, r, err) < 0))
+	    (strcmp(cfg.hex, man.hex) &&
+	     write_at(blobdir, cfg.hex, cfg.body.s ? cfg.body.s : "", cfg.body.len, r, err) < 0))
 		goto out;
 	/* Only what the cache lacks (by diff_id) is fetched. */
 	size_t i, total = json_array_size(layers);
@@ -142,8 +143,8 @@ static int pull(struct reg *r, const struct platform *pf, struct cache *c, unsig
 		}
 		if (cache_has_layer(c, diff)) {
 			if (r->verbose)
-				fprintf(stderr, "gpurun: %s: layer %zu of %zu (%s) is in the cache already\n", r->name, i + 1,
-					total, dig);
+				fprintf(stderr, "gpurun: %s: layer %zu of %zu (%s) is in the cache already\n", r->name,
+					i + 1, total, dig);
 			continue;
 		}
 		if (dry)
@@ -165,7 +166,10 @@ static int pull(struct reg *r, const struct platform *pf, struct cache *c, unsig
 		}
 		close(fd);
 	}
-	struct pool pool = {.r = r, .blobdir = blobdir, .jobs = jobs, .n = njobs,
+	struct pool pool = {.r = r,
+			    .blobdir = blobdir,
+			    .jobs = jobs,
+			    .n = njobs,
 			    .show = njobs && !(flags & IMAGE_QUIET) && isatty(2)};
 	if (njobs && pool_start(&pool, err) < 0)
 		goto out;
@@ -214,8 +218,8 @@ static int env_seconds(const char *name, int def)
 	return n < 1 ? 1 : n > 3600 ? 3600 : n;
 }
 
-int registry_prepare(const char *refstr, const struct pull_opts *o, struct cache *c, unsigned flags,
-		     struct image *img, struct gerr *err)
+int registry_prepare(const char *refstr, const struct pull_opts *o, struct cache *c, unsigned flags, struct image *img,
+		     struct gerr *err)
 {
 	struct reg r = {.scheme = "https", .retries = PULL_RETRIES, .verbose = o->verbose};
 	struct platform pf;
@@ -229,7 +233,8 @@ int registry_prepare(const char *refstr, const struct pull_opts *o, struct cache
 	if (o->platform) {
 		if (platform_parse(o->platform, &pf) < 0) {
 			ref_free(&r.ref);
-			return gerr_set(err, 0, "--platform '%s': expected OS/ARCH[/VARIANT], e.g. linux/arm64", o->platform);
+			return gerr_set(err, 0, "--platform '%s': expected OS/ARCH[/VARIANT], e.g. linux/arm64",
+					o->platform);
 		}
 	} else {
 		host_platform(&pf);

@@ -24,18 +24,18 @@
 #include <pthread.h>
 #include <time.h>
 
-#define PULL_PARALLEL 3       /* layers fetched at once, as docker does */
-#define PULL_RETRIES 4        /* tries after the first, for transient failures */
-#define TOKEN_MAX (64 << 10)  /* a token service's answer */
-#define ERRBODY_KEEP 4096     /* the part of an error answer kept for its message */
+#define PULL_PARALLEL 3      /* layers fetched at once, as docker does */
+#define PULL_RETRIES 4       /* tries after the first, for transient failures */
+#define TOKEN_MAX (64 << 10) /* a token service's answer */
+#define ERRBODY_KEEP 4096    /* the part of an error answer kept for its message */
 
 /* What one registry can make a pull wait for (README, "Registries"): a
  * server that trickles, stalls or never ends its answer must not hold a pull
  * (or the cache lock other launches wait on) for ever. */
-#define PULL_STALL_S 30                 /* no byte at all for this long (GPURUN_PULL_STALL_TIMEOUT) */
-#define PULL_ERRBODY_MAX (64 << 10)     /* an error answer's body is read for its message only */
-#define PULL_HEADERS_MAX (64 << 10)     /* the headers of one request, redirects and 1xx answers included */
-#define PULL_ANSWER_S 120               /* a manifest, config, token, error answer (GPURUN_PULL_ANSWER_TIMEOUT); a blob's base */
+#define PULL_STALL_S 30             /* no byte at all for this long (GPURUN_PULL_STALL_TIMEOUT) */
+#define PULL_ERRBODY_MAX (64 << 10) /* an error answer's body is read for its message only */
+#define PULL_HEADERS_MAX (64 << 10) /* the headers of one request, redirects and 1xx answers included */
+#define PULL_ANSWER_S 120 /* a manifest, config, token, error answer (GPURUN_PULL_ANSWER_TIMEOUT); a blob's base */
 #define PULL_BLOB_RATE (32 << 10)
 
 /* ---- reghttp.c ------------------------------------------------------------ */
@@ -66,12 +66,12 @@ struct reg {
 	char *host;         /* where the API is served */
 	const char *scheme; /* "https", or "http" for an insecure registry that speaks no TLS */
 	int insecure, scheme_known, verbose, retries;
-	int stall_s;        /* PULL_STALL_S, or GPURUN_PULL_STALL_TIMEOUT */
-	int answer_s;       /* PULL_ANSWER_S, or GPURUN_PULL_ANSWER_TIMEOUT */
+	int stall_s;  /* PULL_STALL_S, or GPURUN_PULL_STALL_TIMEOUT */
+	int answer_s; /* PULL_ANSWER_S, or GPURUN_PULL_ANSWER_TIMEOUT */
 	const char *cafile, *capath;
-	char *basic;        /* base64 "user:password" from an auth file, or NULL */
-	char *auth;         /* the Authorization header in use, or NULL */
-	unsigned auth_gen;  /* bumped when auth changes */
+	char *basic;       /* base64 "user:password" from an auth file, or NULL */
+	char *auth;        /* the Authorization header in use, or NULL */
+	unsigned auth_gen; /* bumped when auth changes */
 	pthread_mutex_t lock;
 };
 
@@ -79,8 +79,8 @@ struct resp {
 	long status;
 	char www_auth[4 * CHALLENGE_VALUE_MAX];
 	char ctype[256];
-	char digest[128];   /* Docker-Content-Digest */
-	long long length;   /* Content-Length, or -1 */
+	char digest[128]; /* Docker-Content-Digest */
+	long long length; /* Content-Length, or -1 */
 	char errbody[ERRBODY_KEEP];
 	size_t errlen;
 };
@@ -103,18 +103,18 @@ struct sink {
 	int checked;                    /* the first body bytes of this request were seen */
 	int restarted;                  /* ... and the range asked for was ignored */
 	int write_errno;
-	unsigned long long *progress;   /* for the display, updated atomically */
-	const int *cancel;              /* atomic: give up now */
-	int stall_s;                    /* seconds without a byte that end a request */
-	int answer_s;                   /* seconds for anything but a blob's data */
-	double deadline;                /* monotonic: the whole fetch, retries included */
-	double req_start, last_byte;    /* monotonic: this request's start, its last byte in */
-	long cur_status;                /* the status line of the answer being read */
-	size_t hdr_bytes, err_bytes;    /* this request's headers, and its error bodies */
-	enum limit limit;               /* the bound that ended this request */
-	int token;                      /* a request to a token service: TLS as insecure_tls says */
-	int insecure_tls;               /* ... certificate not verified */
-	int strict_redirects;           /* ... redirects to https only (credentials go along) */
+	unsigned long long *progress; /* for the display, updated atomically */
+	const int *cancel;            /* atomic: give up now */
+	int stall_s;                  /* seconds without a byte that end a request */
+	int answer_s;                 /* seconds for anything but a blob's data */
+	double deadline;              /* monotonic: the whole fetch, retries included */
+	double req_start, last_byte;  /* monotonic: this request's start, its last byte in */
+	long cur_status;              /* the status line of the answer being read */
+	size_t hdr_bytes, err_bytes;  /* this request's headers, and its error bodies */
+	enum limit limit;             /* the bound that ended this request */
+	int token;                    /* a request to a token service: TLS as insecure_tls says */
+	int insecure_tls;             /* ... certificate not verified */
+	int strict_redirects;         /* ... redirects to https only (credentials go along) */
 };
 
 unsigned long long blob_allowance(const struct reg *r, unsigned long long size);
@@ -138,8 +138,7 @@ int find_credentials(struct reg *r, struct gerr *err);
 
 /* ---- regget.c ------------------------------------------------------------- */
 
-int reg_get(struct reg *r, struct sink *s, const char *path, const char *accept, const char *what,
-	    struct gerr *err);
+int reg_get(struct reg *r, struct sink *s, const char *path, const char *accept, const char *what, struct gerr *err);
 
 struct doc {
 	struct sbuf body;
@@ -148,8 +147,8 @@ struct doc {
 	json_t *j;
 };
 void doc_free(struct doc *d);
-int fetch_doc(struct reg *r, CURL *h, const char *path, const char *accept, const char *what,
-	      const char *want_hex, struct doc *d, struct gerr *err);
+int fetch_doc(struct reg *r, CURL *h, const char *path, const char *accept, const char *what, const char *want_hex,
+	      struct doc *d, struct gerr *err);
 
 /* ---- regresolve.c --------------------------------------------------------- */
 
@@ -165,8 +164,8 @@ int resolve(struct reg *r, CURL *h, const struct platform *pf, struct doc *man, 
 struct job {
 	char hex[DIGEST_HEX_LEN + 1];
 	unsigned long long size;
-	unsigned long long got;   /* atomic: bytes in the file */
-	int done;                 /* atomic: 1 fetched and verified, -1 failed */
+	unsigned long long got; /* atomic: bytes in the file */
+	int done;               /* atomic: 1 fetched and verified, -1 failed */
 	struct timespec start;
 	struct pool *pool;
 };
@@ -175,12 +174,12 @@ struct pool {
 	struct reg *r;
 	int blobdir;
 	struct job *jobs;
-	size_t n, next;           /* next: atomic */
-	int failed;               /* atomic: a layer failed (err says how) */
-	int cancel;               /* atomic: the unpack failed, stop fetching */
-	int finished;             /* atomic: for the display thread */
+	size_t n, next; /* next: atomic */
+	int failed;     /* atomic: a layer failed (err says how) */
+	int cancel;     /* atomic: the unpack failed, stop fetching */
+	int finished;   /* atomic: for the display thread */
 	pthread_mutex_t lock;
-	struct gerr err;          /* the first failure */
+	struct gerr err; /* the first failure */
 	pthread_t th[PULL_PARALLEL], display;
 	size_t nth;
 	int show;

@@ -23,8 +23,14 @@ static int fetch_blob(struct pool *p, CURL *h, struct job *j, struct gerr *err)
 	if (fd < 0)
 		return gerr_set(err, errno, "image %s: blob sha256:%s: open", r->name, j->hex);
 	struct resp rs = {0};
-	struct sink s = {.h = h, .resp = &rs, .fd = fd, .hash = digest_new(), .expect = j->size, .progress = &j->got,
-			 .cancel = &p->cancel, .deadline = mono_now() + (double)blob_allowance(r, j->size)};
+	struct sink s = {.h = h,
+			 .resp = &rs,
+			 .fd = fd,
+			 .hash = digest_new(),
+			 .expect = j->size,
+			 .progress = &j->got,
+			 .cancel = &p->cancel,
+			 .deadline = mono_now() + (double)blob_allowance(r, j->size)};
 	char what[DIGEST_HEX_LEN + 16];
 	snprintf(what, sizeof what, "blob sha256:%s", j->hex);
 	_cleanup_free_ char *path = xasprintf("/v2/%s/blobs/sha256:%s", r->ref.repo, j->hex);
@@ -113,7 +119,8 @@ int blob_attach(void *ctx, const char *member, struct fd_source *in)
 		       !__atomic_load_n(&p->failed, __ATOMIC_ACQUIRE))
 			nap_ms(1);
 		return __atomic_load_n(&j->done, __ATOMIC_ACQUIRE) < 0 || __atomic_load_n(&p->failed, __ATOMIC_ACQUIRE)
-			       ? -1 : 0;
+			       ? -1
+			       : 0;
 	}
 	return 0; /* not fetched now: complete already */
 }
@@ -132,7 +139,10 @@ static void draw(const struct pool *p, int redraw)
 		all += got;
 		total += j->size;
 		progress_print(1, "  sha256:%.12s  %7.1f / %.1f MB  %6.1f MB/s%s", j->hex, (double)got / 1e6,
-			       (double)j->size / 1e6, mb_per_s(got, secs), done > 0 ? "  done" : done < 0 ? "  failed" : "");
+			       (double)j->size / 1e6, mb_per_s(got, secs),
+			       done > 0   ? "  done"
+			       : done < 0 ? "  failed"
+					  : "");
 	}
 	progress_print(1, "gpurun: pulling %s: %.1f of %.1f MB, %.1f MB/s", p->r->name, (double)all / 1e6,
 		       (double)total / 1e6, mb_per_s(all, seconds_since(&p->start)));

@@ -15,7 +15,8 @@
 /* The manifest that ref names, for the platform: *man gets it. */
 int resolve(struct reg *r, CURL *h, const struct platform *pf, struct doc *man, struct gerr *err)
 {
-	_cleanup_free_ char *path = xasprintf("/v2/%s/manifests/%s", r->ref.repo, r->ref.digest ? r->ref.digest : r->ref.tag);
+	_cleanup_free_ char *path =
+		xasprintf("/v2/%s/manifests/%s", r->ref.repo, r->ref.digest ? r->ref.digest : r->ref.tag);
 	if (fetch_doc(r, h, path, MANIFEST_ACCEPT, "manifest", r->ref.digest ? digest_parse(r->ref.digest) : NULL, man,
 		      err) < 0)
 		return -1;
@@ -38,8 +39,10 @@ int resolve(struct reg *r, CURL *h, const struct platform *pf, struct doc *man, 
 		char q[128];
 		quote_name(q, sizeof q, man->mt[0] ? man->mt : "none");
 		if (strstr(man->mt, "manifest.v1"))
-			return gerr_set(err, 0, "image %s: a Docker schema 1 manifest (no longer supported by registries "
-					"or by gpurun)", r->name);
+			return gerr_set(err, 0,
+					"image %s: a Docker schema 1 manifest (no longer supported by registries "
+					"or by gpurun)",
+					r->name);
 		return gerr_set(err, 0, "image %s: manifest of an unsupported media type (%s)", r->name, q);
 	}
 	return 0;

@@ -35,13 +35,13 @@
 #define OVERLAY_OPAQUE_XATTR "user.overlay.opaque"
 
 struct unpack_stats {
-	size_t entries;         /* entries written */
-	size_t devices_skipped; /* char/block device, fifo and socket entries not created
+	size_t entries;           /* entries written */
+	size_t devices_skipped;   /* char/block device, fifo and socket entries not created
 				 * (outside dev/: worth a warning) */
-	size_t dev_skipped;     /* entries below dev/ not created: the container gets
+	size_t dev_skipped;       /* entries below dev/ not created: the container gets
 				 * gpurun's own /dev, so these are expected */
 	unsigned long long bytes; /* file data written */
-	size_t whiteouts;       /* UNPACK_LAYER: whiteouts and opaque markers made */
+	size_t whiteouts;         /* UNPACK_LAYER: whiteouts and opaque markers made */
 };
 
 /* Unpack the tar archive read from in_fd (plain, gzip, xz, zstd or bzip2,
@@ -59,16 +59,15 @@ struct unpack_stats {
  * Changes the process's cwd (libarchive works relative to it) and, for a
  * compressed archive, runs a decompressor thread for the duration of the
  * call.  On error the partial tree is left for the caller to discard. */
-int rootfs_unpack(int in_fd, const char *name, int dirfd, unsigned flags,
-		  struct unpack_stats *st, struct gerr *err);
+int rootfs_unpack(int in_fd, const char *name, int dirfd, unsigned flags, struct unpack_stats *st, struct gerr *err);
 /* The same in two steps, so that a launch decompresses while it does the
  * rest of its setup: _start begins reading and decompressing in_fd (in a
  * thread), _finish makes the entries in dirfd and frees the job.  A job
  * that will not be finished is given to _abandon. */
 struct unpack_job;
 struct unpack_job *rootfs_unpack_start(int in_fd, const char *name, struct gerr *err);
-int rootfs_unpack_finish(struct unpack_job *job, const char *name, int dirfd, unsigned flags,
-			 struct unpack_stats *st, struct gerr *err);
+int rootfs_unpack_finish(struct unpack_job *job, const char *name, int dirfd, unsigned flags, struct unpack_stats *st,
+			 struct gerr *err);
 void rootfs_unpack_abandon(struct unpack_job *job);
 
 /* The cap on what one image unpacks to: the data of its regular files, all
@@ -84,8 +83,8 @@ int rootfs_max_image_size_from(const char *opt, struct gerr *err);
 unsigned long long rootfs_max_image_size(void);
 
 /* rootfs_probe() results */
-#define PROBE_FLAT 0   /* a root file system archive */
-#define PROBE_IMAGE 1  /* an image archive: docker save, or an OCI layout */
+#define PROBE_FLAT 0  /* a root file system archive */
+#define PROBE_IMAGE 1 /* an image archive: docker save, or an OCI layout */
 
 /* Cheap check before any namespace work: is fd an archive gpurun accepts?
  * Returns PROBE_FLAT or PROBE_IMAGE, or -1 with err ("image <name>: empty file", "image <name>: not
@@ -105,8 +104,7 @@ int rootfs_check_entry_path(const char *path, struct gerr *err);
  * 0.  *home gets the user's home directory (malloc'ed) or NULL when the user
  * has no passwd entry.  Errors: "user 'abc': no such user in the image's
  * /etc/passwd", "group 'x': no such group in the image's /etc/group". */
-int rootfs_lookup_user(int rootfd, const char *spec, uid_t *uid, gid_t *gid, char **home,
-		       struct gerr *err);
+int rootfs_lookup_user(int rootfd, const char *spec, uid_t *uid, gid_t *gid, char **home, struct gerr *err);
 
 /* ---- images and the cache (image.c, cache*.c, registry.c) ---------------- */
 
@@ -120,21 +118,21 @@ struct image_config {
 };
 
 struct image {
-	char *source;            /* the image as given, without @NAME:TAG */
-	char *ref;               /* the NAME:TAG picked, or NULL */
-	struct strv layers;      /* host paths of the unpacked layers, lowest first */
-	struct strv layer_ids;   /* "sha256:<hex>" of each layer (diff_id, or the archive's digest) */
+	char *source;          /* the image as given, without @NAME:TAG */
+	char *ref;             /* the NAME:TAG picked, or NULL */
+	struct strv layers;    /* host paths of the unpacked layers, lowest first */
+	struct strv layer_ids; /* "sha256:<hex>" of each layer (diff_id, or the archive's digest) */
 	struct image_config config;
 	unsigned long long bytes; /* unpacked size */
-	int hit;                 /* found in the cache: nothing was read or unpacked */
-	int missing;             /* dry run: layers not in the cache yet */
+	int hit;                  /* found in the cache: nothing was read or unpacked */
+	int missing;              /* dry run: layers not in the cache yet */
 };
 void image_free(struct image *img);
 
 struct cache {
 	char *root;
-	int fd;     /* the root directory */
-	int lockfd; /* ROOT/lock, held shared while gpurun runs */
+	int fd;         /* the root directory */
+	int lockfd;     /* ROOT/lock, held shared while gpurun runs */
 	int keep_owner; /* unpack with the entries' owners (root outside a user namespace) */
 };
 
@@ -153,7 +151,7 @@ void cache_close(struct cache *c);
  * then may be missing: img->missing).  Errors name the image and the part of
  * it that is wrong. */
 #define IMAGE_DRY_RUN 0x1
-#define IMAGE_QUIET 0x2 /* no progress line */
+#define IMAGE_QUIET 0x2     /* no progress line */
 #define IMAGE_NO_SOURCE 0x4 /* no fast-path record for path (a registry pull's scratch layout) */
 int image_prepare(const char *path, const char *name, const char *selector, struct cache *c, unsigned flags,
 		  struct image *img, struct gerr *err);
@@ -173,8 +171,8 @@ struct pull_opts {
  * when the reference was pulled before (unless o->always), else fetched.
  * flags as for image_prepare (IMAGE_DRY_RUN fetches only the manifest and
  * the config, and writes nothing to the cache). */
-int registry_prepare(const char *ref, const struct pull_opts *o, struct cache *c, unsigned flags,
-		     struct image *img, struct gerr *err);
+int registry_prepare(const char *ref, const struct pull_opts *o, struct cache *c, unsigned flags, struct image *img,
+		     struct gerr *err);
 
 /* IMAGE as the command line gives it (rootfs/open.c). */
 struct image_open_opts {

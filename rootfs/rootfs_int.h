@@ -61,8 +61,8 @@ struct fd_source;
 struct image_budget;
 struct unpack_limits {
 	size_t max_entries;
-	size_t max_path;               /* bytes, entry names and hard-link targets */
-	unsigned long long max_bytes;  /* file data written, and the decompressed stream */
+	size_t max_path;              /* bytes, entry names and hard-link targets */
+	unsigned long long max_bytes; /* file data written, and the decompressed stream */
 	/* Optional: the image this archive is one layer of, whose file data,
 	 * all layers together, the budget bounds (rootfs_max_image_size()). */
 	const struct image_budget *image;
@@ -81,11 +81,10 @@ int image_cap_error(struct gerr *err, unsigned long long max);
  * (named where) has need bytes free, else -1 with "WHO: needs at least N
  * (WHAT), but the file system of WHERE has M free" (errnum set when
  * fstatvfs itself failed). */
-int room_check(int fd, unsigned long long need, const char *who, const char *what, const char *where,
-	       struct gerr *err);
+int room_check(int fd, unsigned long long need, const char *who, const char *what, const char *where, struct gerr *err);
 
-int rootfs_unpack_limited(int in_fd, const char *name, int dirfd, unsigned flags,
-			  const struct unpack_limits *lim, struct unpack_stats *st, struct gerr *err);
+int rootfs_unpack_limited(int in_fd, const char *name, int dirfd, unsigned flags, const struct unpack_limits *lim,
+			  struct unpack_stats *st, struct gerr *err);
 /* What a layer's import adds to an unpack (unpack_source's hooks, NULL for
  * none).  lowers: with UNPACK_LAYER, the layers below the one being
  * unpacked, topmost first, so that a whiteout whose path runs through a
@@ -103,9 +102,9 @@ struct unpack_hooks {
 /* The general form: the input is in (a whole file from its current offset,
  * or a range of one; in->hash, when set, is fed every byte of it, to its
  * end), tar_hash (optional) the decompressed tar stream. */
-int unpack_source(const struct fd_source *in, struct digest_ctx *tar_hash, const char *name, int dirfd,
-		  unsigned flags, const struct unpack_limits *lim, const struct unpack_hooks *hooks,
-		  struct unpack_stats *st, struct gerr *err);
+int unpack_source(const struct fd_source *in, struct digest_ctx *tar_hash, const char *name, int dirfd, unsigned flags,
+		  const struct unpack_limits *lim, const struct unpack_hooks *hooks, struct unpack_stats *st,
+		  struct gerr *err);
 extern const struct unpack_limits unpack_default_limits;
 
 /* A reader for gpurun's only accepted input.  With tar, the tar format (ustar,
@@ -129,8 +128,8 @@ struct fd_source {
 	struct handoff *from;
 	struct frame_check *check;
 	const void *data; /* what the last read delivered (buf, or a block of from) */
-	size_t block;   /* bytes per read() */
-	int ranged;     /* read only [start, start + len) of fd, with pread() */
+	size_t block;     /* bytes per read() */
+	int ranged;       /* read only [start, start + len) of fd, with pread() */
 	unsigned long long start, len;
 	struct digest_ctx *hash, *hash2; /* optional: every byte read is hashed */
 	void *buf;
@@ -150,8 +149,8 @@ struct fd_source {
 	int (*more)(void *ctx, unsigned long long have);
 	void *more_ctx;
 	unsigned long long total; /* bytes read */
-	int eof;        /* read() returned 0 */
-	int read_errno; /* read() failed */
+	int eof;                  /* read() returned 0 */
+	int read_errno;           /* read() failed */
 };
 /* Attach src to a and open it (the format is chosen here).  Returns
  * libarchive's status; src->buf is freed by source_free() in any case. */
@@ -207,7 +206,7 @@ struct handoff {
 	unsigned char *blocks; /* HANDOFF_SLOTS of them, in the mapping map */
 	size_t len[HANDOFF_SLOTS];
 	unsigned long long mark[HANDOFF_SLOTS]; /* the writer's word on a block's end */
-	unsigned short queue[HANDOFF_SLOTS]; /* filled blocks, oldest at qtail */
+	unsigned short queue[HANDOFF_SLOTS];    /* filled blocks, oldest at qtail */
 	unsigned long long qhead, qtail;
 	unsigned short spare[HANDOFF_SLOTS]; /* free blocks, the last freed on top */
 	unsigned nspare;
@@ -250,12 +249,12 @@ void handoff_close_writer(struct handoff *h);
 #define FRAME_SUM (1ULL << 33)
 struct frame_check {
 	int on;
-	int bad;       /* a frame's data did not match its checksum */
-	void *xxh;     /* zstd: XXH64_state_t of the current frame */
+	int bad;   /* a frame's data did not match its checksum */
+	void *xxh; /* zstd: XXH64_state_t of the current frame */
 	/* gzip (when xxh is NULL): ISA-L's CRC-32 and the current member's */
 	uint32_t (*crc32)(uint32_t crc, const unsigned char *buf, uint64_t len);
 	uint32_t crc;
-	char msg[96];  /* what a mismatch is called (the decoder's words) */
+	char msg[96]; /* what a mismatch is called (the decoder's words) */
 };
 
 /* The decompressor thread: reads in_fd through the compression filters and
@@ -263,19 +262,19 @@ struct frame_check {
  * run on two cores, like `tar -xzf` with its gzip child. */
 struct stream {
 	struct fd_source src;
-	struct digest_ctx *out_hash;   /* optional: the decompressed bytes are hashed */
-	struct handoff q;              /* to the extracting thread */
-	unsigned char *fill;           /* the block being filled (the thread's) */
+	struct digest_ctx *out_hash; /* optional: the decompressed bytes are hashed */
+	struct handoff q;            /* to the extracting thread */
+	unsigned char *fill;         /* the block being filled (the thread's) */
 	size_t fill_len;
 	unsigned long long max_bytes;
-	unsigned long long out_bytes;  /* decompressed bytes delivered */
-	int failed;                    /* the input could not be read or decompressed */
-	int truncated;                 /* ... because it ends too early */
-	int too_big;                   /* ... or because it exceeds max_bytes */
-	char msg[512];                 /* libarchive's reason, when failed */
-	void *dec;                     /* the gzip decoder's state */
-	struct ZSTD_DCtx_s *zdec;      /* the zstd decoder's */
-	struct frame_check check;      /* set by the thread, used by the reader */
+	unsigned long long out_bytes; /* decompressed bytes delivered */
+	int failed;                   /* the input could not be read or decompressed */
+	int truncated;                /* ... because it ends too early */
+	int too_big;                  /* ... or because it exceeds max_bytes */
+	char msg[512];                /* libarchive's reason, when failed */
+	void *dec;                    /* the gzip decoder's state */
+	struct ZSTD_DCtx_s *zdec;     /* the zstd decoder's */
+	struct frame_check check;     /* set by the thread, used by the reader */
 	pthread_t thread;
 };
 

@@ -60,7 +60,10 @@ static const char *compression_pread(int fd, off_t at, unsigned long long max)
 		const char *magic, *name;
 	} comp[] = {
 		{2, "\x1f\x8b", "gzip"},
-		{6, "\xfd" "7zXZ\0", "xz"},
+		{6,
+		 "\xfd"
+		 "7zXZ\0",
+		 "xz"},
 		{4, "\x28\xb5\x2f\xfd", "zstd"},
 		{3, "BZh", "bzip2"},
 	};

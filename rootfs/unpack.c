@@ -85,8 +85,10 @@ int image_cap_error(struct gerr *err, unsigned long long max)
 {
 	char cap[64];
 	size_words(cap, sizeof cap, max);
-	return gerr_set(err, 0, "the image unpacks to more than %s, the cap on an image's size "
-			"(--max-image-size or GPURUN_MAX_IMAGE_SIZE)", cap);
+	return gerr_set(err, 0,
+			"the image unpacks to more than %s, the cap on an image's size "
+			"(--max-image-size or GPURUN_MAX_IMAGE_SIZE)",
+			cap);
 }
 
 /* What is made: modes exactly (a 1777 /tmp stays 1777) and mtimes.  Never
@@ -102,10 +104,10 @@ struct unpacker {
 	struct gerr *err;
 	struct archive *in;
 	struct placer out;
-	struct fd_source src; /* the image, or the blocks from the decompressor thread */
-	size_t seen;          /* entries read, written or not */
-	la_int64_t entry_end; /* tar stream offset after the last entry */
-	int read_failed;      /* err comes from reading: the decompressor may know better */
+	struct fd_source src;             /* the image, or the blocks from the decompressor thread */
+	size_t seen;                      /* entries read, written or not */
+	la_int64_t entry_end;             /* tar stream offset after the last entry */
+	int read_failed;                  /* err comes from reading: the decompressor may know better */
 	const struct unpack_hooks *hooks; /* never NULL */
 };
 
@@ -127,8 +129,7 @@ static const char *path_problem(const char *path, size_t max_path)
 	return NULL;
 }
 
-static int path_error(struct gerr *err, const char *entry, const char *target, const char *problem,
-		      size_t max_path)
+static int path_error(struct gerr *err, const char *entry, const char *target, const char *problem, size_t max_path)
 {
 	char qe[QUOTED_NAME_MAX], qt[QUOTED_NAME_MAX], why[64];
 	quote_name(qe, sizeof qe, entry);
@@ -243,7 +244,8 @@ static int through_lower_symlink(const struct unpacker *u, const char *path)
 		const char *prefix = copy + strspn(copy, "/");
 		for (size_t i = 0; *prefix && strcmp(prefix, ".") && i < lw->n; i++) {
 			struct open_how how = {.flags = O_PATH | O_CLOEXEC,
-					       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+					       .resolve =
+						       RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
 			int fd = (int)syscall(SYS_openat2, lw->fds[i], prefix, &how, sizeof how);
 			if (fd < 0 && errno == ENOENT)
 				continue;
@@ -345,8 +347,7 @@ static int unpack_entry(struct unpacker *u, struct archive_entry *e)
 		return 0;
 	case AE_IFREG:
 	case AE_IFDIR:
-	case AE_IFLNK:
-		break;
+	case AE_IFLNK: break;
 	default: {
 		char qe[QUOTED_NAME_MAX];
 		quote_name(qe, sizeof qe, path);
@@ -438,8 +439,8 @@ struct unpack_job {
 	int in_fd;                 /* ... read from this file */
 };
 
-static int job_start(struct unpack_job *j, const struct fd_source *in, struct digest_ctx *tar_hash,
-		     const char *name, const struct unpack_limits *lim, struct gerr *err)
+static int job_start(struct unpack_job *j, const struct fd_source *in, struct digest_ctx *tar_hash, const char *name,
+		     const struct unpack_limits *lim, struct gerr *err)
 {
 	memset(j, 0, sizeof *j);
 	j->tar_src = *in;
@@ -517,9 +518,9 @@ static int job_finish(struct unpack_job *j, const char *name, int dirfd, unsigne
 	return 0;
 }
 
-int unpack_source(const struct fd_source *in, struct digest_ctx *tar_hash, const char *name, int dirfd,
-		  unsigned flags, const struct unpack_limits *lim, const struct unpack_hooks *hooks,
-		  struct unpack_stats *st, struct gerr *err)
+int unpack_source(const struct fd_source *in, struct digest_ctx *tar_hash, const char *name, int dirfd, unsigned flags,
+		  const struct unpack_limits *lim, const struct unpack_hooks *hooks, struct unpack_stats *st,
+		  struct gerr *err)
 {
 	struct unpack_job j;
 	if (job_start(&j, in, tar_hash, name, lim, err) < 0)
@@ -527,15 +528,14 @@ int unpack_source(const struct fd_source *in, struct digest_ctx *tar_hash, const
 	return job_finish(&j, name, dirfd, flags, hooks, st, err);
 }
 
-int rootfs_unpack_limited(int in_fd, const char *name, int dirfd, unsigned flags,
-			  const struct unpack_limits *lim, struct unpack_stats *st, struct gerr *err)
+int rootfs_unpack_limited(int in_fd, const char *name, int dirfd, unsigned flags, const struct unpack_limits *lim,
+			  struct unpack_stats *st, struct gerr *err)
 {
 	struct fd_source in = {.fd = in_fd};
 	return unpack_source(&in, NULL, name, dirfd, flags, lim, NULL, st, err);
 }
 
-int room_check(int fd, unsigned long long need, const char *who, const char *what, const char *where,
-	       struct gerr *err)
+int room_check(int fd, unsigned long long need, const char *who, const char *what, const char *where, struct gerr *err)
 {
 	struct statvfs vs;
 	if (fstatvfs(fd, &vs) < 0)
@@ -589,8 +589,8 @@ struct unpack_job *rootfs_unpack_start(int in_fd, const char *name, struct gerr 
 	return j;
 }
 
-int rootfs_unpack_finish(struct unpack_job *j, const char *name, int dirfd, unsigned flags,
-			 struct unpack_stats *st, struct gerr *err)
+int rootfs_unpack_finish(struct unpack_job *j, const char *name, int dirfd, unsigned flags, struct unpack_stats *st,
+			 struct gerr *err)
 {
 	if (check_room(j->in_fd, name, dirfd, err) < 0) {
 		memset(st, 0, sizeof *st);
@@ -613,8 +613,7 @@ void rootfs_unpack_abandon(struct unpack_job *j)
 	free(j);
 }
 
-int rootfs_unpack(int in_fd, const char *name, int dirfd, unsigned flags, struct unpack_stats *st,
-		  struct gerr *err)
+int rootfs_unpack(int in_fd, const char *name, int dirfd, unsigned flags, struct unpack_stats *st, struct gerr *err)
 {
 	struct unpack_job j;
 	struct fd_source in = {.fd = in_fd};

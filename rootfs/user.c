@@ -62,8 +62,8 @@ static size_t split_fields(const char *line, size_t len, struct field *f, size_t
  * the id fields (id_field and the one after it, when checked), or a name
  * longer than NAME_MAX_LEN are skipped, as are comments.  Returns 1 with
  * f filled, 0, or -1 for a key that no line could ever match. */
-static int find_line(const char *text, size_t len, const char *key, size_t id_field, size_t n_ids,
-		     size_t min_fields, struct field *f)
+static int find_line(const char *text, size_t len, const char *key, size_t id_field, size_t n_ids, size_t min_fields,
+		     struct field *f)
 {
 	unsigned long want = 0, v;
 	size_t klen = strlen(key);
@@ -175,8 +175,7 @@ static int lookup_group(int rootfd, const char *group, gid_t *gid, struct gerr *
 	return 0;
 }
 
-int rootfs_lookup_user(int rootfd, const char *spec, uid_t *uid, gid_t *gid, char **home,
-		       struct gerr *err)
+int rootfs_lookup_user(int rootfd, const char *spec, uid_t *uid, gid_t *gid, char **home, struct gerr *err)
 {
 	const char *colon = strchr(spec, ':');
 	_cleanup_free_ char *user = colon ? xstrndup(spec, (size_t)(colon - spec)) : xstrdup(spec);

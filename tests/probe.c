@@ -522,8 +522,8 @@ static int cmd_stat(const char *path)
 	case S_IFSOCK: type = "sock"; break;
 	default: type = "unknown";
 	}
-	printf("type=%s mode=%04o rdev=%u:%u uid=%u gid=%u\n", type, st.st_mode & 07777,
-	       major(st.st_rdev), minor(st.st_rdev), st.st_uid, st.st_gid);
+	printf("type=%s mode=%04o rdev=%u:%u uid=%u gid=%u\n", type, st.st_mode & 07777, major(st.st_rdev),
+	       minor(st.st_rdev), st.st_uid, st.st_gid);
 	return 0;
 }
 
@@ -544,8 +544,7 @@ static int cmd_mountinfo_has(const char *path)
 		    sscanf(dash + 3, "%255s %1023s %1023s", fstype, src, super) != 3)
 			continue;
 		if (strcmp(mnt, path) == 0) /* the last one listed is on top */
-			snprintf(found, sizeof found, "%s opts=%s fstype=%s super=%s", mnt, opts, fstype,
-				 super);
+			snprintf(found, sizeof found, "%s opts=%s fstype=%s super=%s", mnt, opts, fstype, super);
 	}
 	fclose(f);
 	if (!found[0]) {
@@ -599,8 +598,7 @@ static int cmd_ns(const char *name)
  * namespace.  Inside gpurun that is the container's; outside, run them only
  * under `unshare -m --propagation private` (tests/escape.bats does). */
 
-static void verdict(int risk, const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+static void verdict(int risk, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void verdict(int risk, const char *name, const char *fmt, ...)
 {
 	va_list ap;
@@ -1082,8 +1080,8 @@ static void esc_setuid(const char *path)
 	}
 	unsigned long long mine = cap_mask("CapEff");
 	if (euid != geteuid() || (eff & ~mine))
-		verdict(1, "setuid", "%s ran with euid %u, CapEff %llx (we have %u, %llx)", path, euid, eff,
-			geteuid(), mine);
+		verdict(1, "setuid", "%s ran with euid %u, CapEff %llx (we have %u, %llx)", path, euid, eff, geteuid(),
+			mine);
 	else
 		verdict(0, "setuid", "%s ran with euid %u and no new capabilities", path, euid);
 }
@@ -1196,8 +1194,8 @@ static int run_escape(const char *name)
 		esc_userns_mount(name, name[7] == 'c');
 	} else if ((rc = escape_syscall(name)) != -2) {
 		int e = errno;
-		if (rc >= 0 && (!strcmp(name, "userfaultfd") || !strcmp(name, "io_uring") ||
-				!strcmp(name, "open_by_handle_at")))
+		if (rc >= 0 &&
+		    (!strcmp(name, "userfaultfd") || !strcmp(name, "io_uring") || !strcmp(name, "open_by_handle_at")))
 			close((int)rc);
 		call_verdict(name, rc, e);
 	} else if (!strcmp(name, "ptrace-init")) {

@@ -299,20 +299,13 @@ EXPORT nvmlReturn_t nvmlShutdown(void)
 EXPORT const char *nvmlErrorString(nvmlReturn_t r)
 {
 	switch (r) {
-	case NVML_SUCCESS:
-		return "Success";
-	case NVML_ERROR_UNINITIALIZED:
-		return "Uninitialized";
-	case NVML_ERROR_INVALID_ARGUMENT:
-		return "Invalid Argument";
-	case NVML_ERROR_NOT_SUPPORTED:
-		return "Not Supported";
-	case NVML_ERROR_NOT_FOUND:
-		return "Not Found";
-	case NVML_ERROR_INSUFFICIENT_SIZE:
-		return "Insufficient Size";
-	case NVML_ERROR_DRIVER_NOT_LOADED:
-		return "Driver Not Loaded";
+	case NVML_SUCCESS: return "Success";
+	case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
+	case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
+	case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
+	case NVML_ERROR_NOT_FOUND: return "Not Found";
+	case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
+	case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
 	}
 	return "Unknown Error";
 }

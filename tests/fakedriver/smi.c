@@ -83,15 +83,15 @@ int main(int argc, char **argv)
 		int cuda = 0;
 		n.driver(ver, sizeof ver);
 		n.cuda(&cuda);
-		printf("NVIDIA-SMI %s    Driver Version: %s    CUDA Version: %d.%d\n", ver, ver,
-		       cuda / 1000, cuda % 1000 / 10);
+		printf("NVIDIA-SMI %s    Driver Version: %s    CUDA Version: %d.%d\n", ver, ver, cuda / 1000,
+		       cuda % 1000 / 10);
 	}
 	for (unsigned i = 0; i < count; i++) {
 		void *d;
 		char name[96] = "", uuid[96] = "";
 		unsigned minor = 0;
-		if (n.handle(i, &d) != 0 || n.name(d, name, sizeof name) != 0 ||
-		    n.uuid(d, uuid, sizeof uuid) != 0 || n.minor(d, &minor) != 0) {
+		if (n.handle(i, &d) != 0 || n.name(d, name, sizeof name) != 0 || n.uuid(d, uuid, sizeof uuid) != 0 ||
+		    n.minor(d, &minor) != 0) {
 			printf("Unable to determine the device handle for GPU%u: Unknown Error\n", i);
 			return 255;
 		}

@@ -67,7 +67,8 @@ static void check_challenge(const char *s)
 	if (challenge_parse(s, &c) < 0)
 		return;
 	if (!c.scheme[0] || !no_ctl(c.scheme, sizeof c.scheme) || !no_ctl(c.realm, sizeof c.realm) ||
-	    !no_ctl(c.service, sizeof c.service) || !no_ctl(c.scope, sizeof c.scope) || !no_ctl(c.error, sizeof c.error))
+	    !no_ctl(c.service, sizeof c.service) || !no_ctl(c.scope, sizeof c.scope) ||
+	    !no_ctl(c.error, sizeof c.error))
 		abort();
 }
 

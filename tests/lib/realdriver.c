@@ -36,7 +36,6 @@ int main(void)
 		return 1;
 	int version = -1;
 	int r = get_version(&version);
-	printf("cuDriverGetVersion=%d (CUresult %d) cuInit=%d nvmlInit_v2=%d\n", version, r, cu_init(0),
-	       nvml_init());
+	printf("cuDriverGetVersion=%d (CUresult %d) cuInit=%d nvmlInit_v2=%d\n", version, r, cu_init(0), nvml_init());
 	return 0;
 }

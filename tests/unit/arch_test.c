@@ -19,7 +19,6 @@
 #include "../../gpu/gpu_int.h"
 #include "unit.h"
 
-
 static void put_u32(unsigned char *p, uint32_t v)
 {
 	for (int i = 0; i < 4; i++)
@@ -71,8 +70,7 @@ static unsigned char *make_cache(size_t *len)
 
 /* The values of the entries that are machine's bits-bit libraries, joined
  * by spaces ("" for none). */
-static void pick(const struct ldcache_entry *v, size_t n, const char *machine, int bits, char *out,
-		 size_t cap)
+static void pick(const struct ldcache_entry *v, size_t n, const char *machine, int bits, char *out, size_t cap)
 {
 	out[0] = '\0';
 	for (size_t i = 0; i < n; i++)
@@ -124,8 +122,7 @@ static void case_libdir(void)
 	CHECK(!strcmp(plan_libdir_for_machine("x86_64", 1), "/usr/lib/x86_64-linux-gnu"), "x86_64 Debian");
 	CHECK(!strcmp(plan_libdir_for_machine("ppc64le", 1), "/usr/lib/powerpc64le-linux-gnu"), "ppc64le");
 	CHECK(plan_libdir_for_machine("riscv64", 1) == NULL, "an unknown machine has no multiarch dir");
-	CHECK(!strcmp(plan_libdir_for(1), plan_libdir_debian(HOST_MACHINE)), "the host's is %s's",
-	      HOST_MACHINE);
+	CHECK(!strcmp(plan_libdir_for(1), plan_libdir_debian(HOST_MACHINE)), "the host's is %s's", HOST_MACHINE);
 	char buf[256];
 	CHECK(!strcmp(plan_expand_libdir("$LIBDIR/libcuda.so.1", plan_libdir_for_machine("aarch64", 1), buf,
 					 sizeof buf),

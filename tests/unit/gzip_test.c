@@ -27,16 +27,17 @@
 static const size_t member_len[] = {300000, 0, 70001};
 #define MEMBERS (sizeof member_len / sizeof member_len[0])
 
-static unsigned char *plain;  /* the members' data, one after the other */
+static unsigned char *plain; /* the members' data, one after the other */
 static size_t plain_len;
-static unsigned char *gz;     /* the gzip stream */
+static unsigned char *gz; /* the gzip stream */
 static size_t gz_len;
 static size_t member_end[MEMBERS]; /* where each member ends in gz */
 
 /* Text-like bytes that deflate compresses with both literals and matches. */
 static void make_plain(void)
 {
-	static const char *words[] = {"busybox ", "lib/x86_64-linux-gnu/", "libc.so.6 ", "\n", "\0\0\0\0", "usr/share/"};
+	static const char *words[] = {"busybox ",  "lib/x86_64-linux-gnu/", "libc.so.6 ", "\n", "\0\0\0\0",
+				      "usr/share/"};
 	unsigned x = 12345;
 	for (size_t i = 0; i < MEMBERS; i++)
 		plain_len += member_len[i];
@@ -58,8 +59,11 @@ static size_t deflate_member(unsigned char *out, size_t cap, const unsigned char
 	z_stream z = {0};
 	CHECK(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK, "deflateInit2");
 	unsigned char extra[] = "XYZ";
-	gz_header h = {.name = (Bytef *)"member-name", .comment = (Bytef *)"a comment",
-		       .extra = extra, .extra_len = 3, .hcrc = 1};
+	gz_header h = {.name = (Bytef *)"member-name",
+		       .comment = (Bytef *)"a comment",
+		       .extra = extra,
+		       .extra_len = 3,
+		       .hcrc = 1};
 	if (fancy)
 		CHECK(deflateSetHeader(&z, &h) == Z_OK, "deflateSetHeader");
 	z.next_in = (Bytef *)in;
@@ -112,7 +116,7 @@ static int feed_more(void *ctx, unsigned long long have)
 }
 
 struct outcome {
-	int drained;  /* source_drain() on the reading side: 0 or -1 */
+	int drained; /* source_drain() on the reading side: 0 or -1 */
 	int failed, truncated, bad;
 	char msg[512], check_msg[96];
 	char hex[DIGEST_HEX_LEN + 1];

@@ -19,15 +19,14 @@
 #include "../../ns/ns.h"
 #include "unit.h"
 
-
 static const char *kind_name(enum op_kind k)
 {
 	static const char *const names[] = {
-		[OP_ROOTFS] = "rootfs",	    [OP_BIND] = "bind",	      [OP_TMPFS] = "tmpfs",
-		[OP_PROC] = "proc",	    [OP_SYSFS] = "sysfs",     [OP_DEVPTS] = "devpts",
-		[OP_MKDIR] = "mkdir",	    [OP_SYMLINK] = "symlink", [OP_FILE] = "file",
-		[OP_REMOUNT] = "remount",   [OP_HOSTNAME] = "hostname", [OP_LOOPBACK] = "loopback",
-		[OP_PIVOT] = "pivot",	    [OP_LDCONFIG] = "ldconfig",
+		[OP_ROOTFS] = "rootfs",   [OP_BIND] = "bind",         [OP_TMPFS] = "tmpfs",
+		[OP_PROC] = "proc",       [OP_SYSFS] = "sysfs",       [OP_DEVPTS] = "devpts",
+		[OP_MKDIR] = "mkdir",     [OP_SYMLINK] = "symlink",   [OP_FILE] = "file",
+		[OP_REMOUNT] = "remount", [OP_HOSTNAME] = "hostname", [OP_LOOPBACK] = "loopback",
+		[OP_PIVOT] = "pivot",     [OP_LDCONFIG] = "ldconfig",
 	};
 	return k < OP_KIND_COUNT ? names[k] : "?";
 }
@@ -56,8 +55,11 @@ static size_t count(const struct plan *p, enum op_kind kind)
 
 static struct run_config config(const char *image, int dir, int unprivileged)
 {
-	struct run_config c = {.image = image, .image_fd = -1, .image_is_dir = dir,
-			       .unprivileged = unprivileged, .keep_owner = !unprivileged,
+	struct run_config c = {.image = image,
+			       .image_fd = -1,
+			       .image_is_dir = dir,
+			       .unprivileged = unprivileged,
+			       .keep_owner = !unprivileged,
 			       .host_uid = unprivileged ? 1000 : 0};
 	return c;
 }
@@ -141,7 +143,7 @@ static void case_dev(void)
 	static const struct {
 		const char *path;
 		unsigned maj, min;
-	} nodes[] = {{"/dev/null", 1, 3},    {"/dev/zero", 1, 5},    {"/dev/full", 1, 7},
+	} nodes[] = {{"/dev/null", 1, 3},   {"/dev/zero", 1, 5},    {"/dev/full", 1, 7},
 		     {"/dev/random", 1, 8}, {"/dev/urandom", 1, 9}, {"/dev/tty", 5, 0}};
 	struct plan p = {0};
 	struct run_config c = config("img.tar", 0, 0);
@@ -158,7 +160,8 @@ static void case_dev(void)
 	}
 	size_t masks = 0;
 	for (size_t i = 0; i < p.n; i++)
-		masks += p.v[i].kind == OP_BIND && strncmp(p.v[i].dst, "/dev/", 5) != 0 && !strcmp(p.v[i].src, "/dev/null");
+		masks += p.v[i].kind == OP_BIND && strncmp(p.v[i].dst, "/dev/", 5) != 0 &&
+			 !strcmp(p.v[i].src, "/dev/null");
 	CHECK(count(&p, OP_BIND) == 6 + 1 + 2 + masks,
 	      "6 device nodes, /sys, 2 network files and %zu masks are bound, not %zu", masks, count(&p, OP_BIND));
 	const struct op *ptmx = find(&p, OP_SYMLINK, "/dev/ptmx");
@@ -213,7 +216,8 @@ static void case_volumes(void)
 	expect_flags(find(&p, OP_BIND, "/etc/f"), OPF_REC | OPF_NOSUID | OPF_NODEV, "a writable file volume");
 	struct sbuf line = {0};
 	op_describe(find(&p, OP_BIND, "/etc/f"), &line);
-	CHECK(!strncmp(line.s, "inroot etc; mkdir -p etc; inroot etc/f; [ -e etc/f ] || touch etc/f; mount --rbind", 82),
+	CHECK(!strncmp(line.s, "inroot etc; mkdir -p etc; inroot etc/f; [ -e etc/f ] || touch etc/f; mount --rbind",
+		       82),
 	      "a file volume is a file created where missing, in a directory made first: %s", line.s);
 	sbuf_free(&line);
 
@@ -287,7 +291,8 @@ static void case_mount_data_printed(void)
 			fresh++;
 			char want[256];
 			snprintf(want, sizeof want, "mount -t %s ", op_kinds[op->kind].fstype);
-			CHECK(strstr(line.s, want) != NULL, "%s %s: printed '%s'", kind_name(op->kind), op->dst, line.s);
+			CHECK(strstr(line.s, want) != NULL, "%s %s: printed '%s'", kind_name(op->kind), op->dst,
+			      line.s);
 		}
 		if (data.s) {
 			/* The plan's scratch is "$S", a fresh directory, not /tmp. */
@@ -343,8 +348,7 @@ static void case_proc_readonly_printed(void)
 static void case_libdir(void)
 {
 	char buf[256];
-	CHECK(!strcmp(plan_expand_libdir("$LIBDIR/libcuda.so.1", plan_libdir_for_machine("x86_64", 1), buf,
-					 sizeof buf),
+	CHECK(!strcmp(plan_expand_libdir("$LIBDIR/libcuda.so.1", plan_libdir_for_machine("x86_64", 1), buf, sizeof buf),
 		      "/usr/lib/x86_64-linux-gnu/libcuda.so.1"),
 	      "Debian images: %s", buf);
 	CHECK(!strcmp(plan_expand_libdir("$LIBDIR/libcuda.so.1", plan_libdir_for(0), buf, sizeof buf),
@@ -376,7 +380,8 @@ static void case_libdir32(void)
 	struct plan p = {0};
 	struct sbuf line = {0};
 	op_describe(plan_symlink(&p, "libcuda.so.550", p32), &line);
-	CHECK(!strcmp(line.s, "inroot \".$LIBDIR32\"; mkdir -p \".$LIBDIR32\"; ln -sfn libcuda.so.550 \".$LIBDIR32\"/libcuda.so.1"),
+	CHECK(!strcmp(line.s,
+		      "inroot \".$LIBDIR32\"; mkdir -p \".$LIBDIR32\"; ln -sfn libcuda.so.550 \".$LIBDIR32\"/libcuda.so.1"),
 	      "printed: %s", line.s);
 	sbuf_free(&line);
 	plan_free(&p);

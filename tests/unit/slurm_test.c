@@ -24,20 +24,9 @@ static void case_indexes(void)
 		int ok;
 		const char *want; /* the values, comma-joined */
 	} cases[] = {
-		{"0,1", 1, "0,1"},
-		{"3", 1, "3"},
-		{"0-2,5", 1, "0,1,2,5"},
-		{"", 1, ""},
-		{"1,3,2", 1, "1,3,2"},
-		{"0-0", 1, "0"},
-		{"2-1", 0, ""},
-		{"0,", 0, ""},
-		{",0", 0, ""},
-		{"a", 0, ""},
-		{"0 1", 0, ""},
-		{"-1", 0, ""},
-		{"1234567", 0, ""},
-		{"0-300", 0, ""}, /* more than the cap */
+		{"0,1", 1, "0,1"}, {"3", 1, "3"},  {"0-2,5", 1, "0,1,2,5"}, {"", 1, ""},      {"1,3,2", 1, "1,3,2"},
+		{"0-0", 1, "0"},   {"2-1", 0, ""}, {"0,", 0, ""},           {",0", 0, ""},    {"a", 0, ""},
+		{"0 1", 0, ""},    {"-1", 0, ""},  {"1234567", 0, ""},      {"0-300", 0, ""}, /* more than the cap */
 	};
 	for (size_t i = 0; i < COUNT_OF(cases); i++) {
 		unsigned v[256];
@@ -49,8 +38,7 @@ static void case_indexes(void)
 		char got[256] = "";
 		for (size_t k = 0; k < n; k++)
 			snprintf(got + strlen(got), sizeof got - strlen(got), "%s%u", k ? "," : "", v[k]);
-		CHECK(!strcmp(got, cases[i].want), "\"%s\": got \"%s\", want \"%s\"", cases[i].in, got,
-		      cases[i].want);
+		CHECK(!strcmp(got, cases[i].want), "\"%s\": got \"%s\", want \"%s\"", cases[i].in, got, cases[i].want);
 	}
 }
 
@@ -81,8 +69,7 @@ static void case_hostlist(void)
 	};
 	for (size_t i = 0; i < COUNT_OF(cases); i++) {
 		int r = slurm_hostlist_match(cases[i].list, cases[i].host);
-		CHECK(r == cases[i].want, "%s ~ %s: got %d, want %d", cases[i].list, cases[i].host, r,
-		      cases[i].want);
+		CHECK(r == cases[i].want, "%s ~ %s: got %d, want %d", cases[i].list, cases[i].host, r, cases[i].want);
 	}
 }
 
@@ -126,8 +113,8 @@ static void case_gres(void)
 		const char *err;   /* a fragment of the message */
 	} cases[] = {
 		{"Name=gpu File=/dev/nvidia[0-1]\n", 1, "/dev/nvidia0 /dev/nvidia1", NULL},
-		{"# comment\n\nName=gpu Type=a100 File=/dev/nvidia0 # one\nName=gpu Type=h100 File=/dev/nvidia1\n",
-		 1, "/dev/nvidia0 /dev/nvidia1", NULL},
+		{"# comment\n\nName=gpu Type=a100 File=/dev/nvidia0 # one\nName=gpu Type=h100 File=/dev/nvidia1\n", 1,
+		 "/dev/nvidia0 /dev/nvidia1", NULL},
 		{"NodeName=other Name=gpu File=/dev/nvidia[0-3]\n", 0, "", NULL},
 		{"NodeName=n[1-2] Name=gpu File=/dev/nvidia[0-1]\nNodeName=other AutoDetect=nvml\n", 1,
 		 "/dev/nvidia0 /dev/nvidia1", NULL},
@@ -264,18 +251,12 @@ static void case_mig_item(void)
 	CHECK(slurm_ceiling_item(&c, "2:0", buf, sizeof buf) < 0, "2:0 is outside");
 	CHECK(slurm_ceiling_item(&c, "MIG-abc", buf, sizeof buf) == 0 && !strcmp(buf, "MIG-abc"), "%s", buf);
 	CHECK(slurm_ceiling_item(&off, "2:0", buf, sizeof buf) == 0 && !strcmp(buf, "2:0"), "%s", buf);
-	CHECK(slurm_ceiling_allows(&c, 3) && !slurm_ceiling_allows(&c, 0) && slurm_ceiling_allows(&off, 0),
-	      "allows");
+	CHECK(slurm_ceiling_allows(&c, 3) && !slurm_ceiling_allows(&c, 0) && slurm_ceiling_allows(&off, 0), "allows");
 }
 
 static const struct unit_case cases[] = {
-	{"indexes", case_indexes},
-	{"hostlist", case_hostlist},
-	{"files", case_files},
-	{"gres", case_gres},
-	{"short-name", case_short_name},
-	{"resolve", case_resolve},
-	{"mig-item", case_mig_item},
+	{"indexes", case_indexes},       {"hostlist", case_hostlist}, {"files", case_files},       {"gres", case_gres},
+	{"short-name", case_short_name}, {"resolve", case_resolve},   {"mig-item", case_mig_item},
 };
 
 int main(int argc, char **argv)

@@ -204,7 +204,10 @@ static void ustar_header(unsigned char *h, const char *name, size_t size)
 	snprintf((char *)h + 124, 12, "%011zo", size);
 	snprintf((char *)h + 136, 12, "%011o", 0);
 	h[156] = '0';
-	memcpy(h + 257, "ustar\0" "00", 8);
+	memcpy(h + 257,
+	       "ustar\0"
+	       "00",
+	       8);
 	memset(h + 148, ' ', 8);
 	unsigned sum = 0;
 	for (int i = 0; i < 512; i++)
