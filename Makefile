@@ -144,7 +144,7 @@ demo: deps
 # corpora, then the bats suites as root and as an unprivileged user.
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 check: deps-test
-	$(MAKE) -j$(NPROC) gpurun
+	$(MAKE) -j$(NPROC) all
 	$(MAKE) spank
 	$(MAKE) layering
 	$(MAKE) -j$(NPROC) sanitize unit

@@ -131,7 +131,7 @@ void ns_describe_head(const struct run_config *cfg, struct sbuf *b)
 		b,
 		"# What no shell tool does here, and gpurun does: the seccomp filter on the command and on\n"
 		"# the image's ldconfig; an init (pid 1) that reaps orphans and relays signals; closing every\n"
-		"# fd the caller left open above 2; a session of the command's own (or the terminal's foreground).\n");
+		"# fd the caller left open above 2; setsid(2) for the command (or the terminal's foreground group).\n");
 	if (cfg->fake_ids)
 		sbuf_puts(
 			b,
