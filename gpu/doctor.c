@@ -254,32 +254,11 @@ static void ask_cuda(void *arg, int out)
 static int load_and_ask(struct gpu_driver *drv, const char *prefix, void (*body)(void *, int), void *buf, size_t n,
 			char **libname, struct gerr *err)
 {
-	struct strv libs = {0};
-	*libname = NULL;
-	if (drv_find_libs(drv, &prefix, 1, 64, &libs, NULL, err) < 0)
-		return -1;
-	if (!libs.n) {
-		strv_free(&libs);
-		return gerr_set(err, 0, "no %s.%s in %s/etc/ld.so.cache", prefix, drv->version, drv->rootpath);
-	}
-	const char *host = libs.v[0];
-	size_t rl = strlen(drv->rootpath);
-	const char *inroot = strncmp(host, drv->rootpath, rl) ? host : host + rl;
-	*libname = xstrdup(host);
 	struct helper hp;
-	struct helper_spec sp = {.what = host,
-				 .drv = drv,
-				 .lib = inroot,
-				 .timeout_ms = LIB_TIMEOUT_MS,
-				 .keep_fd = drv->rootfd,
-				 .chroot_fd = drv->rootfd,
-				 .body = body,
-				 .arg = (void *)inroot};
-	int r = helper_start(&hp, &sp, err);
+	int r = helper_start_lib(&hp, drv, prefix, LIB_TIMEOUT_MS, body, libname, err);
 	if (r == 0)
 		r = helper_read(&hp, buf, n, err);
 	helper_end(&hp);
-	strv_free(&libs);
 	return r;
 }
 

@@ -342,6 +342,12 @@ struct helper {
 int helper_start(struct helper *h, const struct helper_spec *sp, struct gerr *err);
 int helper_read(struct helper *h, void *buf, size_t n, struct gerr *err);
 void helper_end(struct helper *h);
+/* helper_start on the driver root's library PREFIX ("libnvidia-ml.so", as
+ * its ld.so.cache names it), chrooted in the root so that the library sees
+ * the root's /proc and /dev as it will inside a container.  *host gets the
+ * library's host path (the caller frees it, after helper_end). */
+int helper_start_lib(struct helper *h, struct gpu_driver *drv, const char *prefix, long timeout_ms,
+		     void (*body)(void *arg, int out), char **host, struct gerr *err);
 /* In the child. */
 int helper_write(int out, const void *p, size_t n);
 int helper_ok(int out);

@@ -227,6 +227,34 @@ int helper_read(struct helper *h, void *buf, size_t n, struct gerr *err)
 	return 0;
 }
 
+int helper_start_lib(struct helper *h, struct gpu_driver *drv, const char *prefix, long timeout_ms,
+		     void (*body)(void *arg, int out), char **host, struct gerr *err)
+{
+	struct strv libs = {0};
+	h->pid = h->fd = -1;
+	*host = NULL;
+	if (drv_find_libs(drv, &prefix, 1, 64, &libs, NULL, err) < 0)
+		return -1;
+	if (!libs.n) {
+		strv_free(&libs);
+		return gerr_set(err, 0, "no %s.%s in %s/etc/ld.so.cache", prefix, drv->version, drv->rootpath);
+	}
+	*host = xstrdup(libs.v[0]);
+	strv_free(&libs);
+	/* drv_find_libs resolves inside the root: its paths start with it. */
+	size_t rl = strlen(drv->rootpath);
+	const char *inroot = strncmp(*host, drv->rootpath, rl) ? *host : *host + rl;
+	struct helper_spec sp = {.what = *host,
+				 .drv = drv,
+				 .lib = inroot,
+				 .timeout_ms = timeout_ms,
+				 .keep_fd = drv->rootfd,
+				 .chroot_fd = drv->rootfd,
+				 .body = body,
+				 .arg = (void *)inroot};
+	return helper_start(h, &sp, err);
+}
+
 void helper_end(struct helper *h)
 {
 	if (h->fd >= 0)

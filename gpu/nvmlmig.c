@@ -26,8 +26,6 @@
 #define NVML_DEVICE_MIG_ENABLE 1
 #define UUID_LEN 96
 
-static const char *const libnvml[] = {"libnvidia-ml.so"};
-
 /* NVML's ABI for the calls made (nvml.h: nvmlPciInfo_t v3). */
 typedef void *nvml_dev;
 typedef struct {
@@ -127,28 +125,10 @@ int nvml_mig_uuids(struct gpu_driver *drv, struct gerr *err)
 {
 	if (drv->nvml_asked)
 		return 0;
-	struct strv libs = {0};
-	if (drv_find_libs(drv, libnvml, 1, 64, &libs, NULL, err) < 0)
-		return -1;
-	if (libs.n == 0) {
-		strv_free(&libs);
-		return gerr_set(err, 0, "no libnvidia-ml.so.%s in %s/etc/ld.so.cache", drv->version, drv->rootpath);
-	}
-	const char *host = libs.v[0];
-	size_t rl = strlen(drv->rootpath);
-	/* drv_find_libs resolves inside the root: its paths start with it. */
-	const char *inroot = strncmp(host, drv->rootpath, rl) ? host : host + rl;
 	struct helper hp;
-	struct helper_spec sp = {.what = host,
-				 .drv = drv,
-				 .lib = inroot,
-				 .timeout_ms = CHILD_TIMEOUT_MS,
-				 .keep_fd = drv->rootfd,
-				 .chroot_fd = drv->rootfd,
-				 .body = ask_nvml,
-				 .arg = (void *)inroot};
+	_cleanup_free_ char *host = NULL;
 	struct header h = {0};
-	int r = helper_start(&hp, &sp, err);
+	int r = helper_start_lib(&hp, drv, "libnvidia-ml.so", CHILD_TIMEOUT_MS, ask_nvml, &host, err);
 	if (r == 0)
 		r = helper_read(&hp, &h, sizeof h, err);
 	if (r == 0 && h.count > MIG_MAX)
@@ -159,7 +139,6 @@ int nvml_mig_uuids(struct gpu_driver *drv, struct gerr *err)
 		drv->nnvml_migs = r == 0 ? h.count : 0;
 	}
 	helper_end(&hp);
-	strv_free(&libs);
 	if (r < 0)
 		return -1;
 	for (size_t i = 0; i < drv->nnvml_migs; i++) {
