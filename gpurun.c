@@ -413,7 +413,7 @@ static int run_main(int argc, char **argv, const char *driver_root)
 	for (char **e = cfg.env; *e; e++)
 		go.nenv++;
 	struct gpu_result gr = {0};
-	struct cdi_request cq = {c.devices.v, c.devices.n, c.cdi_dirs.v, c.cdi_dirs.n, c.env.v, c.env.n};
+	struct cdi_request cq = {c.devices.v, c.devices.n, c.cdi_dirs.v, c.cdi_dirs.n, c.env.v, c.env.n, c.driver_root};
 	if (c.devices.n) { /* instead of gpurun's own injection */
 		if (cdi_inject(&plan, &cq, &cfg.env, &gr.ldconfig_dirs, &gr.compat_driver, &err) < 0)
 			gerr_die(&err);

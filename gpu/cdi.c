@@ -13,6 +13,7 @@
  * ldconfig step; every other hook is skipped with a warning: a hook binary
  * named by a spec is never executed, on the host or inside. */
 #include "cdi_int.h"
+#include "gpu_int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -352,14 +353,49 @@ static void env_put(char ***env, size_t *n, const char *kv)
 	(*env)[*n] = NULL;
 }
 
+/* Inside a Slurm step, CDI devices are bounded by the allocation as --gpus
+ * is (gpu/slurm.c): every GPU node the specs bind (/dev/nvidiaN, major
+ * 195) must be one of the step's GPUs.  A spec describes the whole host, so
+ * a device outside the allocation is refused rather than narrowed. */
+static int cdi_within_slurm(const struct plan *p, size_t first, const char *driver_root, struct gerr *err)
+{
+	if (!getenv("SLURM_JOB_ID"))
+		return 0;
+	struct gpu_driver drv = {.rootfd = -1};
+	struct gerr e = {0};
+	struct slurm_ceiling c;
+	int r = 0;
+	if (gpu_discover(gpu_default_root(driver_root), &drv, &e) < 0) {
+		gpu_driver_free(&drv); /* no driver: no GPU node of the table to bound */
+		return 0;
+	}
+	if (slurm_ceiling_read(&drv, &c, err) < 0)
+		r = -1;
+	for (size_t i = first; r == 0 && c.active && i < p->n; i++) {
+		const struct op *op = &p->v[i];
+		if (op->kind != OP_BIND || !(op->flags & OPF_DEVICE) || major(op->rdev) != 195)
+			continue;
+		for (size_t g = 0; g < drv.ngpus; g++)
+			if (drv.gpus[g].minor == minor(op->rdev) && !slurm_ceiling_allows(&c, (unsigned)g))
+				r = slurm_outside(&c, "--device", op->dst, err);
+	}
+	gpu_driver_free(&drv);
+	return r;
+}
+
 int cdi_inject(struct plan *p, const struct cdi_request *rq, char ***env, char **ldconfig_dirs, char **compat_driver,
 	       struct gerr *err)
 {
+	size_t first = p->n;
 	struct strv dirs = {0};
 	struct cdi_result cr;
 	cdi_spec_dirs(rq->dirs, rq->ndirs, &dirs);
 	int r = cdi_configure(p, rq->devices, rq->ndevices, &dirs, &cr, err);
 	strv_free(&dirs);
+	if (r == 0 && cdi_within_slurm(p, first, rq->driver_root, err) < 0) {
+		cdi_result_free(&cr);
+		return -1;
+	}
 	if (r < 0)
 		return -1;
 	size_t n = 0;

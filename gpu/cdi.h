@@ -136,6 +136,7 @@ struct cdi_request {
 	size_t ndirs;
 	char *const *user_env;
 	size_t nuser_env;
+	const char *driver_root; /* --driver-root, for the Slurm ceiling's GPU table */
 };
 int cdi_inject(struct plan *p, const struct cdi_request *rq, char ***env, char **ldconfig_dirs, char **compat_driver,
 	       struct gerr *err);

@@ -114,6 +114,20 @@ $(smi_line 3 0)"
 	assert_step_error "gpurun: --gpus: device 2 is outside this Slurm step's 2 GPUs (Slurm job $SLURM_JOB on node $(hostname -s): SLURM_STEP_GPUS=0,1 of $SLURM_DIR/gres.conf -> $FAKE4/dev/nvidia0 = GPU 1, $FAKE4/dev/nvidia1 = GPU 3)"
 }
 
+@test "a CDI device outside the allocation is refused with one line; one inside runs" {
+	local spec=$BATS_TEST_TMPDIR/cdi
+	mkdir -p "$spec"
+	"$GPURUN" cdi generate --driver-root "$FAKE4" --output "$spec/nvidia.yaml" || fail "cdi generate failed"
+	# GPU 0 is minor 2, which the step's two GPUs (minors 0 and 1) leave out.
+	next_job
+	run --separate-stderr step --gres=gpu:2 -- --cdi-spec-dir "$spec" --device nvidia.com/gpu=0 "$GLIBC_TAR" true
+	assert_step_error "gpurun: --device: device /dev/nvidia2 is outside this Slurm step's 2 GPUs (Slurm job $SLURM_JOB on node $(hostname -s): SLURM_STEP_GPUS=0,1 of $SLURM_DIR/gres.conf -> $FAKE4/dev/nvidia0 = GPU 1, $FAKE4/dev/nvidia1 = GPU 3)"
+	run --separate-stderr step --gres=gpu:2 -- --cdi-spec-dir "$spec" --device nvidia.com/gpu=1 "$GLIBC_TAR" \
+		sh -c 'ls /dev | grep "^nvidia[0-9]"'
+	assert_success
+	assert_output nvidia0
+}
+
 @test "--dry-run says where the ceiling came from" {
 	run --separate-stderr step --gres=gpu:2 -- --dry-run --gpus all "$GLIBC_TAR" true
 	assert_success
