@@ -348,7 +348,7 @@ failing_driver() {
 	failing_driver fake-cuda-fail
 	run --separate-stderr "$GPURUN" doctor --driver-root "$BATS_TEST_TMPDIR/drv" --gpus 0
 	assert_failure 1
-	assert_verdict libcuda FAIL "does not initialise: $BATS_TEST_TMPDIR/drv$LIBDIR_DEBIAN/libcuda.so.550.54.14: cuInit: CUresult 999"
+	assert_verdict libcuda FAIL "does not initialise: $BATS_TEST_TMPDIR/drv$LIBDIR_DEBIAN/libcuda.so.550.54.14: cuInit: CUDA_ERROR_UNKNOWN (999)"
 	assert_verdict NVML "ok  "
 	assert_line "1 failed, 1 warning"
 }
@@ -359,7 +359,7 @@ failing_driver() {
 	run --separate-stderr "$GPURUN" doctor --driver-root "$BATS_TEST_TMPDIR/drv" --gpus 0
 	assert_failure 1
 	assert_verdict NVML FAIL "initialises but does not see GPU 0 (00000000:17:00.0) (it sees 0 GPUs)"
-	assert_verdict libcuda FAIL "cuInit: CUresult 100"
+	assert_verdict libcuda FAIL "cuInit: CUDA_ERROR_NO_DEVICE (100)"
 }
 
 # ---- CDI specs ------------------------------------------------------------------
