@@ -392,6 +392,17 @@ void plan_delimiter(const char *base, const struct plan *p, char *out, size_t ca
 	}
 }
 
+/* OPF_REPLACE: an image symlink at dst is removed first, as the executor
+ * replaces it by a plain node: "{ [ ! -L DST ] || rm DST; }; ". */
+static void unlink_image_link(struct sbuf *b, const char *dst)
+{
+	sbuf_puts(b, "{ [ ! -L ");
+	rel(b, dst);
+	sbuf_puts(b, " ] || rm ");
+	rel(b, dst);
+	sbuf_puts(b, "; }; ");
+}
+
 static void describe_file(const struct op *op, struct sbuf *b)
 {
 	/* The directory checked first: > follows symlinks (an image symlink
@@ -408,13 +419,8 @@ static void describe_file(const struct op *op, struct sbuf *b)
 	} else {
 		mkdir_parent(b, op->dst);
 	}
-	if (op->flags & OPF_REPLACE) {
-		sbuf_puts(b, "{ [ ! -L ");
-		rel(b, op->dst);
-		sbuf_puts(b, " ] || rm ");
-		rel(b, op->dst);
-		sbuf_puts(b, "; }; ");
-	}
+	if (op->flags & OPF_REPLACE)
+		unlink_image_link(b, op->dst);
 	/* Exact bytes: head -c takes back the newline the here-document adds;
 	 * the delimiter is one no line of the file is. */
 	struct plan one = {.v = (struct op *)op, .n = 1};
@@ -453,13 +459,8 @@ static void describe_bind(const struct op *op, struct sbuf *b)
 	} else {
 		guard(b, op->dst, 0);
 		mkdir_parent(b, op->dst);
-		if (op->flags & OPF_REPLACE) {
-			sbuf_puts(b, "{ [ ! -L ");
-			rel(b, op->dst);
-			sbuf_puts(b, " ] || rm ");
-			rel(b, op->dst);
-			sbuf_puts(b, "; }; ");
-		}
+		if (op->flags & OPF_REPLACE)
+			unlink_image_link(b, op->dst);
 		guard(b, op->dst, 1);
 		/* touch(1) would also set the times of a file that is there,
 		 * which procfs refuses; gpurun only creates a missing one. */

@@ -168,13 +168,6 @@ static void check_libs(struct checks *ck, struct gpu_driver *drv)
 
 #define LIB_TIMEOUT_MS 10000
 
-typedef void *nvml_dev;
-typedef struct {
-	char busIdLegacy[16];
-	unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
-	char busId[32];
-} nvml_pci;
-
 /* What the NVML helper answers: the bus ids of the GPUs NVML sees. */
 struct nvml_seen {
 	unsigned count;

@@ -26,14 +26,6 @@
 #define NVML_DEVICE_MIG_ENABLE 1
 #define UUID_LEN 96
 
-/* NVML's ABI for the calls made (nvml.h: nvmlPciInfo_t v3). */
-typedef void *nvml_dev;
-typedef struct {
-	char busIdLegacy[16];
-	unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
-	char busId[32];
-} nvml_pci;
-
 struct header {
 	unsigned count; /* records that follow */
 };
