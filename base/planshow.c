@@ -17,15 +17,23 @@
 /* The library directories of the printed view (op_describe_libdirs). */
 static const char *view_libdir, *view_libdir32;
 
+/* path with $LIBDIR32 and $LIBDIR replaced by the view's directories where
+ * it knows them (into buf), else path itself. */
+static const char *view_expand(const char *path, char *buf, size_t cap)
+{
+	if (view_libdir32)
+		path = plan_expand_libdir32(path, view_libdir32, buf, cap);
+	if (view_libdir && path != buf)
+		path = plan_expand_libdir(path, view_libdir, buf, cap);
+	return path;
+}
+
 /* A path that may start with $LIBDIR or $LIBDIR32, which stay shell
  * variables (the dry-run view defines them); the rest is quoted. */
 static void libdir_word(struct sbuf *b, const char *path)
 {
 	char buf[4096];
-	if (view_libdir32)
-		path = plan_expand_libdir32(path, view_libdir32, buf, sizeof buf);
-	if (view_libdir && path != buf)
-		path = plan_expand_libdir(path, view_libdir, buf, sizeof buf);
+	path = view_expand(path, buf, sizeof buf);
 	static const char *const vars[] = {LIBDIR32_VAR, LIBDIR_VAR};
 	for (size_t i = 0; i < COUNT_OF(vars); i++) {
 		size_t n = strlen(vars[i]);
@@ -56,10 +64,7 @@ void op_describe_libdirs(const char *libdir, const char *libdir32)
 static void rel(struct sbuf *b, const char *dst)
 {
 	char buf[4096];
-	if (view_libdir32)
-		dst = plan_expand_libdir32(dst, view_libdir32, buf, sizeof buf);
-	if (view_libdir && dst != buf)
-		dst = plan_expand_libdir(dst, view_libdir, buf, sizeof buf);
+	dst = view_expand(dst, buf, sizeof buf);
 	size_t n = strlen(LIBDIR32_VAR);
 	if (!strncmp(dst, LIBDIR32_VAR, n)) {
 		sbuf_puts(b, "\"." LIBDIR32_VAR "\"");
@@ -283,10 +288,7 @@ static void describe_rootfs(const struct op *op, struct sbuf *b)
 static void guard(struct sbuf *b, const char *dst, int leaf)
 {
 	char buf[4096];
-	if (view_libdir32)
-		dst = plan_expand_libdir32(dst, view_libdir32, buf, sizeof buf);
-	if (view_libdir && dst != buf)
-		dst = plan_expand_libdir(dst, view_libdir, buf, sizeof buf);
+	dst = view_expand(dst, buf, sizeof buf);
 	_cleanup_free_ char *path = xstrdup(dst);
 	if (!leaf) {
 		char *slash = strrchr(path, '/');
@@ -306,10 +308,7 @@ static void guard(struct sbuf *b, const char *dst, int leaf)
 static void mkdir_parent(struct sbuf *b, const char *dst)
 {
 	char buf[4096];
-	if (view_libdir32)
-		dst = plan_expand_libdir32(dst, view_libdir32, buf, sizeof buf);
-	if (view_libdir && dst != buf)
-		dst = plan_expand_libdir(dst, view_libdir, buf, sizeof buf);
+	dst = view_expand(dst, buf, sizeof buf);
 	const char *slash = strrchr(dst, '/');
 	if (!slash || slash == dst)
 		return;
