@@ -315,14 +315,9 @@ int require_eval(const char *expr, const struct req_facts *f, struct gerr *err);
  * Returns -1 when either is not digits and dots. */
 int version_compare(const char *a, const char *b, int *cmp);
 
-/* NVML's ABI for the calls the helpers make (nvml.h: nvmlPciInfo_t v3):
- * nvmlmig.c's MIG UUIDs and doctor.c's --gpus check. */
-typedef void *nvml_dev;
-typedef struct {
-	char busIdLegacy[16];
-	unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
-	char busId[32];
-} nvml_pci;
+/* NVML's ABI for the calls the helpers make (nvmlmig.c's MIG UUIDs and
+ * doctor.c's --gpus check): nvml.h, shared with the smoke probe. */
+#include "nvml.h"
 
 /* ---- helper.c ----------------------------------------------------------- */
 
