@@ -68,7 +68,7 @@ if ! bash tests/lib/images.bash all >/dev/null </dev/null || ! bash tests/lib/oc
 	exit 1
 fi
 if [[ -f tests/fakedriver/build.sh ]]; then
-	for n in one four odd nouvm mig; do
+	for n in one four odd nouvm mig xid; do
 		say "building the fake driver tests/build/fakedriver-$n"
 		sh tests/fakedriver/build.sh "tests/build/fakedriver-$n" "$n" </dev/null >&2 ||
 			say "tests/fakedriver/build.sh $n failed (the GPU suites will say what is missing)"

@@ -7,6 +7,12 @@
 # report is one clean "no device" line, and a kernel side of another
 # version is a driver upgraded without a reboot.
 #
+# Xids: the fake kit's `xid` driver root (tests/fakedriver/build.sh) has a
+# kernel log, dev/kmsg, with Xids planted for some of its GPUs, and NVML
+# markers that raise an Xid event during the run or have no Xid events;
+# the other fake driver roots have no kernel log, which smoke says it did
+# not read.
+#
 # Without IMAGE the container's root is the host's /, a directory image:
 # unprivileged, on kernels before 6.6, gpurun cannot stack its overlay on
 # it, so the user mode passes the glibc test image.
@@ -16,6 +22,8 @@ load lib/gpu
 
 setup_file() {
 	gpu_setup_file
+	FAKEXID=$(fake_driver xid) || FAKEXID=
+	export FAKEXID
 	if [[ ! -x "$TESTS_DIR/../gpu/probe/gpurun-smoke" ]]; then
 		[[ $(id -u) -eq 0 ]] || skip "gpu/probe/gpurun-smoke is missing: build it with 'make'"
 		make -s -C "$TESTS_DIR/.." gpu/probe/gpurun-smoke >&2 || fail "cannot build the smoke probe"
@@ -62,14 +70,31 @@ gpu_line() { # I BUS
 	printf 'GPU %s (Fake GPU %s, %s, ' "$1" "$2" "$2"
 }
 
+# What the summary says of Xids on a driver root without a kernel log.
+no_log() { # ROOT
+	printf ', no Xid during the run; Xids since boot not checked: %s/dev/kmsg: No such file or directory' "$1"
+}
+
+# The xid driver root's GPUs, in bus order (see tests/fakedriver/build.sh).
+XID_BUS=(0000:18:00.0 0000:2a:00.0 0000:3a:00.0 0000:5d:00.0 0000:9a:00.0 0000:ab:00.0)
+# The start of the text line of its GPU N, seen as index I inside.
+xid_line() { # I N
+	printf 'GPU %s (Fake GPU %s, %s, GPU-71d0000%s-1111-4222-8333-44445555660%s): ' "$1" "${XID_BUS[$2]}" \
+		"${XID_BUS[$2]}" "$2" "$2"
+}
+
+need_xid_root() {
+	[[ -n $FAKEXID ]] || skip "no fake xid driver root in $TESTS_BUILD (build it as root: tests/run-bats.sh)"
+}
+
 @test "smoke runs the kernel and the health checks on every GPU and says ok, one line each" {
 	run --separate-stderr smoke "$FAKE4"
 	assert_success
 	assert_equal "${#lines[@]}" 5
 	for i in 0 1 2 3; do
-		assert_line --index "$i" "$(gpu_line "$i" "${FOUR_BUS[$i]}")${FOUR_UUID[$i]}): ok kernel ok; ECC 0; persistence on"
+		assert_line --index "$i" "$(gpu_line "$i" "${FOUR_BUS[$i]}")${FOUR_UUID[$i]}): ok kernel ok; ECC 0; persistence on; no Xid during the run"
 	done
-	assert_line --index 4 "smoke: 4 of 4 GPUs ok, driver $DRIVER_VERSION"
+	assert_line --index 4 "smoke: 4 of 4 GPUs ok, driver $DRIVER_VERSION$(no_log "$FAKE4")"
 	assert_equal "$stderr" ""
 }
 
@@ -79,14 +104,14 @@ gpu_line() { # I BUS
 	assert_equal "${#lines[@]}" 3
 	assert_line --index 0 --partial "$(gpu_line 0 "${FOUR_BUS[1]}")${FOUR_UUID[1]}): ok"
 	assert_line --index 1 --partial "$(gpu_line 1 "${FOUR_BUS[3]}")${FOUR_UUID[3]}): ok"
-	assert_line --index 2 "smoke: 2 of 2 GPUs ok, driver $DRIVER_VERSION"
+	assert_line --index 2 "smoke: 2 of 2 GPUs ok, driver $DRIVER_VERSION$(no_log "$FAKE4")"
 }
 
 @test "smoke runs in an IMAGE given to it" {
 	run --separate-stderr "$GPURUN" --driver-root "$FAKE1" smoke "$GLIBC_TAR"
 	assert_success
 	assert_line --index 0 --partial "): ok kernel ok"
-	assert_line --index 1 "smoke: 1 of 1 GPU ok, driver $DRIVER_VERSION"
+	assert_line --index 1 "smoke: 1 of 1 GPU ok, driver $DRIVER_VERSION$(no_log "$FAKE1")"
 }
 
 @test "smoke fails the GPU whose kernel result is wrong, and only that one" {
@@ -95,7 +120,7 @@ gpu_line() { # I BUS
 	assert_failure 1
 	assert_line --index 2 "$(gpu_line 2 "${FOUR_BUS[2]}")${FOUR_UUID[2]}): FAIL kernel: 1 of 1024 results wrong (out[7] = 0, want 14)"
 	assert_line --index 1 --partial "): ok kernel ok"
-	assert_line --index 4 "smoke: 3 of 4 GPUs ok, driver $DRIVER_VERSION"
+	assert_line --index 4 "smoke: 3 of 4 GPUs ok, driver $DRIVER_VERSION$(no_log "$BATS_TEST_TMPDIR/drv")"
 }
 
 @test "smoke fails a GPU with uncorrected ECC errors" {
@@ -103,7 +128,7 @@ gpu_line() { # I BUS
 	run --separate-stderr "$GPURUN" --driver-root "$BATS_TEST_TMPDIR/drv" smoke --gpus 0
 	assert_failure 1
 	assert_line --index 0 "$(gpu_line 0 "${FOUR_BUS[0]}")${FOUR_UUID[0]}): FAIL 3 uncorrected ECC errors since boot"
-	assert_line --index 1 "smoke: 0 of 1 GPU ok, driver $DRIVER_VERSION"
+	assert_line --index 1 "smoke: 0 of 1 GPU ok, driver $DRIVER_VERSION$(no_log "$BATS_TEST_TMPDIR/drv")"
 }
 
 @test "smoke fails a GPU whose row remapping failed" {
@@ -124,7 +149,7 @@ gpu_line() { # I BUS
 	marked_driver fake-smoke-persistence 0
 	run --separate-stderr "$GPURUN" --driver-root "$BATS_TEST_TMPDIR/drv" smoke --gpus 0
 	assert_success
-	assert_line --index 0 --partial "): ok kernel ok; ECC 0; warning: persistence mode off"
+	assert_line --index 0 --partial "): ok kernel ok; ECC 0; warning: persistence mode off; no Xid during the run"
 }
 
 @test "smoke --json is one document with the driver's versions and each GPU's verdict" {
@@ -135,11 +160,11 @@ import json, sys
 d = json.loads(sys.argv[1])
 print(d["ok"], d["failed"], d["driver"]["kernel_module"], d["driver"]["libraries"], d["driver"]["nvml"], d["driver"]["failures"])
 for g in d["gpus"]:
-    print(g["index"], g["pci_bus_id"], g["uuid"], g["ok"], g["failures"], g["notes"])' "$output"
+    print(g["index"], g["pci_bus_id"], g["uuid"], g["ok"], g["failures"], g["notes"], g["xid_events"], g["xids"])' "$output"
 	assert_success
 	assert_line --index 0 "True 0 $DRIVER_VERSION $DRIVER_VERSION $DRIVER_VERSION []"
-	assert_line --index 1 "0 ${FOUR_BUS[0]} ${FOUR_UUID[0]} True [] ['kernel ok', 'ECC 0', 'persistence on']"
-	assert_line --index 2 "1 ${FOUR_BUS[2]} ${FOUR_UUID[2]} True [] ['kernel ok', 'ECC 0', 'persistence on']"
+	assert_line --index 1 "0 ${FOUR_BUS[0]} ${FOUR_UUID[0]} True [] ['kernel ok', 'ECC 0', 'persistence on', 'no Xid during the run'] True []"
+	assert_line --index 2 "1 ${FOUR_BUS[2]} ${FOUR_UUID[2]} True [] ['kernel ok', 'ECC 0', 'persistence on', 'no Xid during the run'] True []"
 }
 
 @test "smoke --json lists a GPU's failures" {
@@ -153,11 +178,12 @@ for g in d["gpus"]:
 @test "smoke --tap is a TAP stream: the driver, then one test point per GPU, then the plan" {
 	run --separate-stderr smoke "$FAKE4" --gpus 0,1 --tap
 	assert_success
-	assert_equal "${#lines[@]}" 4
+	assert_equal "${#lines[@]}" 5
 	assert_line --index 0 "ok 1 - driver $DRIVER_VERSION"
 	assert_line --index 1 "ok 2 - GPU 0 (Fake GPU ${FOUR_BUS[0]}, ${FOUR_BUS[0]}, ${FOUR_UUID[0]})"
 	assert_line --index 2 "ok 3 - GPU 1 (Fake GPU ${FOUR_BUS[1]}, ${FOUR_BUS[1]}, ${FOUR_UUID[1]})"
-	assert_line --index 3 "1..3"
+	assert_line --index 3 "# Xids since boot not checked: $FAKE4/dev/kmsg: No such file or directory"
+	assert_line --index 4 "1..3"
 }
 
 @test "smoke --tap says not ok for a failing GPU" {
@@ -165,6 +191,110 @@ for g in d["gpus"]:
 	run --separate-stderr "$GPURUN" --driver-root "$BATS_TEST_TMPDIR/drv" smoke --gpus 0 --tap
 	assert_failure 1
 	assert_line --index 1 "not ok 2 - GPU 0 (Fake GPU ${FOUR_BUS[0]}, ${FOUR_BUS[0]}, ${FOUR_UUID[0]}): kernel: 1 of 1024 results wrong (out[7] = 0, want 14)"
+}
+
+@test "smoke fails the GPU whose NVML raises an Xid event during the run" {
+	need_xid_root
+	run --separate-stderr smoke "$FAKEXID" --gpus 3
+	assert_failure 1
+	assert_equal "${#lines[@]}" 2
+	assert_line --index 0 "$(xid_line 0 3)FAIL Xid 94 during the run"
+	assert_line --index 1 "smoke: 0 of 1 GPU ok, driver $DRIVER_VERSION, Xids on 1 GPU"
+	assert_equal "$stderr" ""
+}
+
+@test "smoke says Xid events are not supported, and passes, on a GPU whose NVML has none" {
+	need_xid_root
+	run --separate-stderr smoke "$FAKEXID" --gpus 4
+	assert_success
+	assert_line --index 0 "$(xid_line 0 4)ok kernel ok; ECC 0; persistence on; Xid events not supported; no Xid since boot"
+	assert_line --index 1 "smoke: 1 of 1 GPU ok, driver $DRIVER_VERSION, no Xid since boot"
+}
+
+@test "smoke fails the GPU the kernel log has a critical Xid for since boot" {
+	need_xid_root
+	run --separate-stderr smoke "$FAKEXID" --gpus 0
+	assert_failure 1
+	assert_line --index 0 "$(xid_line 0 0)FAIL Xid 79 since boot: 'pid='\\''<unknown>'\\'', name=<unknown>, GPU has fallen off the bus.'"
+	assert_line --index 1 "smoke: 0 of 1 GPU ok, driver $DRIVER_VERSION, Xids on 1 GPU"
+}
+
+@test "smoke warns, and passes, for an Xid since boot that is not critical" {
+	need_xid_root
+	run --separate-stderr smoke "$FAKEXID" --gpus 1
+	assert_success
+	assert_line --index 0 "$(xid_line 0 1)ok kernel ok; ECC 0; persistence on; warning: Xid 13 since boot, 2 times, the last: 'pid=2345, name=train, Graphics Exception: ESR 0x50df30=0x107000e'"
+	assert_line --index 1 "smoke: 1 of 1 GPU ok, driver $DRIVER_VERSION, Xids on 1 GPU"
+}
+
+@test "smoke ignores the Xids the kernel logged for other GPUs" {
+	need_xid_root
+	run --separate-stderr smoke "$FAKEXID" --gpus 5
+	assert_success
+	assert_line --index 0 "$(xid_line 0 5)ok kernel ok; ECC 0; persistence on; no Xid"
+	assert_line --index 1 "smoke: 1 of 1 GPU ok, driver $DRIVER_VERSION, no Xid"
+}
+
+@test "smoke says in one line, and passes, that it did not check Xids since boot when there is no kernel log" {
+	run --separate-stderr smoke "$FAKE4" --gpus 2
+	assert_success
+	assert_equal "${#lines[@]}" 2
+	assert_line --index 1 "smoke: 1 of 1 GPU ok, driver $DRIVER_VERSION, no Xid during the run; Xids since boot not checked: $FAKE4/dev/kmsg: No such file or directory"
+	assert_equal "$stderr" ""
+}
+
+@test "smoke never writes the control bytes of a kernel log message raw" {
+	need_xid_root
+	run --separate-stderr smoke "$FAKEXID" --gpus 2
+	assert_success
+	assert_equal "${#lines[@]}" 2
+	assert_line --index 0 "$(xid_line 0 2)ok kernel ok; ECC 0; persistence on; warning: Xid 31 since boot: 'pid=3456, name='\"\$(printf '\\033')\"']0;owned'\"\$(printf '\\007\\033')\"'[2J'\"\$(printf '\\012\\106')\"'AKE, MMU Fault'"
+	[[ $output != *$'\e'* && $output != *$'\a'* ]] || fail "a control byte of the log reached the output raw"
+}
+
+@test "as root, smoke does not read a kernel log that others can write" {
+	need_xid_root
+	skip_unless_root "copies device nodes"
+	cp -a "$FAKEXID" "$BATS_TEST_TMPDIR/drv"
+	chmod 0666 "$BATS_TEST_TMPDIR/drv/dev/kmsg"
+	run --separate-stderr "$GPURUN" --driver-root "$BATS_TEST_TMPDIR/drv" smoke --gpus 0
+	assert_success
+	assert_line --index 0 "$(xid_line 0 0)ok kernel ok; ECC 0; persistence on; no Xid during the run"
+	local k=$BATS_TEST_TMPDIR/drv/dev/kmsg
+	assert_line --index 1 "smoke: 1 of 1 GPU ok, driver $DRIVER_VERSION, no Xid during the run; Xids since boot not checked: the kernel log $k: not trusted: $k is writable by group 0 (root) and by others; as root, gpurun uses only what root owns and no one else can write"
+}
+
+@test "smoke --json gives each GPU's Xids, and whether the kernel log was read" {
+	need_xid_root
+	run --separate-stderr smoke "$FAKEXID" --gpus 1,3 --json
+	assert_failure 1
+	run python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+print(d["ok"], d["failed"], d["driver"]["xid_log"])
+for g in d["gpus"]:
+    print(g["index"], g["ok"], g["xid_events"], g["xids"], g["failures"])' "$output"
+	assert_success
+	assert_line --index 0 "False 1 {'read': True, 'note': None}"
+	assert_line --index 1 "0 True True [{'xid': 13, 'when': 'boot', 'count': 2, 'critical': False}] []"
+	assert_line --index 2 "1 False True [{'xid': 94, 'when': 'run', 'count': 1, 'critical': True}] ['Xid 94 during the run']"
+}
+
+@test "smoke --json says why the kernel log was not read" {
+	run --separate-stderr smoke "$FAKE4" --gpus 0 --json
+	assert_success
+	run python3 -c 'import json, sys; print(json.loads(sys.argv[1])["driver"]["xid_log"])' "$output"
+	assert_output "{'read': False, 'note': '$FAKE4/dev/kmsg: No such file or directory'}"
+}
+
+@test "smoke --tap gives an Xid warning as a diagnostic after its GPU" {
+	need_xid_root
+	run --separate-stderr smoke "$FAKEXID" --gpus 1 --tap
+	assert_success
+	assert_equal "${#lines[@]}" 4
+	assert_line --index 1 "ok 2 - GPU 0 (Fake GPU ${XID_BUS[1]}, ${XID_BUS[1]}, GPU-71d00001-1111-4222-8333-444455556601)"
+	assert_line --index 2 "# warning: Xid 13 since boot, 2 times, the last: 'pid=2345, name=train, Graphics Exception: ESR 0x50df30=0x107000e'"
+	assert_line --index 3 "1..2"
 }
 
 @test "smoke with a second IMAGE is gpurun's own failure, exit 125" {

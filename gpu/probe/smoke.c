@@ -7,7 +7,11 @@
  * PTX kernel (out[i] = 2*i), runs it and the result is checked; NVML gives
  * volatile uncorrected ECC errors, pending page retirement and row
  * remapping failures, persistence mode and, on NVSwitch systems, whether
- * the fabric manager registered the GPU.  For the driver as a whole: the
+ * the fabric manager registered the GPU.  Xids: NVML's Xid events of the
+ * kernel's run (registered before it, collected after it) fail the GPU;
+ * those the kernel logged since boot, which gpurun read on the host
+ * (gpu/smoke.c, where the catalogue of critical ones is) and hands over
+ * with --xid, fail it or warn.  For the driver as a whole: the
  * kernel module's version (/proc/driver/nvidia/version) must be the
  * user-space libraries' (libcuda's file name, NVML's answer); they differ
  * after a driver upgrade without a reboot, when nothing CUDA works.
@@ -15,7 +19,11 @@
  * version) and says with --host-libcuda=VERSION which one the host has.
  *
  * Output: one line per GPU, then a summary (or --json, --tap).  Exit 0
- * when every check passed, 1 otherwise, 2 for a bad argument. */
+ * when every check passed, 1 otherwise, 2 for a bad argument.
+ *
+ * Text from gpurun's arguments (the log's Xid messages, why the log was
+ * not read) comes already quoted by gpurun's quoting function, printable
+ * and on one line. */
 #include <ctype.h>
 #include <dlfcn.h>
 #include <limits.h>
@@ -25,9 +33,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../nvml.h"
+
 #define MAX_GPUS 64
-#define MAX_SAY 1024
-#define N 1024 /* kernel threads: 4 blocks of 256 */
+#define MAX_SAY 4096
+#define MAX_XIDS 16     /* distinct Xids kept per GPU */
+#define XID_WAIT_MS 200 /* how long an Xid event of the kernel's run may take to arrive */
+#define N 1024          /* kernel threads: 4 blocks of 256 */
 
 /* out[i] = 2 * i for i < n. */
 static const char ptx[] = ".version 6.0\n"
@@ -60,7 +72,6 @@ typedef int CUdevice;
 typedef void *CUcontext, *CUmodule, *CUfunction, *CUstream;
 typedef unsigned long long CUdeviceptr;
 typedef int nvmlReturn_t;
-typedef void *nvmlDevice_t;
 struct fabric_info { /* nvmlGpuFabricInfo_t */
 	char cluster_uuid[16];
 	nvmlReturn_t status;
@@ -68,7 +79,6 @@ struct fabric_info { /* nvmlGpuFabricInfo_t */
 	unsigned char state;
 };
 #define CUDA_ERROR_NO_DEVICE 100
-#define NVML_ERROR_NOT_SUPPORTED 3
 #define FABRIC_NOT_SUPPORTED 0
 #define FABRIC_COMPLETED 3
 
@@ -95,23 +105,49 @@ static struct {
 	nvmlReturn_t (*init)(void);
 	const char *(*error)(nvmlReturn_t);
 	nvmlReturn_t (*version)(char *, unsigned);
-	nvmlReturn_t (*by_bus)(const char *, nvmlDevice_t *);
-	nvmlReturn_t (*uuid)(nvmlDevice_t, char *, unsigned);
-	nvmlReturn_t (*ecc)(nvmlDevice_t, int, int, unsigned long long *);
-	nvmlReturn_t (*retired_pending)(nvmlDevice_t, int *);
-	nvmlReturn_t (*remapped)(nvmlDevice_t, unsigned *, unsigned *, unsigned *, unsigned *);
-	nvmlReturn_t (*persistence)(nvmlDevice_t, int *);
-	nvmlReturn_t (*fabric)(nvmlDevice_t, struct fabric_info *);
+	nvmlReturn_t (*by_bus)(const char *, nvml_dev *);
+	nvmlReturn_t (*uuid)(nvml_dev, char *, unsigned);
+	nvmlReturn_t (*ecc)(nvml_dev, int, int, unsigned long long *);
+	nvmlReturn_t (*retired_pending)(nvml_dev, int *);
+	nvmlReturn_t (*remapped)(nvml_dev, unsigned *, unsigned *, unsigned *, unsigned *);
+	nvmlReturn_t (*persistence)(nvml_dev, int *);
+	nvmlReturn_t (*fabric)(nvml_dev, struct fabric_info *);
+	nvmlReturn_t (*event_types)(nvml_dev, unsigned long long *);
+	nvmlReturn_t (*event_set)(nvml_event_set *);
+	nvmlReturn_t (*event_register)(nvml_dev, unsigned long long, nvml_event_set);
+	nvmlReturn_t (*event_wait)(nvml_event_set, nvml_event *, unsigned);
+	nvmlReturn_t (*event_free)(nvml_event_set);
 } nv;
 
 enum { TEXT, JSON, TAP } form;
+
+/* One Xid a GPU had: during the kernel's run (NVML) or since boot (the log). */
+struct xid {
+	unsigned long long num;
+	unsigned count;
+	int during;   /* NVML's event during the run, else from the log */
+	int critical; /* fails the GPU */
+};
 
 /* What one subject (the driver, or a GPU) came to. */
 struct verdict {
 	char what[256]; /* "GPU 0 (NVIDIA H100, 0000:3b:00.0, GPU-...)" or "driver" */
 	char name[128], bus[32], uuid[96];
-	char fail[MAX_SAY]; /* "; "-separated reasons, "" when ok */
-	char note[MAX_SAY]; /* what passed, and warnings */
+	char fail[MAX_SAY];    /* reasons, one a line ("; " when printed), "" when ok */
+	char note[MAX_SAY];    /* what passed, and warnings */
+	int events;            /* NVML watched the kernel's run for Xid events */
+	const char *no_events; /* else why not, when NVML could not */
+	struct xid xids[MAX_XIDS];
+	int nxids;
+};
+
+/* An Xid of the log since boot, as gpurun hands it over: --xid=BUS,NUM,COUNT,C|W,TEXT. */
+struct logged {
+	unsigned domain, bus, dev, fn;
+	unsigned long long num;
+	unsigned count;
+	int critical;
+	const char *text; /* quoted by gpurun */
 };
 
 /* Text from the driver (names, versions) made printable. */
@@ -122,17 +158,22 @@ static void clean(char *s)
 			*s = '?';
 }
 
+/* Append one reason: reasons are kept one a line, because a quoted text
+ * may hold the "; " they are printed with.  One that does not fit whole is
+ * left out: cut, a quoted text would lose its closing quote. */
 static __attribute__((format(printf, 2, 3))) void add(char *buf, const char *fmt, ...)
 {
 	size_t n = strlen(buf);
-	if (n + 3 >= MAX_SAY)
+	if (n + 2 >= MAX_SAY)
 		return;
 	if (n)
-		n += (size_t)snprintf(buf + n, MAX_SAY - n, "; ");
+		buf[n++] = '\n';
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf + n, MAX_SAY - n, fmt, ap);
+	int w = vsnprintf(buf + n, MAX_SAY - n, fmt, ap);
 	va_end(ap);
+	if (w < 0 || (size_t)w >= MAX_SAY - n)
+		buf[n ? n - 1 : 0] = '\0';
 }
 
 static const char *cu_err(CUresult r)
@@ -236,16 +277,112 @@ static void run_kernel(CUdevice dev, struct verdict *g)
 	cu.ctx_destroy(ctx); /* unloads the module too */
 }
 
-/* NVML's view of the GPU at bus: health, persistence, fabric. */
-static void health(struct verdict *g)
+/* Count one Xid for g; the first MAX_XIDS distinct ones are kept. */
+static struct xid *xid_add(struct verdict *g, unsigned long long num, int during, int critical, unsigned count)
 {
-	nvmlDevice_t h;
+	for (int i = 0; i < g->nxids; i++)
+		if (g->xids[i].num == num && g->xids[i].during == during) {
+			g->xids[i].count += count;
+			return NULL;
+		}
+	if (g->nxids == MAX_XIDS)
+		return NULL;
+	struct xid *x = &g->xids[g->nxids++];
+	*x = (struct xid){num, count, during, critical};
+	return x;
+}
+
+/* Register for the GPU's Xid events before its kernel runs, so that an Xid
+ * the run causes is seen even when the kernel's result looks right.  NULL
+ * when there is nothing to collect (g says why, when it is worth saying). */
+static nvml_event_set xid_watch(nvml_dev h, struct verdict *g)
+{
+	unsigned long long types = 0;
+	nvml_event_set set = NULL;
 	nvmlReturn_t r;
-	if (!nv.by_bus || (r = nv.by_bus(g->bus, &h)) != 0) {
-		add(g->fail, "NVML does not see %s: %s", g->bus,
-		    nv.by_bus ? nv_err(r) : "no nvmlDeviceGetHandleByPciBusId_v2");
-		return;
+	if (!nv.event_types || !nv.event_set || !nv.event_register || !nv.event_wait || !nv.event_free) {
+		g->no_events = "Xid events not supported (NVML has no nvmlEventSetWait_v2)";
+		return NULL;
 	}
+	if ((r = nv.event_types(h, &types)) == NVML_ERROR_NOT_SUPPORTED ||
+	    (r == NVML_SUCCESS && !(types & NVML_EVENT_TYPE_XID_CRITICAL_ERROR))) {
+		g->no_events = "Xid events not supported";
+		return NULL;
+	}
+	if (r != NVML_SUCCESS) {
+		add(g->fail, "nvmlDeviceGetSupportedEventTypes: %s", nv_err(r));
+		return NULL;
+	}
+	if ((r = nv.event_set(&set)) != NVML_SUCCESS) {
+		add(g->fail, "nvmlEventSetCreate: %s", nv_err(r));
+		return NULL;
+	}
+	if ((r = nv.event_register(h, NVML_EVENT_TYPE_XID_CRITICAL_ERROR, set)) != NVML_SUCCESS) {
+		if (r == NVML_ERROR_NOT_SUPPORTED)
+			g->no_events = "Xid events not supported";
+		else
+			add(g->fail, "nvmlDeviceRegisterEvents: %s", nv_err(r));
+		nv.event_free(set);
+		return NULL;
+	}
+	g->events = 1;
+	return set;
+}
+
+/* After the kernel: every Xid event that arrives within XID_WAIT_MS of the
+ * last fails the GPU.  Bounded, in case a broken GPU never stops. */
+static void xid_collect(nvml_event_set set, struct verdict *g)
+{
+	for (int i = 0; i < 256; i++) {
+		nvml_event e;
+		memset(&e, 0, sizeof e);
+		nvmlReturn_t r = nv.event_wait(set, &e, XID_WAIT_MS);
+		if (r == NVML_ERROR_TIMEOUT)
+			break;
+		if (r != NVML_SUCCESS) {
+			add(g->fail, "nvmlEventSetWait_v2: %s", nv_err(r));
+			break;
+		}
+		if (!(e.eventType & NVML_EVENT_TYPE_XID_CRITICAL_ERROR))
+			continue;
+		if (xid_add(g, e.eventData, 1, 1, 1))
+			add(g->fail, "Xid %llu during the run", e.eventData);
+	}
+	nv.event_free(set);
+}
+
+/* "0000:3b:00.0" -> its numbers; 0 when it is not a bus id. */
+static int bus_parse(const char *s, unsigned *domain, unsigned *bus, unsigned *dev, unsigned *fn)
+{
+	int end = 0;
+	return sscanf(s, "%x:%x:%x.%x%n", domain, bus, dev, fn, &end) == 4 && s[end] == '\0';
+}
+
+/* The log's Xids for g's bus id, in either spelling of the domain. */
+static void xid_logged(struct verdict *g, const struct logged *lx, int nlx)
+{
+	unsigned domain, bus, dev, fn;
+	if (!bus_parse(g->bus, &domain, &bus, &dev, &fn))
+		return;
+	for (int i = 0; i < nlx; i++) {
+		const struct logged *l = &lx[i];
+		if (l->domain != domain || l->bus != bus || l->dev != dev || l->fn != fn)
+			continue;
+		xid_add(g, l->num, 0, l->critical, l->count);
+		char times[32] = "";
+		if (l->count > 1)
+			snprintf(times, sizeof times, ", %u times, the last", l->count);
+		if (l->critical)
+			add(g->fail, "Xid %llu since boot%s: %s", l->num, times, l->text);
+		else
+			add(g->note, "warning: Xid %llu since boot%s: %s", l->num, times, l->text);
+	}
+}
+
+/* NVML's view of the GPU: health, persistence, fabric. */
+static void health(nvml_dev h, struct verdict *g)
+{
+	nvmlReturn_t r;
 	if (nv.uuid && nv.uuid(h, g->uuid, sizeof g->uuid) == 0)
 		clean(g->uuid);
 	unsigned long long ecc = 0;
@@ -284,6 +421,12 @@ static void health(struct verdict *g)
 	}
 }
 
+/* What the Xid checks that ran found nothing in: "" when none ran. */
+static const char *xid_none(int events, int log_read)
+{
+	return events && log_read ? "no Xid" : events ? "no Xid during the run" : log_read ? "no Xid since boot" : "";
+}
+
 static void json_str(const char *s)
 {
 	putchar('"');
@@ -309,13 +452,11 @@ static void json_str_null(const char *s)
 /* The reasons as a JSON array. */
 static void json_list(const char *s)
 {
-	char buf[MAX_SAY];
+	static char buf[MAX_SAY];
 	snprintf(buf, sizeof buf, "%s", s);
 	putchar('[');
 	int first = 1;
-	for (char *save = NULL, *t = strtok_r(buf, ";", &save); t; t = strtok_r(NULL, ";", &save)) {
-		while (*t == ' ')
-			t++;
+	for (char *save = NULL, *t = strtok_r(buf, "\n", &save); t; t = strtok_r(NULL, "\n", &save)) {
 		printf("%s", first ? "" : ",");
 		json_str(t);
 		first = 0;
@@ -323,11 +464,44 @@ static void json_list(const char *s)
 	putchar(']');
 }
 
-static int report(const char *kernel, const char *libs, const char *nvml, struct verdict *drv, struct verdict *g, int n)
+static void json_xids(const struct verdict *g)
 {
-	int failed = 0;
-	for (int i = 0; i < n; i++)
+	putchar('[');
+	for (int i = 0; i < g->nxids; i++)
+		printf("%s{\"xid\":%llu,\"when\":\"%s\",\"count\":%u,\"critical\":%s}", i ? "," : "", g->xids[i].num,
+		       g->xids[i].during ? "run" : "boot", g->xids[i].count, g->xids[i].critical ? "true" : "false");
+	putchar(']');
+}
+
+/* Reasons as the text line says them: "; " between them. */
+static void print_list(const char *s)
+{
+	for (; *s; s++)
+		if (*s == '\n')
+			fputs("; ", stdout);
+		else
+			putchar(*s);
+}
+
+/* The notes that are warnings, as TAP diagnostics. */
+static void tap_warnings(const char *s)
+{
+	static char buf[MAX_SAY];
+	snprintf(buf, sizeof buf, "%s", s);
+	for (char *save = NULL, *t = strtok_r(buf, "\n", &save); t; t = strtok_r(NULL, "\n", &save))
+		if (!strncmp(t, "warning: ", 9))
+			printf("# %s\n", t);
+}
+
+static int report(const char *kernel, const char *libs, const char *nvml, struct verdict *drv, struct verdict *g, int n,
+		  const char *log_unread)
+{
+	int failed = 0, with_xid = 0, events = 0;
+	for (int i = 0; i < n; i++) {
 		failed += g[i].fail[0] != '\0';
+		with_xid += g[i].nxids > 0;
+		events |= g[i].events;
+	}
 	int ok = !failed && !drv->fail[0];
 	if (form == JSON) {
 		printf("{\"ok\":%s,\"driver\":{\"kernel_module\":", ok ? "true" : "false");
@@ -338,7 +512,9 @@ static int report(const char *kernel, const char *libs, const char *nvml, struct
 		json_str_null(nvml);
 		printf(",\"failures\":");
 		json_list(drv->fail);
-		printf("},\"gpus\":[");
+		printf(",\"xid_log\":{\"read\":%s,\"note\":", log_unread ? "false" : "true");
+		json_str_null(log_unread ? log_unread : "");
+		printf("}},\"gpus\":[");
 		for (int i = 0; i < n; i++) {
 			printf("%s{\"index\":%d,\"name\":", i ? "," : "", i);
 			json_str(g[i].name);
@@ -350,6 +526,8 @@ static int report(const char *kernel, const char *libs, const char *nvml, struct
 			json_list(g[i].fail);
 			printf(",\"notes\":");
 			json_list(g[i].note);
+			printf(",\"xid_events\":%s,\"xids\":", g[i].events ? "true" : "false");
+			json_xids(&g[i]);
 			putchar('}');
 		}
 		printf("],\"failed\":%d}\n", failed);
@@ -358,30 +536,63 @@ static int report(const char *kernel, const char *libs, const char *nvml, struct
 	int t = 0;
 	if (drv->fail[0]) {
 		if (form == TAP)
-			printf("not ok %d - driver: %s\n", ++t, drv->fail);
+			printf("not ok %d - driver: ", ++t);
 		else
-			printf("driver: FAIL %s\n", drv->fail);
+			printf("driver: FAIL ");
+		print_list(drv->fail);
+		putchar('\n');
 	} else if (form == TAP)
 		printf("ok %d - driver %s\n", ++t, kernel);
 	for (int i = 0; i < n; i++) {
-		if (form == TAP)
-			printf("%s %d - GPU %d (%s, %s%s%s)%s%s\n", g[i].fail[0] ? "not ok" : "ok", ++t, i, g[i].name,
-			       g[i].bus, g[i].uuid[0] ? ", " : "", g[i].uuid, g[i].fail[0] ? ": " : "", g[i].fail);
-		else
-			printf("GPU %d (%s, %s%s%s): %s %s\n", i, g[i].name, g[i].bus, g[i].uuid[0] ? ", " : "",
-			       g[i].uuid, g[i].fail[0] ? "FAIL" : "ok", g[i].fail[0] ? g[i].fail : g[i].note);
+		if (form == TAP) {
+			printf("%s %d - GPU %d (%s, %s%s%s)%s", g[i].fail[0] ? "not ok" : "ok", ++t, i, g[i].name,
+			       g[i].bus, g[i].uuid[0] ? ", " : "", g[i].uuid, g[i].fail[0] ? ": " : "");
+			print_list(g[i].fail);
+			putchar('\n');
+			tap_warnings(g[i].note);
+		} else {
+			printf("GPU %d (%s, %s%s%s): %s ", i, g[i].name, g[i].bus, g[i].uuid[0] ? ", " : "", g[i].uuid,
+			       g[i].fail[0] ? "FAIL" : "ok");
+			print_list(g[i].fail[0] ? g[i].fail : g[i].note);
+			putchar('\n');
+		}
 	}
-	if (form == TAP)
+	if (form == TAP) {
+		if (n && log_unread)
+			printf("# Xids since boot not checked: %s\n", log_unread);
 		printf("1..%d\n", t);
-	else if (n)
-		printf("smoke: %d of %d GPU%s ok, driver %s%s\n", n - failed, n, n == 1 ? "" : "s", kernel,
+	} else if (n) {
+		printf("smoke: %d of %d GPU%s ok, driver %s%s", n - failed, n, n == 1 ? "" : "s", kernel,
 		       drv->fail[0] ? " FAILED" : "");
+		if (with_xid)
+			printf(", Xids on %d GPU%s", with_xid, with_xid == 1 ? "" : "s");
+		else if (*xid_none(events, !log_unread))
+			printf(", %s", xid_none(events, !log_unread));
+		if (log_unread)
+			printf("; Xids since boot not checked: %s", log_unread);
+		putchar('\n');
+	}
 	return !ok;
+}
+
+/* --xid=BUS,NUM,COUNT,C|W,TEXT -> l; 0 when malformed. */
+static int parse_logged(const char *arg, struct logged *l)
+{
+	char bus[32], level;
+	int end = 0;
+	if (sscanf(arg, "%31[^,],%llu,%u,%c,%n", bus, &l->num, &l->count, &level, &end) != 4 || !end ||
+	    (level != 'C' && level != 'W') || !bus_parse(bus, &l->domain, &l->bus, &l->dev, &l->fn))
+		return 0;
+	l->critical = level == 'C';
+	l->text = arg + end;
+	return 1;
 }
 
 int main(int argc, char **argv)
 {
-	const char *host_libcuda = NULL;
+	const char *host_libcuda = NULL, *log_unread = "gpurun did not read the kernel log";
+	static struct logged logged[256];
+	int nlogged = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strncmp(argv[i], "--host-libcuda=", 15))
 			host_libcuda = argv[i] + 15;
@@ -389,8 +600,16 @@ int main(int argc, char **argv)
 			form = JSON;
 		else if (!strcmp(argv[i], "--tap"))
 			form = TAP;
+		else if (!strcmp(argv[i], "--xid-log-read"))
+			log_unread = NULL;
+		else if (!strncmp(argv[i], "--xid-log-unread=", 17))
+			log_unread = argv[i] + 17;
+		else if (!strncmp(argv[i], "--xid=", 6) && nlogged < (int)(sizeof logged / sizeof logged[0]) &&
+			 parse_logged(argv[i] + 6, &logged[nlogged]))
+			nlogged++;
 		else {
-			fprintf(stderr, "usage: gpurun-smoke [--json|--tap] [--host-libcuda=VERSION]\n");
+			fprintf(stderr, "usage: gpurun-smoke [--json|--tap] [--host-libcuda=VERSION] [--xid-log-read|"
+					"--xid-log-unread=WHY] [--xid=BUS,XID,COUNT,C|W,TEXT]...\n");
 			return 2;
 		}
 	}
@@ -438,6 +657,9 @@ int main(int argc, char **argv)
 		SYM(ln, nv.remapped, "nvmlDeviceGetRemappedRows"),
 			SYM(ln, nv.persistence, "nvmlDeviceGetPersistenceMode");
 		SYM(ln, nv.fabric, "nvmlDeviceGetGpuFabricInfo"); /* only NVML >= 525 */
+		SYM(ln, nv.event_types, "nvmlDeviceGetSupportedEventTypes");
+		SYM(ln, nv.event_set, "nvmlEventSetCreate"), SYM(ln, nv.event_register, "nvmlDeviceRegisterEvents");
+		SYM(ln, nv.event_wait, "nvmlEventSetWait_v2"), SYM(ln, nv.event_free, "nvmlEventSetFree");
 		nvmlReturn_t r = nv.init ? nv.init() : -1;
 		if (r != 0) {
 			/* said only when CUDA sees a GPU: with no device, NVML fails too */
@@ -482,9 +704,26 @@ int main(int argc, char **argv)
 			*p = (char)tolower((unsigned char)*p);
 		clean(g->name);
 		clean(g->bus);
+		nvml_dev h = NULL;
+		nvml_event_set watch = NULL;
+		nvmlReturn_t nr;
+		if (ln && (!nv.by_bus || (nr = nv.by_bus(g->bus, &h)) != 0)) {
+			add(g->fail, "NVML does not see %s: %s", g->bus,
+			    nv.by_bus ? nv_err(nr) : "no nvmlDeviceGetHandleByPciBusId_v2");
+			h = NULL;
+		}
+		if (h)
+			watch = xid_watch(h, g);
 		run_kernel(dev, g);
-		if (ln)
-			health(g);
+		if (watch)
+			xid_collect(watch, g);
+		if (h)
+			health(h, g);
+		xid_logged(g, logged, nlogged);
+		if (g->no_events)
+			add(g->note, "%s", g->no_events);
+		if (!g->nxids && *xid_none(g->events, !log_unread))
+			add(g->note, "%s", xid_none(g->events, !log_unread));
 	}
-	return report(kernel, libs, nvml, &drv, gpus, n);
+	return report(kernel, libs, nvml, &drv, gpus, n, log_unread);
 }

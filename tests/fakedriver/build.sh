@@ -38,7 +38,14 @@
 # nvidia-caps-imex-channels 508); the Vulkan ICD, EGL vendor and EGL
 # external platform JSON files and libraries libnvidia-egl-gbm.so.1.1.1 and
 # libnvidia-egl-wayland.so.1.1.13 (their own versions); 32-bit copies of some libraries in
-# usr/lib/i386-linux-gnu, on x86_64).
+# usr/lib/i386-linux-gnu, on x86_64) or `xid` (six GPUs, minors in bus
+# order, for the Xid checks of `gpurun smoke`: dev/kmsg is a regular file of
+# kernel log records, as /dev/kmsg gives them, in which index 0 has a
+# critical Xid 79, index 1 the Xid 13 twice, index 2 an Xid 31 whose text
+# holds terminal escapes, and a bus no GPU here has an Xid 79; index 3's NVML
+# raises Xid 94 during the run and index 4's NVML has no Xid events (the
+# markers of nvml.c); index 5 has nothing).  The other topologies have no
+# dev/kmsg: the log of a driver root that has none is not read.
 #
 # Needs root (mknod, ldconfig -r chroots).  Compiled objects are cached in
 # tests/build/fakedriver-cache/<hash of the sources>.
@@ -52,13 +59,13 @@ if [ "${1:-}" = --hash ]; then
 	exit 0
 fi
 if [ $# -ne 2 ]; then
-	echo "usage: $0 OUTDIR one|four|eight|odd|nouvm|mig" >&2
+	echo "usage: $0 OUTDIR one|four|eight|odd|nouvm|mig|xid" >&2
 	exit 2
 fi
 out=$1
 topo=$2
-case $topo in one | four | eight | odd | nouvm | mig) ;; *)
-	echo "$0: unknown topology $topo (one, four, eight, odd, nouvm, mig)" >&2
+case $topo in one | four | eight | odd | nouvm | mig | xid) ;; *)
+	echo "$0: unknown topology $topo (one, four, eight, odd, nouvm, mig, xid)" >&2
 	exit 2
 	;;
 esac
@@ -270,6 +277,13 @@ odd)
 0000:1b:00.0 0 NVIDIA_A100-SXM4-80GB GPU-1b1b1b1b-1111-4222-8333-444455556666 Yes
 0000:2c:00.0 2 NVIDIA_L40S GPU-????????-????-????-????-???????????? No
 0000:3d:00.0 3 NVIDIA_RTX_PRO_6000_Blackwell_Server_Edition GPU-3d3d3d3d-1111-4222-8333-444455556666 No" ;;
+xid)
+	gpus="0000:18:00.0 0 NVIDIA_H100_80GB_HBM3 GPU-71d00000-1111-4222-8333-444455556600 No
+0000:2a:00.0 1 NVIDIA_H100_80GB_HBM3 GPU-71d00001-1111-4222-8333-444455556601 No
+0000:3a:00.0 2 NVIDIA_H100_80GB_HBM3 GPU-71d00002-1111-4222-8333-444455556602 No
+0000:5d:00.0 3 NVIDIA_H100_80GB_HBM3 GPU-71d00003-1111-4222-8333-444455556603 No
+0000:9a:00.0 4 NVIDIA_H100_80GB_HBM3 GPU-71d00004-1111-4222-8333-444455556604 No
+0000:ab:00.0 5 NVIDIA_H100_80GB_HBM3 GPU-71d00005-1111-4222-8333-444455556605 No" ;;
 mig)
 	gpus="0000:17:00.0 0 NVIDIA_A100-SXM4-40GB GPU-a1000000-1111-4222-8333-444455556666 No
 0000:65:00.0 1 NVIDIA_H100_80GB_HBM3 GPU-b2000000-1111-4222-8333-444455556666 No" ;;
@@ -315,6 +329,27 @@ if [ "$topo" = nouvm ]; then
 else
 	mknod -m 0666 "$out/dev/nvidia-uvm" c 510 0
 	mknod -m 0666 "$out/dev/nvidia-uvm-tools" c 510 1
+fi
+
+if [ "$topo" = xid ]; then
+	# Records as /dev/kmsg gives them: "PRIO,SEQ,USEC,FLAGS;MESSAGE", then
+	# " KEY=VALUE" lines; the kernel writes control bytes as \xNN, and a raw
+	# ESC is there too (a file can hold anything).
+	esc=$(printf '\033')
+	{
+		printf '%s\n' '6,0,0,-;Linux version 6.1.0-fake (fake driver kit)' \
+			'4,1,2100000,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.14' \
+			"3,2,5000000,-;NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus." \
+			' SUBSYSTEM=pci' ' DEVICE=+pci:0000:18:00.0' \
+			'4,3,6000000,-;NVRM: Xid (PCI:0000:2a:00): 13, pid=2345, name=train, Graphics SM Warp Exception on (GPC 0, TPC 0, SM 0): Out Of Range Address' \
+			'4,4,6100000,-;NVRM: Xid (PCI:0000:2a:00): 13, pid=2345, name=train, Graphics Exception: ESR 0x50df30=0x107000e' \
+			"4,5,7000000,-;NVRM: Xid (PCI:0000:3a:00): 31, pid=3456, name=${esc}]0;owned\\x07\\x1b[2J\\x0aFAKE, MMU Fault" \
+			'3,6,8000000,-;NVRM: Xid (PCI:0000:d8:00): 79, pid=1, name=init, GPU has fallen off the bus.' \
+			'6,7,9000000,-;nvidia-peermem: NVRM: Xid is only a word here'
+	} >"$out/dev/kmsg"
+	chmod 0644 "$out/dev/kmsg"
+	echo 94 >"$p/gpus/0000:5d:00.0/fake-smoke-xid"
+	touch "$p/gpus/0000:9a:00.0/fake-smoke-xid-unsupported"
 fi
 
 if [ "$topo" = mig ]; then

@@ -28,10 +28,15 @@
  * bound there) holds a marker: fake-smoke-ecc (3 volatile uncorrected ECC
  * errors), fake-smoke-remap (a row remapping failure), fake-smoke-persistence
  * (persistence mode off), fake-smoke-fabric (an NVSwitch GPU the fabric
- * manager has not registered).
+ * manager has not registered), fake-smoke-xid holding a number (NVML's
+ * Xid event of that number, delivered by the first nvmlEventSetWait_v2
+ * after the GPU was registered in the set: an Xid during the run),
+ * fake-smoke-xid-unsupported (nvmlDeviceGetSupportedEventTypes says
+ * NVML_ERROR_NOT_SUPPORTED, as on GPUs without Xid events).
  *
  * The ABI is NVML's for the subset nvidia-smi -L and nvidia-container-cli
- * use (names, argument types, return codes, nvmlPciInfo_t v3 layout). */
+ * use (names, argument types, return codes, nvmlPciInfo_t v3 layout), and
+ * the Xid events gpurun-smoke watches (nvmlEventData_t as nvml.h has it). */
 #include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -51,6 +56,7 @@ typedef int nvmlReturn_t;
 #define NVML_ERROR_NOT_FOUND 6
 #define NVML_ERROR_INSUFFICIENT_SIZE 7
 #define NVML_ERROR_DRIVER_NOT_LOADED 9
+#define NVML_ERROR_TIMEOUT 10
 #define NVML_ERROR_UNKNOWN 999
 
 #define MAX_GPUS 64
@@ -306,6 +312,7 @@ EXPORT const char *nvmlErrorString(nvmlReturn_t r)
 	case NVML_ERROR_NOT_FOUND: return "Not Found";
 	case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
 	case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
+	case NVML_ERROR_TIMEOUT: return "Timeout";
 	}
 	return "Unknown Error";
 }
@@ -553,5 +560,114 @@ EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t d, struct fabric_inf
 	memset(fi, 0, sizeof *fi);
 	fi->state = marked(d, "fake-smoke-fabric") ? 1 : 0;
 	fi->status = NVML_ERROR_NOT_SUPPORTED;
+	return NVML_SUCCESS;
+}
+
+/* ---- Xid events --------------------------------------------------------- */
+
+#define EVENT_XID 0x8ULL /* nvmlEventTypeXidCriticalError */
+#define MAX_SETS 64
+
+typedef struct {
+	nvmlDevice_t device;
+	unsigned long long eventType;
+	unsigned long long eventData;
+	unsigned int gpuInstanceId;
+	unsigned int computeInstanceId;
+} nvmlEventData_t;
+
+struct nvmlEventSet_st {
+	int used;
+	unsigned char watched[MAX_GPUS];   /* by index: registered for Xids */
+	unsigned char delivered[MAX_GPUS]; /* its fake-smoke-xid event was waited for */
+};
+typedef struct nvmlEventSet_st *nvmlEventSet_t;
+static struct nvmlEventSet_st sets[MAX_SETS];
+
+static int valid_set(nvmlEventSet_t s)
+{
+	return initialized && s >= sets && s < sets + MAX_SETS && s->used;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t d, unsigned long long *types)
+{
+	if (!valid(d) || !types)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (marked(d, "fake-smoke-xid-unsupported"))
+		return NVML_ERROR_NOT_SUPPORTED;
+	*types = 0x1ULL | 0x2ULL | 0x4ULL | EVENT_XID | 0x10ULL; /* ECC, P-state, Xid, clocks */
+	return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)
+{
+	if (!initialized)
+		return NVML_ERROR_UNINITIALIZED;
+	if (!set)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	for (unsigned i = 0; i < MAX_SETS; i++)
+		if (!sets[i].used) {
+			memset(&sets[i], 0, sizeof sets[i]);
+			sets[i].used = 1;
+			*set = &sets[i];
+			return NVML_SUCCESS;
+		}
+	return NVML_ERROR_UNKNOWN;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types, nvmlEventSet_t set)
+{
+	if (!valid(d) || !valid_set(set))
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (marked(d, "fake-smoke-xid-unsupported"))
+		return NVML_ERROR_NOT_SUPPORTED;
+	if (types & EVENT_XID)
+		set->watched[d->index] = 1;
+	return NVML_SUCCESS;
+}
+
+/* The Xid in d's fake-smoke-xid marker, 0 when there is none. */
+static unsigned long long marked_xid(nvmlDevice_t d)
+{
+	char path[512];
+	unsigned long long xid = 0;
+	snprintf(path, sizeof path, "%s/proc/driver/nvidia/gpus/%04x:%02x:%02x.0/fake-smoke-xid", root(), d->domain,
+		 d->bus, d->device);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &xid) != 1)
+		xid = 0;
+	fclose(f);
+	return xid;
+}
+
+/* The marked Xid of a registered GPU once, then NVML_ERROR_TIMEOUT at once:
+ * the tests wait for nothing. */
+EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms)
+{
+	(void)timeoutms;
+	if (!valid_set(set) || !data)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	for (unsigned i = 0; i < ngpus; i++) {
+		unsigned long long xid;
+		if (!set->watched[i] || set->delivered[i] || !(xid = marked_xid(&gpus[i])))
+			continue;
+		set->delivered[i] = 1;
+		memset(data, 0, sizeof *data);
+		data->device = &gpus[i];
+		data->eventType = EVENT_XID;
+		data->eventData = xid;
+		data->gpuInstanceId = data->computeInstanceId = 0xffffffffu;
+		return NVML_SUCCESS;
+	}
+	return NVML_ERROR_TIMEOUT;
+}
+
+EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
+{
+	if (!valid_set(set))
+		return NVML_ERROR_INVALID_ARGUMENT;
+	set->used = 0;
 	return NVML_SUCCESS;
 }
