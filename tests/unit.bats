@@ -4,8 +4,9 @@
 # differs between host architectures (arch_test.c), the decoders' mapped
 # input (source_test.c), the blocks between the decompressor and the
 # extracting thread (handoff_test.c) and gzip through that thread with ISA-L
-# (gzip_test.c) and a Slurm step's GPU ceiling (slurm_test.c), built under
-# ASan/UBSan by `make unit`.
+# (gzip_test.c), a Slurm step's GPU ceiling (slurm_test.c), and the pure
+# parsers beside their fuzz targets: device specs and capabilities
+# (gpuspec_test.c), built under ASan/UBSan by `make unit`.
 # A missing binary is a failure.
 
 load lib/common
@@ -16,6 +17,7 @@ UNIT_SOURCE="$TESTS_BUILD/unit_source"
 UNIT_HANDOFF="$TESTS_BUILD/unit_handoff"
 UNIT_GZIP="$TESTS_BUILD/unit_gzip"
 UNIT_SLURM="$TESTS_BUILD/unit_slurm"
+UNIT_GPUSPEC="$TESTS_BUILD/unit_gpuspec"
 
 setup() {
 	[[ -x "$UNIT_LAYOUT" ]] || fail "$UNIT_LAYOUT is missing: run 'make unit'"
@@ -24,6 +26,7 @@ setup() {
 	[[ -x "$UNIT_HANDOFF" ]] || fail "$UNIT_HANDOFF is missing: run 'make unit'"
 	[[ -x "$UNIT_GZIP" ]] || fail "$UNIT_GZIP is missing: run 'make unit'"
 	[[ -x "$UNIT_SLURM" ]] || fail "$UNIT_SLURM is missing: run 'make unit'"
+	[[ -x "$UNIT_GPUSPEC" ]] || fail "$UNIT_GPUSPEC is missing: run 'make unit'"
 }
 
 unit_case() {
@@ -56,6 +59,11 @@ slurm_case() {
 	assert_success
 }
 
+gpuspec_case() {
+	run "$UNIT_GPUSPEC" "$1"
+	assert_success
+}
+
 # cases_match BINARY FUNCTION: the binary's cases are exactly those this
 # file runs through FUNCTION.
 cases_match() {
@@ -74,6 +82,7 @@ cases_match() {
 	cases_match "$UNIT_HANDOFF" handoff_case
 	cases_match "$UNIT_GZIP" gzip_case
 	cases_match "$UNIT_SLURM" slurm_case
+	cases_match "$UNIT_GPUSPEC" gpuspec_case
 }
 
 @test "an archive root keeps owners as root, in a private tmpfs" { unit_case archive-root; }
@@ -116,3 +125,10 @@ cases_match() {
 @test "a host's short name is the part before the first dot" { slurm_case short-name; }
 @test "within a Slurm ceiling, all, indexes, UUIDs and bus ids resolve to allocated GPUs only" { slurm_case resolve; }
 @test "a MIG item's GPU index counts within the allocation" { slurm_case mig-item; }
+@test "device specs: void over none over all anywhere in the list, void and none in lower case only" { gpuspec_case keywords; }
+@test "device items: indexes, GPU-<uuid>, PCI bus ids and MIG devices; anything else refused by name" { gpuspec_case items; }
+@test "PCI bus ids normalise to NVML's form; a device over 0x1f or a function over 7 is none" { gpuspec_case busids; }
+@test "docker's --gpus CSV: count=, device= quoted or not, capabilities=, driver=nvidia, and each bad field refused" { gpuspec_case docker; }
+@test "a device spec resolves to GPUs of the table by index, UUID in any case or bus id, or names the unknown device" { gpuspec_case resolve; }
+@test "an unknown device's hint names a GPU without a UUID and the GPUs the driver excludes" { gpuspec_case resolve-hints; }
+@test "driver capabilities: lower-case names, spaces and empty items ignored, what each injects" { gpuspec_case caps; }
