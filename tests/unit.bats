@@ -6,7 +6,8 @@
 # extracting thread (handoff_test.c) and gzip through that thread with ISA-L
 # (gzip_test.c), a Slurm step's GPU ceiling (slurm_test.c), and the pure
 # parsers beside their fuzz targets: device specs and capabilities
-# (gpuspec_test.c), built under ASan/UBSan by `make unit`.
+# (gpuspec_test.c) and NVIDIA_REQUIRE_* expressions (require_test.c), built
+# under ASan/UBSan by `make unit`.
 # A missing binary is a failure.
 
 load lib/common
@@ -18,6 +19,7 @@ UNIT_HANDOFF="$TESTS_BUILD/unit_handoff"
 UNIT_GZIP="$TESTS_BUILD/unit_gzip"
 UNIT_SLURM="$TESTS_BUILD/unit_slurm"
 UNIT_GPUSPEC="$TESTS_BUILD/unit_gpuspec"
+UNIT_REQUIRE="$TESTS_BUILD/unit_require"
 
 setup() {
 	[[ -x "$UNIT_LAYOUT" ]] || fail "$UNIT_LAYOUT is missing: run 'make unit'"
@@ -27,6 +29,7 @@ setup() {
 	[[ -x "$UNIT_GZIP" ]] || fail "$UNIT_GZIP is missing: run 'make unit'"
 	[[ -x "$UNIT_SLURM" ]] || fail "$UNIT_SLURM is missing: run 'make unit'"
 	[[ -x "$UNIT_GPUSPEC" ]] || fail "$UNIT_GPUSPEC is missing: run 'make unit'"
+	[[ -x "$UNIT_REQUIRE" ]] || fail "$UNIT_REQUIRE is missing: run 'make unit'"
 }
 
 unit_case() {
@@ -64,6 +67,11 @@ gpuspec_case() {
 	assert_success
 }
 
+require_case() {
+	run "$UNIT_REQUIRE" "$1"
+	assert_success
+}
+
 # cases_match BINARY FUNCTION: the binary's cases are exactly those this
 # file runs through FUNCTION.
 cases_match() {
@@ -83,6 +91,7 @@ cases_match() {
 	cases_match "$UNIT_GZIP" gzip_case
 	cases_match "$UNIT_SLURM" slurm_case
 	cases_match "$UNIT_GPUSPEC" gpuspec_case
+	cases_match "$UNIT_REQUIRE" require_case
 }
 
 @test "an archive root keeps owners as root, in a private tmpfs" { unit_case archive-root; }
@@ -132,3 +141,8 @@ cases_match() {
 @test "a device spec resolves to GPUs of the table by index, UUID in any case or bus id, or names the unknown device" { gpuspec_case resolve; }
 @test "an unknown device's hint names a GPU without a UUID and the GPUs the driver excludes" { gpuspec_case resolve-hints; }
 @test "driver capabilities: lower-case names, spaces and empty items ignored, what each injects" { gpuspec_case caps; }
+@test "NVIDIA_REQUIRE_* syntax: keys in any case, six operators, brands only = and !=, every bad term named" { require_case syntax; }
+@test "requirements: terms by commas all hold, alternatives by spaces one holds, the first one named when none does" { require_case eval; }
+@test "an unknown requirement fact satisfies, except the arch of a GPU gpurun cannot name" { require_case unknown-facts; }
+@test "versions compare per component as numbers of any length, trailing zeros ignored" { require_case versions; }
+@test "a requirement names the cuda and arch keys it uses" { require_case uses; }
