@@ -6,8 +6,9 @@
 # extracting thread (handoff_test.c) and gzip through that thread with ISA-L
 # (gzip_test.c), a Slurm step's GPU ceiling (slurm_test.c), and the pure
 # parsers beside their fuzz targets: device specs and capabilities
-# (gpuspec_test.c) and NVIDIA_REQUIRE_* expressions (require_test.c), built
-# under ASan/UBSan by `make unit`.
+# (gpuspec_test.c), NVIDIA_REQUIRE_* expressions (require_test.c) and image
+# references, challenges and platforms (ref_test.c), built under ASan/UBSan by
+# `make unit`.
 # A missing binary is a failure.
 
 load lib/common
@@ -20,6 +21,7 @@ UNIT_GZIP="$TESTS_BUILD/unit_gzip"
 UNIT_SLURM="$TESTS_BUILD/unit_slurm"
 UNIT_GPUSPEC="$TESTS_BUILD/unit_gpuspec"
 UNIT_REQUIRE="$TESTS_BUILD/unit_require"
+UNIT_REF="$TESTS_BUILD/unit_ref"
 
 setup() {
 	[[ -x "$UNIT_LAYOUT" ]] || fail "$UNIT_LAYOUT is missing: run 'make unit'"
@@ -30,6 +32,7 @@ setup() {
 	[[ -x "$UNIT_SLURM" ]] || fail "$UNIT_SLURM is missing: run 'make unit'"
 	[[ -x "$UNIT_GPUSPEC" ]] || fail "$UNIT_GPUSPEC is missing: run 'make unit'"
 	[[ -x "$UNIT_REQUIRE" ]] || fail "$UNIT_REQUIRE is missing: run 'make unit'"
+	[[ -x "$UNIT_REF" ]] || fail "$UNIT_REF is missing: run 'make unit'"
 }
 
 unit_case() {
@@ -72,6 +75,11 @@ require_case() {
 	assert_success
 }
 
+ref_case() {
+	run "$UNIT_REF" "$1"
+	assert_success
+}
+
 # cases_match BINARY FUNCTION: the binary's cases are exactly those this
 # file runs through FUNCTION.
 cases_match() {
@@ -92,6 +100,7 @@ cases_match() {
 	cases_match "$UNIT_SLURM" slurm_case
 	cases_match "$UNIT_GPUSPEC" gpuspec_case
 	cases_match "$UNIT_REQUIRE" require_case
+	cases_match "$UNIT_REF" ref_case
 }
 
 @test "an archive root keeps owners as root, in a private tmpfs" { unit_case archive-root; }
@@ -146,3 +155,10 @@ cases_match() {
 @test "an unknown requirement fact satisfies, except the arch of a GPU gpurun cannot name" { require_case unknown-facts; }
 @test "versions compare per component as numbers of any length, trailing zeros ignored" { require_case versions; }
 @test "a requirement names the cuda and arch keys it uses" { require_case uses; }
+@test "image references normalise as docker's: docker.io, library/, latest, registries by dot, port or localhost" { ref_case normalise; }
+@test "image reference tags, sha256 digests and repository names, each bad one refused with its message" { ref_case tags-digests; }
+@test "image reference registry hosts: names, ports and IPv6; credentials refused and never echoed" { ref_case registries; }
+@test "image references longer than docker allows are refused; the message cuts the input" { ref_case lengths; }
+@test "an image reference's canonical string is registry/repo with its tag, its digest or both" { ref_case canonical; }
+@test "WWW-Authenticate: the first challenge's scheme, realm, service, scope and error; malformed ones refused" { ref_case challenges; }
+@test "platforms are os/arch[/variant] of short, plain parts" { ref_case platforms; }
