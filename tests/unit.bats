@@ -6,9 +6,9 @@
 # extracting thread (handoff_test.c) and gzip through that thread with ISA-L
 # (gzip_test.c), a Slurm step's GPU ceiling (slurm_test.c), and the pure
 # parsers beside their fuzz targets: device specs and capabilities
-# (gpuspec_test.c), NVIDIA_REQUIRE_* expressions (require_test.c) and image
-# references, challenges and platforms (ref_test.c), built under ASan/UBSan by
-# `make unit`.
+# (gpuspec_test.c), NVIDIA_REQUIRE_* expressions (require_test.c), image
+# references, challenges and platforms (ref_test.c) and CDI specs
+# (cdi_test.c), built under ASan/UBSan by `make unit`.
 # A missing binary is a failure.
 
 load lib/common
@@ -22,6 +22,7 @@ UNIT_SLURM="$TESTS_BUILD/unit_slurm"
 UNIT_GPUSPEC="$TESTS_BUILD/unit_gpuspec"
 UNIT_REQUIRE="$TESTS_BUILD/unit_require"
 UNIT_REF="$TESTS_BUILD/unit_ref"
+UNIT_CDI="$TESTS_BUILD/unit_cdi"
 
 setup() {
 	[[ -x "$UNIT_LAYOUT" ]] || fail "$UNIT_LAYOUT is missing: run 'make unit'"
@@ -33,6 +34,7 @@ setup() {
 	[[ -x "$UNIT_GPUSPEC" ]] || fail "$UNIT_GPUSPEC is missing: run 'make unit'"
 	[[ -x "$UNIT_REQUIRE" ]] || fail "$UNIT_REQUIRE is missing: run 'make unit'"
 	[[ -x "$UNIT_REF" ]] || fail "$UNIT_REF is missing: run 'make unit'"
+	[[ -x "$UNIT_CDI" ]] || fail "$UNIT_CDI is missing: run 'make unit'"
 }
 
 unit_case() {
@@ -80,6 +82,11 @@ ref_case() {
 	assert_success
 }
 
+cdi_case() {
+	run "$UNIT_CDI" "$1"
+	assert_success
+}
+
 # cases_match BINARY FUNCTION: the binary's cases are exactly those this
 # file runs through FUNCTION.
 cases_match() {
@@ -101,6 +108,7 @@ cases_match() {
 	cases_match "$UNIT_GPUSPEC" gpuspec_case
 	cases_match "$UNIT_REQUIRE" require_case
 	cases_match "$UNIT_REF" ref_case
+	cases_match "$UNIT_CDI" cdi_case
 }
 
 @test "an archive root keeps owners as root, in a private tmpfs" { unit_case archive-root; }
@@ -162,3 +170,8 @@ cases_match() {
 @test "an image reference's canonical string is registry/repo with its tag, its digest or both" { ref_case canonical; }
 @test "WWW-Authenticate: the first challenge's scheme, realm, service, scope and error; malformed ones refused" { ref_case challenges; }
 @test "platforms are os/arch[/variant] of short, plain parts" { ref_case platforms; }
+@test "CDI specs in YAML and JSON parse to their devices and every containerEdits field" { cdi_case accepted; }
+@test "a CDI spec's version, kind, devices and fields are checked, each refusal naming its line" { cdi_case spec-refused; }
+@test "CDI containerEdits: relative paths, bad nodes, mounts, hooks and env refused; additionalGIDs, intelRdt, netDevices named" { cdi_case edits-refused; }
+@test "CDI specs: no YAML aliases, one document, bounded nesting, strings, lists and size" { cdi_case yaml-refused; }
+@test "--device names are vendor.com/class=name, checked as the spec's" { cdi_case qualified-names; }
