@@ -198,6 +198,27 @@ static long match_item(const char *item, const struct gpu_dev *gpus, size_t ngpu
 	return -1;
 }
 
+/* The toolkit's rules for a device list: the keywords win over devices,
+ * void over none over all ("none,0" is none); void and none only in lower
+ * case, all in any case (nvidia-container-cli compares it so).  1 when
+ * void or none decided, which leaves no device to check. */
+static int apply_keywords(struct gpu_request *rq)
+{
+	int none = 0;
+	for (size_t i = 0; i < rq->items.n; i++) {
+		if (!strcmp(rq->items.v[i], "void")) {
+			rq->kind = SEL_VOID;
+			return 1;
+		}
+		none |= !strcmp(rq->items.v[i], "none");
+		if (!strcasecmp(rq->items.v[i], "all"))
+			rq->all = 1;
+	}
+	if (none)
+		rq->kind = SEL_NONE;
+	return none;
+}
+
 static int parse_count(const char *v, struct gpu_request *rq, const char *what, struct gerr *err)
 {
 	char *end;
@@ -264,6 +285,10 @@ static int parse_docker(const char *spec, const char *what, struct gpu_request *
 		return -1;
 	if (have_device && (rq->count >= 0 || rq->all))
 		return gerr_set(err, 0, "%s: cannot set both count and device", what);
+	/* The daemon passes device IDs on as NVIDIA_VISIBLE_DEVICES, where
+	 * the keywords keep their meaning: device=all is every GPU. */
+	if (have_device && apply_keywords(rq))
+		return 0;
 	if (check_items(rq, what, err) < 0)
 		return -1;
 	/* docker: neither a count nor devices means one GPU. */
@@ -287,25 +312,10 @@ int gpu_request_parse(const char *spec, const char *what, struct gpu_request *rq
 	if (strchr(s, '=') || *s == '"')
 		return parse_docker(s, what, rq, err);
 
-	/* The toolkit's rules: the keywords win over devices, void over none
-	 * over all ("none,0" is none); void and none only in lower case, all
-	 * in any case (nvidia-container-cli compares it so). */
 	add_items(rq, s);
-	int none = 0;
-	for (size_t i = 0; i < rq->items.n; i++) {
-		if (!strcmp(rq->items.v[i], "void")) {
-			rq->kind = SEL_VOID;
-			return 0;
-		}
-		none |= !strcmp(rq->items.v[i], "none");
-		if (!strcasecmp(rq->items.v[i], "all"))
-			rq->all = 1;
-	}
 	if (rq->items.n == 0)
 		rq->kind = SEL_VOID;
-	else if (none)
-		rq->kind = SEL_NONE;
-	else if (check_items(rq, what, err) < 0)
+	else if (!apply_keywords(rq) && check_items(rq, what, err) < 0)
 		return -1;
 	return 0;
 }

@@ -243,6 +243,15 @@ static void case_docker(void)
 		{"device=0,count=2", NULL, "--gpus: cannot set both count and device"},
 		{"all,device=0", NULL, "--gpus: cannot set both count and device"},
 		{"device=0,bad", NULL, "--gpus: bad" NOT_A_DEVICE},
+		/* The daemon hands device IDs on as NVIDIA_VISIBLE_DEVICES, where
+		 * the keywords keep their meaning. */
+		{"device=all", "some all=1 count=-1 items=all caps=", NULL},
+		{"\"device=0,all\"", "some all=1 count=-1 items=0,all caps=", NULL},
+		{"device=none", "none all=0 count=-1 items=none caps=", NULL},
+		{"device=0,none,bogus", "none all=0 count=-1 items=0,none,bogus caps=", NULL},
+		{"device=void", "void all=0 count=-1 items=void caps=", NULL},
+		{"device=VOID", NULL, "--gpus: VOID" NOT_A_DEVICE},
+		{"count=2,device=all", NULL, "--gpus: cannot set both count and device"},
 	};
 	run_parse_cases(cases, COUNT_OF(cases), "--gpus");
 }
@@ -279,6 +288,10 @@ static void case_resolve(void)
 		{"count=4", "some 1111", NULL},
 		{"count=0", "void 0000", NULL},
 		{"device=3,1", "some 0101", NULL},
+		{"device=all", "some 1111", NULL},
+		{"device=1,all", "some 1111", NULL},
+		{"device=none", "none 0000", NULL},
+		{"device=void", "void 0000", NULL},
 		{"capabilities=utility", "some 1000", NULL},
 		{"0:1", "some 0000", NULL}, /* MIG items are gpu_select()'s */
 		{"4", NULL, "--gpus: unknown device 4 (4 GPUs under /drv)"},
