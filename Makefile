@@ -58,9 +58,9 @@ all: gpurun gpu/probe/gpurun-smoke
 # The probe `gpurun smoke` runs inside the container (gpu/probe/smoke.c):
 # libc and libdl only, so that any glibc image can run it.
 LIBEXECDIR ?= $(PREFIX)/libexec
-gpu/probe/gpurun-smoke: gpu/probe/smoke.c gpu/nvml.h
+gpu/probe/gpurun-smoke: gpu/probe/smoke.c gpu/probe/report.c gpu/probe/smoke.h gpu/nvml.h
 	$(CC) $(CSTD) $(WARN) $(CFLAGS) -D_GNU_SOURCE -fstack-protector-strong -D_FORTIFY_SOURCE=2 \
-		$(HARDEN_LDFLAGS) $(LDFLAGS) -o $@ $< -ldl
+		$(HARDEN_LDFLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^) -ldl
 
 # The smoke test on this machine's real GPUs and driver (docs/gpurun.1.md,
 # smoke), after the raw driver facts of the real-GPU checklist.
@@ -205,7 +205,7 @@ layering: gpurun
 # .clang-format describes: `make lint` fails on one that differs (besides
 # cppcheck's findings), `make format` rewrites them in place.
 FORMAT_SRCS := $(filter-out ns/seccomp_bpf.h tests/build/%,$(sort $(wildcard base/*.[ch] ns/*.[ch] ns/gen/*.c gpu/*.[ch] \
-	rootfs/*.[ch]) $(wildcard tests/*.c tests/*/*.c))) gpurun.c
+	rootfs/*.[ch] gpu/probe/*.[ch] spank/*.[ch]) $(wildcard tests/*.c tests/*/*.c))) gpurun.c
 CLANG_FORMAT ?= clang-format
 
 lint:
