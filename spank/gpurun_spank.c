@@ -51,9 +51,24 @@ SPANK_PLUGIN(gpurun, 1);
 #endif
 
 enum opt_id {
-	O_IMAGE, O_MOUNTS, O_WORKDIR, O_ENV, O_WRITABLE, O_READONLY, O_MOUNT_HOME, O_NO_MOUNT_HOME,
-	O_REMAP_ROOT, O_NO_REMAP_ROOT, O_ENTRYPOINT, O_NO_ENTRYPOINT, O_UNSUPPORTED_FIRST,
-	O_NAME = O_UNSUPPORTED_FIRST, O_SAVE, O_ENTRYPOINT_LOG, O_UNSHARE, O_COUNT
+	O_IMAGE,
+	O_MOUNTS,
+	O_WORKDIR,
+	O_ENV,
+	O_WRITABLE,
+	O_READONLY,
+	O_MOUNT_HOME,
+	O_NO_MOUNT_HOME,
+	O_REMAP_ROOT,
+	O_NO_REMAP_ROOT,
+	O_ENTRYPOINT,
+	O_NO_ENTRYPOINT,
+	O_UNSUPPORTED_FIRST,
+	O_NAME = O_UNSUPPORTED_FIRST,
+	O_SAVE,
+	O_ENTRYPOINT_LOG,
+	O_UNSHARE,
+	O_COUNT
 };
 
 /* What the options said: a string each (kept as given), NULL when unset. */
@@ -72,21 +87,21 @@ static int keep(int val, const char *optarg, int remote)
 /* Refused in srun (local context), before anything is started. */
 static int refuse(int val, const char *optarg, int remote)
 {
-	static const char *const names[] = {"--container-name", "--container-save",
-					    "--container-entrypoint-log", "--container-unshare"};
+	static const char *const names[] = {"--container-name", "--container-save", "--container-entrypoint-log",
+					    "--container-unshare"};
 	(void)optarg;
 	if (!remote)
-		slurm_error("gpurun: %s: pyxis's option has no counterpart in gpurun", names[val - O_UNSUPPORTED_FIRST]);
+		slurm_error("gpurun: %s: pyxis's option has no counterpart in gpurun",
+			    names[val - O_UNSUPPORTED_FIRST]);
 	return -1;
 }
 
 struct spank_option spank_options[] = {
-	{"container-image", "[SCHEME://][REGISTRY#]IMAGE[:TAG]|PATH", "gpurun: run each task in this image",
-	 1, O_IMAGE, keep},
+	{"container-image", "[SCHEME://][REGISTRY#]IMAGE[:TAG]|PATH", "gpurun: run each task in this image", 1, O_IMAGE,
+	 keep},
 	{"container-mounts", "SRC[:DST[:ro|rw]][,...]", "gpurun: bind host paths", 1, O_MOUNTS, keep},
 	{"container-workdir", "DIR", "gpurun: working directory inside", 1, O_WORKDIR, keep},
-	{"container-env", "NAME[,NAME...]", "gpurun: host variables whose values replace the image's", 1,
-	 O_ENV, keep},
+	{"container-env", "NAME[,NAME...]", "gpurun: host variables whose values replace the image's", 1, O_ENV, keep},
 	{"container-writable", NULL, "gpurun: writable root file system (the default)", 0, O_WRITABLE, keep},
 	{"container-readonly", NULL, "gpurun: read-only root file system", 0, O_READONLY, keep},
 	{"container-mount-home", NULL, "gpurun: bind $HOME", 0, O_MOUNT_HOME, keep},
@@ -94,8 +109,8 @@ struct spank_option spank_options[] = {
 	{"container-remap-root", NULL, "gpurun: root inside the container (the default)", 0, O_REMAP_ROOT, keep},
 	{"no-container-remap-root", NULL, "gpurun: the job's uid and gid inside", 0, O_NO_REMAP_ROOT, keep},
 	{"container-entrypoint", NULL, "gpurun: run the image's Entrypoint (always)", 0, O_ENTRYPOINT, keep},
-	{"no-container-entrypoint", NULL, "gpurun: not supported (the Entrypoint always runs)", 0,
-	 O_NO_ENTRYPOINT, keep},
+	{"no-container-entrypoint", NULL, "gpurun: not supported (the Entrypoint always runs)", 0, O_NO_ENTRYPOINT,
+	 keep},
 	{"container-name", "NAME", "gpurun: not supported", 1, O_NAME, refuse},
 	{"container-save", "PATH", "gpurun: not supported", 1, O_SAVE, refuse},
 	{"container-entrypoint-log", NULL, "gpurun: not supported", 0, O_ENTRYPOINT_LOG, refuse},
