@@ -1,7 +1,8 @@
 # tests/lib/fingerprint.sh — what a container looks like from inside, as
 # one text, so that two ways of making it (gpurun, and the shell plan it
-# prints) can be compared line by line (tests/plan_run.bats).  Run by the
-# image's /bin/sh (busybox is enough):  sh -c "$(cat fingerprint.sh)" sh NS...
+# prints) can be compared line by line (tests/lib/fingerprint.bash, for
+# tests/plan_run.bats and tests/slurm.bats).  Run by the image's /bin/sh
+# (busybox is enough):  sh -c "$(cat fingerprint.sh)" sh NS...
 # where NS... are the caller's "name:[id]" namespace links, so that the
 # namespaces are printed as "new" or "shared" rather than as ids.
 #
