@@ -8,10 +8,15 @@
 # Slurm's daemons run as root (SlurmUser=root), so the suite runs in the
 # root mode; the unprivileged mode is covered there by a job submitted as
 # the unprivileged test user, whose gpurun then makes its own user namespace.
+#
+# The plan that `gpurun --dry-run` prints inside a step, run in that same
+# step, must build the container gpurun builds there, allocation included
+# (the fingerprint of tests/plan_run.bats, lib/fingerprint.bash).
 
 load lib/common
 load lib/gpu
 load lib/slurm
+load lib/fingerprint
 
 # bats 1.8 cannot skip from setup_file: it leaves the reason to setup().
 setup_file() {
@@ -22,6 +27,8 @@ setup_file() {
 	command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v srun >/dev/null &&
 		command -v munged >/dev/null || fail "Slurm is not installed: run 'make deps-test'"
 	gpu_setup_file
+	FINGERPRINT=$(cat "$BATS_TEST_DIRNAME/lib/fingerprint.sh")
+	export FINGERPRINT
 	slurm_start "$FAKE4" || fail "the one-node Slurm did not start"
 }
 
@@ -33,6 +40,10 @@ setup() {
 	if [[ -n ${SLURM_SKIP:-} ]]; then
 		skip "$SLURM_SKIP"
 	fi
+}
+
+teardown() {
+	if [[ -n ${PLAN_DIR:-} ]]; then rm -rf "$PLAN_DIR"; fi
 }
 
 # What nvidia-smi -L prints for gpurun's GPU I as the Nth visible one.
@@ -248,6 +259,105 @@ $(smi_line 3 1)"
 	assert_success
 	assert_output "$(printf 'done\n%.0s' 1 2 3 4 5 6 7 8)"
 	assert_equal "$unpacked $from" "1 7"
+}
+
+# ---- the plan made in a step builds the container gpurun builds --------------
+
+# same_in_step USER|"" SRUN-OPTIONS...: one srun step (as USER when one is
+# given: root submits it as that user, whose gpurun and plan then make
+# their own user namespace) in which every task runs `gpurun --gpus all` on
+# the fake driver with the fingerprint as its command (lib/fingerprint.bash),
+# then prints the plan of that same launch and runs it.  Each task's files
+# land in $PLAN_DIR/TASK: gpurun.txt, plan.txt.sh (the plan), plan.txt,
+# their .err, and job (its SLURM_JOB_ID).  Asserts that every task
+# succeeded both ways with the same fingerprint, and that the host is as
+# it was.
+same_in_step() {
+	local user=$1 as=() task
+	shift
+	PLAN_DIR=$(mktemp -d /tmp/gpurun-slurmplan.XXXXXX)
+	chmod 0755 "$PLAN_DIR"
+	if [[ -n $user ]]; then
+		chown "$user" "$PLAN_DIR"
+		as=(runuser -u "$user" -- env GPURUN_CACHE="$PLAN_DIR/cache")
+	fi
+	# A first launch fills the cache: the plan then binds the cached layers.
+	"${as[@]}" "$GPURUN" "$GLIBC_TAR" true || fail "the launch failed"
+	host_snapshot "$BATS_TEST_TMPDIR/before"
+	run --separate-stderr "${as[@]}" timeout 100 srun --quiet "$@" bash -c '
+		. "$1"; d=$2/$SLURM_PROCID; shift 2
+		mkdir "$d" && echo "$SLURM_JOB_ID" >"$d/job" || exit 1
+		inside gpurun "$d/gpurun.txt" "$@" 2>"$d/gpurun.err" || exit 1
+		inside plan "$d/plan.txt" "$@" 2>"$d/plan.err"' bash "$TESTS_DIR/lib/fingerprint.bash" "$PLAN_DIR" \
+		--driver-root "$FAKE4" --gpus all "$GLIBC_TAR"
+	# What went wrong inside the step, for the failure's report.
+	cat "$PLAN_DIR"/[0-9]*/*.err >&2 2>/dev/null || true
+	assert_success
+	host_same "$BATS_TEST_TMPDIR/before"
+	for task in "$PLAN_DIR"/[0-9]*; do
+		assert_same_fingerprint "$task/gpurun.txt" "$task/plan.txt"
+	done
+}
+
+# assert_task_gpus TASK STEP_GPUS GPU...: that task's plan says at its head
+# that SLURM_STEP_GPUS=STEP_GPUS of gres.conf bounds it, to the GPUs given
+# (gpurun's indexes, in gres order), and binds their device nodes and
+# /proc/driver/nvidia/gpus entries and no other GPU's; its container (the
+# same as gpurun's) has those and no other.
+assert_task_gpus() {
+	local d=$PLAN_DIR/$1 gpus=$2 i head= nodes=() procs=() fp_nodes=() fp_procs=()
+	shift 2
+	for i in "$@"; do
+		head+="${head:+, }$FAKE4/dev/nvidia${FOUR_MINOR[i]} = GPU $i"
+		nodes+=("$FAKE4/dev/nvidia${FOUR_MINOR[i]} dev/nvidia${FOUR_MINOR[i]}")
+		procs+=("$FAKE4/proc/driver/nvidia/gpus/${FOUR_BUS[i]} proc/driver/nvidia/gpus/${FOUR_BUS[i]}")
+		fp_nodes+=("/dev/nvidia${FOUR_MINOR[i]}")
+		fp_procs+=("/proc/driver/nvidia/gpus/${FOUR_BUS[i]}")
+	done
+	run grep -xF "# GPUs bounded by Slurm job $(cat "$d/job") on node $(hostname -s): SLURM_STEP_GPUS=$gpus of $SLURM_DIR/gres.conf -> $head" "$d/plan.txt.sh"
+	assert_success
+	local IFS=$'\n'
+	run sort -u < <(grep -oE '[^ ]+/dev/nvidia[0-9]+ dev/nvidia[0-9]+' "$d/plan.txt.sh")
+	assert_output "$(sort <<<"${nodes[*]}")"
+	run sort -u < <(grep -oE '[^ ]+/proc/driver/nvidia/gpus/[^ ]+ proc/driver/nvidia/gpus/[^ ]+' "$d/plan.txt.sh")
+	assert_output "$(sort <<<"${procs[*]}")"
+	run sort -u < <(sed -n '/^== dev$/,/^== nvidia$/s|^\(/dev/nvidia[0-9]*\) .*|\1|p' "$d/plan.txt")
+	assert_output "$(sort <<<"${fp_nodes[*]}")"
+	run sort -u < <(sed -n '/^== nvidia$/,/^== files$/p' "$d/plan.txt" | grep -x '/proc/driver/nvidia/gpus/[^/]*')
+	assert_output "$(sort <<<"${fp_procs[*]}")"
+}
+
+# gres 0 and 1 are minors 0 and 1: GPUs 1 and 3.
+@test "srun --gres=gpu:2: the plan made in the step builds the container gpurun builds, with the allocated GPUs only" {
+	same_in_step "" --gres=gpu:2
+	assert_task_gpus 0 0,1 1 3
+}
+
+@test "srun -n 2 --gpus-per-task=1: each task's plan builds its task's container, with that task's GPU only" {
+	same_in_step "" -n 2 --gpus-per-task=1
+	local a b
+	a=$(grep -o 'SLURM_STEP_GPUS=[0-9]' "$PLAN_DIR/0/plan.txt.sh") || fail "task 0's plan names no ceiling"
+	b=$(grep -o 'SLURM_STEP_GPUS=[0-9]' "$PLAN_DIR/1/plan.txt.sh") || fail "task 1's plan names no ceiling"
+	assert_equal "$(sort <<<"$a
+$b")" "SLURM_STEP_GPUS=0
+SLURM_STEP_GPUS=1"
+	if [[ $a == *=0 ]]; then
+		assert_task_gpus 0 0 1
+		assert_task_gpus 1 1 3
+	else
+		assert_task_gpus 0 1 3
+		assert_task_gpus 1 0 1
+	fi
+}
+
+@test "an unprivileged job user's plan made in its step builds the container its gpurun builds, with the allocated GPUs only" {
+	local user=${GPURUN_TEST_USER:-gpurun-test}
+	id "$user" >/dev/null 2>&1 || skip "no user $user (tests/run-bats.sh creates it)"
+	runuser -u "$user" -- test -r "$GLIBC_TAR" || skip "$user cannot read $GLIBC_TAR"
+	same_in_step "$user" --gres=gpu:2
+	assert_task_gpus 0 0,1 1 3
+	# The step was the user's: the plan made a user namespace of its own.
+	grep -qx 'user new' "$PLAN_DIR/0/plan.txt" || fail "the plan made no user namespace"
 }
 
 # ---- the SPANK plugin: srun --container-image (make spank) -------------------
