@@ -78,6 +78,32 @@ same_container() {
 	same_container -w /work/here -u 1000:1000 "$BUSYBOX_TGZ"
 }
 
+@test "-e K=V and -e K (the host's value): the command's environment" {
+	PLAN_FROM_HOST="host's value" same_container -e PLAN_SET="one two" -e PLAN_FROM_HOST "$BUSYBOX_TGZ"
+	grep -qx "PLAN_FROM_HOST=host's value" "$BATS_TEST_TMPDIR/plan.txt" || fail "the host's value did not reach the plan's command"
+}
+
+@test "-u NAME: the ids the image's /etc/passwd gives that name" {
+	same_container -u alice "$BUSYBOX_TGZ"
+	# alice is 1000:1000 there.
+	assert_equal "$(sed -n '/^== ids$/{n;N;p}' "$BATS_TEST_TMPDIR/plan.txt")" "1000
+1000"
+}
+
+@test "an image of a docker save archive of two, picked with @NAME:TAG" {
+	local two
+	two=$(oci_fixture docker-two.tar) || skip "no docker save fixture here"
+	same_container "$two@gpurun/two:2"
+	# The fingerprint reads no file of the image: its own command says
+	# which image the plan built.
+	"$GPURUN" --dry-run "$two@gpurun/two:2" cat /etc/which >"$BATS_TEST_TMPDIR/which.sh"
+	local wrap=()
+	if [[ $(id -u) -eq 0 ]]; then wrap=(unshare --mount --uts --ipc --pid --fork); fi
+	run "${wrap[@]}" sh "$BATS_TEST_TMPDIR/which.sh"
+	assert_success
+	assert_output two
+}
+
 @test "--read-only, --net none and --hostname" {
 	same_container --read-only --net none --hostname plan-box "$BUSYBOX_TGZ"
 }
@@ -144,6 +170,13 @@ teardown() {
 @test "--gpus all --caps all on a fake driver (under /tmp as root)" {
 	fake_in_tmp four
 	same_container --driver-root "$FAKE_ROOT" --gpus all --caps all "$GLIBC_TGZ"
+}
+
+@test "--gpus none on a fake driver (under /tmp as root): the driver's files, no GPU" {
+	fake_in_tmp four
+	same_container --driver-root "$FAKE_ROOT" --gpus none "$GLIBC_TGZ"
+	grep -q '^/dev/nvidiactl ' "$BATS_TEST_TMPDIR/plan.txt" || fail "no driver files"
+	if grep -q '^/dev/nvidia[0-9]' "$BATS_TEST_TMPDIR/plan.txt"; then fail "a GPU's device node"; fi
 }
 
 # hostile_plan absolute|climbing: a busybox directory image whose mount targets are
