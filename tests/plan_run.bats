@@ -18,6 +18,7 @@
 load lib/common
 load lib/gpu
 load lib/fingerprint
+load lib/registry
 
 setup_file() {
 	require_gpurun
@@ -104,6 +105,16 @@ same_container() {
 	assert_output two
 }
 
+@test "a registry image (docker://REF), pulled by its first launch: the plan binds its cached layers" {
+	registry_require_tools || skip "no local registry here (make deps-test)"
+	registry_start P none
+	registry_push P "oci:$(oci_fixture oci):latest" gpurun/plan:latest
+	# Entrypoint /bin/sh -c, User 1000:1000 and WorkingDir /data, from the
+	# config the pull cached.
+	export CURL_CA_BUNDLE=$REG_CA SSL_CERT_FILE=$REG_CA
+	ENTRY=" " same_container --gpus void "docker://$REG_P_HOST/gpurun/plan:latest"
+}
+
 @test "--read-only, --net none and --hostname" {
 	same_container --read-only --net none --hostname plan-box "$BUSYBOX_TGZ"
 }
@@ -158,6 +169,7 @@ fake_in_tmp() {
 }
 
 teardown() {
+	registry_stop_all
 	if [[ -n "${FAKE_TMP:-}" ]]; then rm -rf "$FAKE_TMP"; fi
 	if [[ -n "${SUBDIR:-}" ]]; then rm -rf "$SUBDIR"; fi
 }
