@@ -115,6 +115,19 @@ same_container() {
 	ENTRY=" " same_container --gpus void "docker://$REG_P_HOST/gpurun/plan:latest"
 }
 
+@test "--platform linux/arm64 of a multi-platform registry image: the plan builds from that platform's image" {
+	[[ $(uname -m) == x86_64 ]] || skip "the index holds linux/amd64 and linux/arm64 images"
+	registry_require_tools || skip "no local registry here (make deps-test)"
+	registry_start P none
+	# The arm64 entry is the amd64 image's layers with a config of its own
+	# (GPURUN_ARCH=arm64 in its Env), so it runs here.
+	make_multiarch_layout "$(oci_fixture oci)" "$BATS_TEST_TMPDIR/multi"
+	registry_push P "oci:$BATS_TEST_TMPDIR/multi:latest" gpurun/multi:latest --all
+	export CURL_CA_BUNDLE=$REG_CA SSL_CERT_FILE=$REG_CA
+	ENTRY=" " same_container --gpus void --platform linux/arm64 "docker://$REG_P_HOST/gpurun/multi:latest"
+	grep -qx GPURUN_ARCH=arm64 "$BATS_TEST_TMPDIR/plan.txt" || fail "the plan's container is not the arm64 entry's"
+}
+
 @test "--read-only, --net none and --hostname" {
 	same_container --read-only --net none --hostname plan-box "$BUSYBOX_TGZ"
 }
