@@ -292,6 +292,29 @@ hostile_plan() {
 	same_container --ulimit nofile=512:1024 "$BUSYBOX_TGZ"
 }
 
+# Options that change no step of the launch must not change its plan
+# either: the plans are compared, the shapes above run them.
+@test "--rm, --init, -i without -t, --quiet and --max-image-size leave the plan as it is" {
+	local d=$BATS_TEST_TMPDIR
+	"$GPURUN" "$BUSYBOX_TGZ" true
+	"$GPURUN" --dry-run "$BUSYBOX_TGZ" true >"$d/plain.sh"
+	"$GPURUN" --dry-run --rm --init -i --quiet --max-image-size 1G "$BUSYBOX_TGZ" true >"$d/more.sh"
+	run diff -u "$d/plain.sh" "$d/more.sh"
+	assert_success
+}
+
+@test "--gpus by UUID, device= or count=, with a --require it meets, prints the plan of --gpus 0 on a one-GPU driver" {
+	local d=$BATS_TEST_TMPDIR spec root
+	root=$(fake_driver one) || skip "no fake NVIDIA driver (build it as root: tests/run-bats.sh)"
+	"$GPURUN" "$GLIBC_TGZ" true
+	"$GPURUN" --dry-run --driver-root "$root" --gpus 0 "$GLIBC_TGZ" true >"$d/index.sh"
+	for spec in "$ONE_UUID" device=0 count=1; do
+		"$GPURUN" --dry-run --driver-root "$root" --gpus "$spec" --require 'cuda>=11.0' "$GLIBC_TGZ" true >"$d/spec.sh"
+		run diff -u "$d/index.sh" "$d/spec.sh"
+		assert_success
+	done
+}
+
 # Allowed difference: with -t gpurun makes a pty and relays it to this
 # terminal (ns/tty.c), which no shell tool does; the plan says so in a
 # comment and runs the command on the caller's stdin, stdout and stderr.
