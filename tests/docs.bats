@@ -220,6 +220,15 @@ same_set() {
 	((n >= 20)) || fail "docs/security.md names only $n tests"
 }
 
+@test "docs/testing.md's table of suites names every suite" {
+	local f missing=()
+	for f in "$REPO"/tests/*.bats; do
+		f=$(basename "$f" .bats)
+		grep -qE "^\|[^|]*\`$f\`[^|]*\|" "$REPO/docs/testing.md" || missing+=("$f")
+	done
+	((${#missing[@]} == 0)) || fail "docs/testing.md does not list: ${missing[*]}"
+}
+
 @test "every table the benchmark scripts splice has its markers in docs/performance.md" {
 	local names name n=0
 	names=$(grep -hoE -- '--splice "?[^ ]*performance\.md"? "[^"]+"( [a-z]+)?' "$REPO"/tests/bench/*.sh |
