@@ -74,7 +74,8 @@ static const struct opt run_opts[] = {
 	 "ro, exec, size=64m, mode=1777 (mounts go in the order given)"},
 	{R_SHM_SIZE, "shm-size", NULL, 0, OPT_VALUE, "SIZE", "cap /dev/shm (64m, 1g; default: no cap)"},
 	{R_WORKDIR, "workdir", NULL, 'w', OPT_VALUE, "DIR", "working directory inside (created if missing)"},
-	{R_USER, "user", NULL, 'u', OPT_VALUE, "U[:G]", "uid/gid or names from the image's /etc/passwd"},
+	{R_USER, "user", NULL, 'u', OPT_VALUE, "U[:G]", "uid/gid or names from the image's /etc/passwd;\n"
+	 "without G, also the user's groups in its /etc/group"},
 	{R_HOSTNAME, "hostname", NULL, 'h', OPT_VALUE, "NAME", "new UTS namespace with that host name\n"
 	 "(-h alone, as the only argument, is the help)"},
 	{R_NET, "net", "network", 0, OPT_VALUE, "host|none", "share the host network (default) or only lo"},

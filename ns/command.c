@@ -188,6 +188,25 @@ static void set_ulimits(const struct run_config *cfg, int err_fd)
 	}
 }
 
+/* Root of a user namespace whose setgroups is denied (`unshare -r`, a
+ * rootless container) cannot set groups at all: gpurun runs there as
+ * root, keeping the groups it has, as it must. */
+static int setgroups_denied(void)
+{
+	char buf[8] = "";
+	_cleanup_fd_ int fd = open("/proc/self/setgroups", O_RDONLY | O_CLOEXEC);
+	return fd >= 0 && read(fd, buf, sizeof buf - 1) > 0 && !strncmp(buf, "deny", 4);
+}
+
+int ns_takes_groups(const struct run_config *cfg, uid_t uid, gid_t gid)
+{
+	if (cfg->fake_ids)
+		return 0;
+	if (cfg->unprivileged)
+		return uid || gid;
+	return !setgroups_denied();
+}
+
 /* P2: the command.  It is forked before the setup and sheds what it can
  * while P1 builds the root (on two cores the seccomp JIT and the
  * capability drop then cost the launch nothing).  Only a --user with one
@@ -252,9 +271,17 @@ void command_main(const struct run_config *cfg, int go_fd, const sigset_t *orig,
 		tty_take(slave, err_fd);
 	if (!early)
 		shed_privileges(cfg, uid, gid, err_fd);
-	/* chroot --userspec: the one group, no supplementary ones. */
-	if (!cfg->fake_ids && (uid || gid) &&
-	    (setgroups(1, &gid) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0))
+	/* chroot --userspec's one group, plus the user's groups in the
+	 * image as docker's runtimes add them; never the caller's own. */
+	if (ns_takes_groups(cfg, uid, gid)) {
+		gid_t list[1 + USER_GROUPS_MAX];
+		size_t n = ga.ngroups < USER_GROUPS_MAX ? ga.ngroups : USER_GROUPS_MAX;
+		list[0] = gid;
+		memcpy(list + 1, ga.groups, n * sizeof *list);
+		if (setgroups(1 + n, list) < 0)
+			setup_failf(err_fd, errno, "set the groups of user %u:%u", (unsigned)uid, (unsigned)gid);
+	}
+	if (!cfg->fake_ids && (uid || gid) && (setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0))
 		setup_failf(err_fd, errno, "switch to user %u:%u", (unsigned)uid, (unsigned)gid);
 	exec_command(cfg->argv, envp, err_fd);
 }

@@ -53,6 +53,8 @@ int do_rootfs(struct exec_state *st, struct op *op, struct gerr *err);
 struct go_ahead {
 	uid_t uid;
 	gid_t gid;
+	size_t ngroups; /* supplementary groups, from the image's /etc/group */
+	gid_t groups[USER_GROUPS_MAX];
 	char home[PATH_MAX];
 };
 

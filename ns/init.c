@@ -112,12 +112,16 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 	_cleanup_free_ char *home = NULL;
 	if (cfg->user_spec && rootfs_lookup_user(st.rootfd, cfg->user_spec, &ga.uid, &ga.gid, &home, &err) < 0)
 		setup_fail(err_fd, &err);
+	if (ns_takes_groups(cfg, ga.uid, ga.gid) &&
+	    rootfs_user_groups(st.rootfd, st.rootfd, cfg->user_spec ? cfg->user_spec : "0", ga.gid, ga.groups,
+			       &ga.ngroups, &err) < 0)
+		setup_fail(err_fd, &err);
 	if (home)
 		snprintf(ga.home, sizeof ga.home, "%s", home);
 	close(st.rootfd);
 	if (cfg->verbose) {
 		struct sbuf b = {0};
-		ns_describe_exec(cfg, ga.uid, ga.gid, ga.home, &b);
+		ns_describe_exec(cfg, ga.uid, ga.gid, ga.groups, ga.ngroups, ga.home, &b);
 		ns_trace(b.s);
 		sbuf_free(&b);
 	}

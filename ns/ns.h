@@ -117,7 +117,16 @@ void ns_describe_head(const struct run_config *cfg, struct sbuf *b);
  * nothing for those). */
 void ns_describe_op(const struct run_config *cfg, size_t i, struct sbuf *b);
 /* The command, prepared before the pivot, and the plan's closing lines. */
-void ns_describe_exec(const struct run_config *cfg, uid_t uid, gid_t gid, const char *home, struct sbuf *b);
+void ns_describe_exec(const struct run_config *cfg, uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups,
+		      const char *home, struct sbuf *b);
+
+/* Whether the command's groups are set (setgroups) to its gid and its
+ * supplementary groups from the image: as root always, as docker does, so
+ * the caller's own groups never reach the container; with a full subuid
+ * map for a --user other than root (the container's root keeps the
+ * caller's groups, which the host's device nodes may need); never with
+ * one id mapped, where setgroups is denied. */
+int ns_takes_groups(const struct run_config *cfg, uid_t uid, gid_t gid);
 /* $LIBDIR and $LIBDIR32 for the printed lines, from the image tree when
  * it is known before the launch (op_describe_libdirs). */
 void ns_view_libdirs(const struct run_config *cfg);
@@ -125,7 +134,7 @@ void ns_view_libdirs(const struct run_config *cfg);
  * op's upper_dirs), from the image tree. */
 void ns_view_upper(const struct run_config *cfg);
 /* --user's ids and home as known before the launch. */
-void ns_plan_user(const struct run_config *cfg, uid_t *uid, gid_t *gid, char **home);
+void ns_plan_user(const struct run_config *cfg, uid_t *uid, gid_t *gid, gid_t *groups, size_t *ngroups, char **home);
 /* The image: where it came from, its layers, the config values used. */
 void ns_describe_image(const struct run_config *cfg, struct sbuf *b);
 /* "+ line" on stderr for each line of text, as `sh -x` shows commands. */

@@ -313,7 +313,8 @@ static void describe_ulimit(const struct ulimit *u, int shell, struct sbuf *b)
 			    v[1], u->letter, v[0], u->letter, v[1]);
 }
 
-void ns_describe_exec(const struct run_config *cfg, uid_t uid, gid_t gid, const char *home, struct sbuf *b)
+void ns_describe_exec(const struct run_config *cfg, uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups,
+		      const char *home, struct sbuf *b)
 {
 	/* --ulimit: set before the capabilities go, as P2 does. */
 	for (int shell = 0; shell < 2; shell++)
@@ -326,7 +327,12 @@ void ns_describe_exec(const struct run_config *cfg, uid_t uid, gid_t gid, const 
 	sbuf_puts(b, "setpriv --nnp --inh-caps=-all --ambient-caps=-all --bounding-set=-all");
 	sec_describe_caps(b);
 	if (!cfg->fake_ids && (uid || gid))
-		sbuf_printf(b, " --reuid=%u --regid=%u --groups=%u", (unsigned)uid, (unsigned)gid, (unsigned)gid);
+		sbuf_printf(b, " --reuid=%u --regid=%u", (unsigned)uid, (unsigned)gid);
+	if (ns_takes_groups(cfg, uid, gid)) {
+		sbuf_printf(b, " --groups=%u", (unsigned)gid);
+		for (size_t i = 0; i < ngroups; i++)
+			sbuf_printf(b, ",%u", (unsigned)groups[i]);
+	}
 	sbuf_puts(b, " -- env -i");
 	int has_home = 0;
 	for (char **e = cfg->env; e && *e; e++) {
@@ -353,21 +359,24 @@ void ns_describe_exec(const struct run_config *cfg, uid_t uid, gid_t gid, const 
 }
 
 /* The command's ids and home as the plan knows them when printed. */
-void ns_plan_user(const struct run_config *cfg, uid_t *uid, gid_t *gid, char **home)
+void ns_plan_user(const struct run_config *cfg, uid_t *uid, gid_t *gid, gid_t *groups, size_t *ngroups, char **home)
 {
 	*uid = 0;
 	*gid = 0;
+	*ngroups = 0;
 	*home = NULL;
-	if (!cfg->user_spec)
-		return;
 	struct gerr err = {0};
 	/* The layer that has /etc/passwd (its /etc/group may be in another). */
 	_cleanup_fd_ int root = tree_root_with(cfg, "/etc/passwd");
-	if (root >= 0 && rootfs_lookup_user(root, cfg->user_spec, uid, gid, home, &err) == 0)
-		return;
-	const char *c = strchr(cfg->user_spec, ':');
-	*uid = (uid_t)strtoul(cfg->user_spec, NULL, 10);
-	*gid = c ? (gid_t)strtoul(c + 1, NULL, 10) : *uid;
+	_cleanup_fd_ int group_root = tree_root_with(cfg, "/etc/group");
+	if (cfg->user_spec && (root < 0 || rootfs_lookup_user(root, cfg->user_spec, uid, gid, home, &err) < 0)) {
+		const char *c = strchr(cfg->user_spec, ':');
+		*uid = (uid_t)strtoul(cfg->user_spec, NULL, 10);
+		*gid = c ? (gid_t)strtoul(c + 1, NULL, 10) : *uid;
+	}
+	if (root >= 0 && group_root >= 0 && ns_takes_groups(cfg, *uid, *gid))
+		rootfs_user_groups(root, group_root, cfg->user_spec ? cfg->user_spec : "0", *gid, groups, ngroups,
+				   &err);
 }
 
 static void describe_list(struct sbuf *b, const char *label, char **v)
@@ -464,11 +473,12 @@ void ns_print_plan(const struct run_config *cfg, FILE *out)
 	}
 	sbuf_reset(&b);
 	uid_t uid;
-	gid_t gid;
+	gid_t gid, groups[USER_GROUPS_MAX];
+	size_t ngroups;
 	_cleanup_free_ char *home = NULL;
-	ns_plan_user(cfg, &uid, &gid, &home);
+	ns_plan_user(cfg, &uid, &gid, groups, &ngroups, &home);
 	print_tty(cfg, out);
-	ns_describe_exec(cfg, uid, gid, home, &b);
+	ns_describe_exec(cfg, uid, gid, groups, ngroups, home, &b);
 	fprintf(out, "%s\n", b.s);
 	sbuf_free(&b);
 }

@@ -106,6 +106,17 @@ int rootfs_check_entry_path(const char *path, struct gerr *err);
  * /etc/passwd", "group 'x': no such group in the image's /etc/group". */
 int rootfs_lookup_user(int rootfd, const char *spec, uid_t *uid, gid_t *gid, char **home, struct gerr *err);
 
+/* The supplementary groups docker's runtimes give the user of a --user spec
+ * (or root without one): when the spec names no group and the user has a
+ * passwd entry, every group of the image's /etc/group whose member list
+ * names that entry, in file order, without duplicates or the primary gid.
+ * group_rootfd may differ from rootfd (a layered tree not yet merged keeps
+ * /etc/group in its own layer).  An image without either file gives none;
+ * more than USER_GROUPS_MAX is an error naming the user. */
+#define USER_GROUPS_MAX 256
+int rootfs_user_groups(int rootfd, int group_rootfd, const char *spec, gid_t primary, gid_t *groups, size_t *n,
+		       struct gerr *err);
+
 /* ---- images and the cache (image.c, cache*.c, registry.c) ---------------- */
 
 /* What an image's config asks for (NULL: it does not say). */
@@ -210,5 +221,10 @@ struct pw_entry {
 };
 int passwd_find(const char *text, size_t len, const char *key, struct pw_entry *out);
 int group_find(const char *text, size_t len, const char *key, unsigned long *gid);
+/* The gids of the lines whose member list (field 3) names name, in file
+ * order, without duplicates or skip; at most cap stored, the count of all
+ * returned. */
+size_t group_memberships(const char *text, size_t len, const char *name, unsigned long skip, unsigned long *gids,
+			 size_t cap);
 
 #endif

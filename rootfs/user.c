@@ -1,7 +1,8 @@
 /* rootfs/user.c — resolving --user against the image's own /etc/passwd and
  * /etc/group, with docker's rules: a number is a uid (an entry is optional),
  * a name must exist, the gid is the named or numeric group, else the user's
- * passwd gid, else 0.
+ * passwd gid, else 0; without a group, the groups whose member list names
+ * the user are its supplementary groups (runc's rule).
  *
  * The two files are image content.  /etc is resolved inside the root (an
  * image whose /etc is a symlink to "/etc" or "../../etc" stays inside), the
@@ -126,6 +127,37 @@ int group_find(const char *text, size_t len, const char *key, unsigned long *gid
 	return r;
 }
 
+size_t group_memberships(const char *text, size_t len, const char *name, unsigned long skip, unsigned long *gids,
+			 size_t cap)
+{
+	struct field f[MAX_FIELDS];
+	size_t klen = strlen(name), n = 0;
+	unsigned long gid;
+	for (size_t pos = 0; klen && pos < len;) {
+		const char *line = text + pos, *nl = memchr(line, '\n', len - pos);
+		size_t ln = nl ? (size_t)(nl - line) : len - pos;
+		pos += ln + 1;
+		if (ln == 0 || line[0] == '#' || split_fields(line, ln, f, MAX_FIELDS) < 4 ||
+		    parse_id(f[2].p, f[2].n, &gid) < 0 || gid == skip)
+			continue;
+		int member = 0;
+		for (size_t i = 0, start = 0; i <= f[3].n && !member; i++)
+			if (i == f[3].n || f[3].p[i] == ',') {
+				member = i - start == klen && !memcmp(f[3].p + start, name, klen);
+				start = i + 1;
+			}
+		int seen = 0;
+		for (size_t i = 0; i < n && i < cap && member; i++)
+			seen |= gids[i] == gid;
+		if (!member || seen)
+			continue;
+		if (n < cap)
+			gids[n] = gid;
+		n++;
+	}
+	return n;
+}
+
 /* Read /etc/<file> of the image.  NULL with *missing set when the image has
  * no such file (or no /etc): for a numeric uid that is fine. */
 static char *read_etc_file(int rootfd, const char *file, size_t *len, int *missing, struct gerr *err)
@@ -219,5 +251,35 @@ int rootfs_lookup_user(int rootfd, const char *spec, uid_t *uid, gid_t *gid, cha
 		return -1;
 	if (found && pw.home[0])
 		*home = xstrdup(pw.home);
+	return 0;
+}
+
+int rootfs_user_groups(int rootfd, int group_rootfd, const char *spec, gid_t primary, gid_t *groups, size_t *n,
+		       struct gerr *err)
+{
+	*n = 0;
+	if (strchr(spec, ':')) /* a group given: that one alone, as docker does */
+		return 0;
+	struct pw_entry pw;
+	size_t len;
+	int missing;
+	struct gerr ignored = {0};
+	_cleanup_free_ char *pass = read_etc_file(rootfd, "passwd", &len, &missing, &ignored);
+	if (!pass || passwd_find(pass, len, spec, &pw) != 1)
+		return 0;
+	_cleanup_free_ char *text = read_etc_file(group_rootfd, "group", &len, &missing, &ignored);
+	if (!text)
+		return 0;
+	unsigned long gids[USER_GROUPS_MAX];
+	size_t count = group_memberships(text, len, pw.name, primary, gids, USER_GROUPS_MAX);
+	if (count > USER_GROUPS_MAX) {
+		char q[QUOTED_NAME_MAX];
+		quote_name(q, sizeof q, pw.name);
+		return gerr_set(err, 0, "user '%s': a member of %zu groups in the image's /etc/group, more than %d", q,
+				count, USER_GROUPS_MAX);
+	}
+	for (size_t i = 0; i < count; i++)
+		groups[i] = (gid_t)gids[i];
+	*n = count;
 	return 0;
 }

@@ -21,7 +21,7 @@ setup() {
 	assert_output --partial "pivot_root"
 }
 
-@test "--dry-run shows the user switch as setpriv's ids and one group" {
+@test "--dry-run shows the user switch as setpriv's ids and groups" {
 	run --separate-stderr "$GPURUN" --dry-run -u 1000:1000 "$BUSYBOX_DIR" /bin/true
 	assert_success
 	if [[ $GPURUN_TEST_MODE == root ]]; then

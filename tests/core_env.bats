@@ -141,6 +141,41 @@ setup_file() {
 	assert_output --regexp '^uid=1000 gid=44 euid=1000 egid=44 '
 }
 
+@test "-u NAME also gets the groups the image's /etc/group lists it in, as docker's runtimes give them" {
+	skip_unless_root "with one id mapped the kernel denies setgroups: the user's own group only"
+	run --separate-stderr "$GPURUN" -u alice "$BUSYBOX_DIR" probe ids
+	assert_success
+	assert_output --regexp '^uid=1000 gid=1000 euid=1000 egid=1000 groups=44,1000$'
+	run --separate-stderr "$GPURUN" --dry-run -u alice "$BUSYBOX_DIR" probe ids
+	assert_output --partial " --reuid=1000 --regid=1000 --groups=1000,44 -- env -i "
+}
+
+@test "a numeric -u found in passwd gets that user's groups too; one with a group gets that group alone" {
+	skip_unless_root "with one id mapped the kernel denies setgroups: the user's own group only"
+	run --separate-stderr "$GPURUN" -u 1000 "$BUSYBOX_DIR" probe ids
+	assert_success
+	assert_output --regexp '^uid=1000 gid=1000 euid=1000 egid=1000 groups=44,1000$'
+	run --separate-stderr "$GPURUN" -u alice:alice "$BUSYBOX_DIR" probe ids
+	assert_success
+	assert_output --regexp '^uid=1000 gid=1000 euid=1000 egid=1000 groups=1000$'
+}
+
+@test "with one id mapped, -u NAME runs with its own group only" {
+	skip_unless_user
+	run --separate-stderr "$GPURUN" -u alice "$BUSYBOX_DIR" probe ids
+	assert_success
+	assert_output --regexp '^uid=1000 gid=1000 euid=1000 egid=1000 groups=1000$'
+}
+
+@test "as root, the caller's own supplementary groups never reach the container" {
+	skip_unless_root "unprivileged, the caller's groups are all the user namespace has"
+	run --separate-stderr setpriv --groups 0,4242 -- "$GPURUN" "$BUSYBOX_DIR" probe ids
+	assert_success
+	assert_output --regexp '^uid=0 gid=0 euid=0 egid=0 groups=0$'
+	run --separate-stderr setpriv --groups 0,4242 -- "$GPURUN" --dry-run "$BUSYBOX_DIR" probe ids
+	assert_output --partial " --groups=0 -- env -i "
+}
+
 @test "-u UID alone runs with that uid" {
 	run --separate-stderr "$GPURUN" -u 1000 "$BUSYBOX_DIR" probe ids
 	assert_success

@@ -8,7 +8,8 @@
 # parsers beside their fuzz targets: device specs and capabilities
 # (gpuspec_test.c), NVIDIA_REQUIRE_* expressions (require_test.c), image
 # references, challenges and platforms (ref_test.c) and CDI specs
-# (cdi_test.c), built under ASan/UBSan by `make unit`.
+# (cdi_test.c), and a --user's supplementary groups from the image's
+# /etc/group (user_test.c), built under ASan/UBSan by `make unit`.
 # A missing binary is a failure.
 
 load lib/common
@@ -23,6 +24,7 @@ UNIT_GPUSPEC="$TESTS_BUILD/unit_gpuspec"
 UNIT_REQUIRE="$TESTS_BUILD/unit_require"
 UNIT_REF="$TESTS_BUILD/unit_ref"
 UNIT_CDI="$TESTS_BUILD/unit_cdi"
+UNIT_USER="$TESTS_BUILD/unit_user"
 
 setup() {
 	[[ -x "$UNIT_LAYOUT" ]] || fail "$UNIT_LAYOUT is missing: run 'make unit'"
@@ -35,6 +37,7 @@ setup() {
 	[[ -x "$UNIT_REQUIRE" ]] || fail "$UNIT_REQUIRE is missing: run 'make unit'"
 	[[ -x "$UNIT_REF" ]] || fail "$UNIT_REF is missing: run 'make unit'"
 	[[ -x "$UNIT_CDI" ]] || fail "$UNIT_CDI is missing: run 'make unit'"
+	[[ -x "$UNIT_USER" ]] || fail "$UNIT_USER is missing: run 'make unit'"
 }
 
 unit_case() {
@@ -87,6 +90,11 @@ cdi_case() {
 	assert_success
 }
 
+user_case() {
+	run "$UNIT_USER" "$1"
+	assert_success
+}
+
 # cases_match BINARY FUNCTION: the binary's cases are exactly those this
 # file runs through FUNCTION.
 cases_match() {
@@ -109,6 +117,7 @@ cases_match() {
 	cases_match "$UNIT_REQUIRE" require_case
 	cases_match "$UNIT_REF" ref_case
 	cases_match "$UNIT_CDI" cdi_case
+	cases_match "$UNIT_USER" user_case
 }
 
 @test "an archive root keeps owners as root, in a private tmpfs" { unit_case archive-root; }
@@ -175,3 +184,5 @@ cases_match() {
 @test "CDI containerEdits: relative paths, bad nodes, mounts, hooks and env refused; additionalGIDs, intelRdt, netDevices named" { cdi_case edits-refused; }
 @test "CDI specs: no YAML aliases, one document, bounded nesting, strings, lists and size" { cdi_case yaml-refused; }
 @test "--device names are vendor.com/class=name, checked as the spec's" { cdi_case qualified-names; }
+@test "a user's supplementary groups: exact member names, bad lines skipped, the primary and duplicates left out" { user_case memberships; }
+@test "supplementary groups come only without a group in --user, for a user with a passwd entry; past the cap is one line" { user_case lookup; }

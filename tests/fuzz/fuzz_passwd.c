@@ -1,5 +1,5 @@
-/* tests/fuzz/fuzz_passwd.c — libFuzzer target for passwd_find() and
- * group_find(), which parse an image's /etc/passwd and /etc/group (hostile
+/* tests/fuzz/fuzz_passwd.c — libFuzzer target for passwd_find(),
+ * group_find() and group_memberships(), which parse an image's /etc/passwd and /etc/group (hostile
  * text: any bytes, NULs included).  Input: the key, a newline, the file.
  * Checks that what is found matches the key and fits its buffers. */
 #include <stdint.h>
@@ -43,6 +43,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (group_find(text, tlen, key, &gid) == 1) {
 		if (gid >= UINT32_MAX || (numeric && gid != strtoul(key, NULL, 10)))
 			abort();
+	}
+	/* The key as a user name: each gid valid, once, never the skipped one. */
+	unsigned long gids[8];
+	size_t n = group_memberships(text, tlen, key, 0, gids, 8);
+	for (size_t i = 0; i < n && i < 8; i++) {
+		if (gids[i] >= UINT32_MAX || gids[i] == 0)
+			abort();
+		for (size_t k = 0; k < i; k++)
+			if (gids[k] == gids[i])
+				abort();
 	}
 	free(text);
 	free(key);
