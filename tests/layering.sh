@@ -16,94 +16,145 @@
 # call through a declaration written by hand.  On the symbol graph, any
 # cycle between files (a.c calls b.c, b.c calls a.c, or longer) is an error.
 #
+# The whole check is one nm per view and one awk program: it used to spawn
+# a few processes per include and per symbol, 8 CPU seconds a run, and
+# layering.bats runs it six times.
+#
 #   tests/layering.sh            after `make gpurun` (needs the .o files)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
+# Byte order for sort, awk's comparisons and tsort, whatever the caller's locale.
+export LC_ALL=C
 
-layer_of() {
-	case $1 in
-	base/plan.* | base/planshow.*) echo plan ;;
-	base/*) echo base ;;
-	rootfs/*) echo rootfs ;;
-	gpu/*) echo gpu ;;
-	ns/*) echo ns ;;
-	gpurun.*) echo cli ;;
-	*) echo unknown ;;
-	esac
-}
-
-rank_of() {
-	case $1 in
-	base) echo 0 ;; plan) echo 1 ;; rootfs | gpu) echo 2 ;; ns) echo 3 ;; cli) echo 4 ;; *) echo 99 ;;
-	esac
-}
-
-# allowed FROM_LAYER TO_LAYER
-allowed() {
-	[[ $1 == "$2" ]] && return 0
-	(($(rank_of "$2") < $(rank_of "$1")))
-}
-
-bad=0
-complain() {
-	printf 'layering: %s\n' "$*" >&2
-	bad=1
-}
-
-# ---- includes ----------------------------------------------------------------
 sources=(gpurun.c base/*.[ch] rootfs/*.[ch] gpu/*.[ch] ns/*.[ch])
-for f in "${sources[@]}"; do
-	from=$(layer_of "$f")
-	while IFS= read -r inc; do
-		target=$(realpath -m --relative-to=. "$(dirname "$f")/$inc")
-		to=$(layer_of "$target")
-		if [[ $to == unknown ]]; then
-			complain "$f includes $inc, which is outside the layered tree"
-		elif ! allowed "$from" "$to"; then
-			complain "$f ($from) includes $target ($to): against the layers"
-		fi
-	done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
-done
-
-# ---- symbols -----------------------------------------------------------------
 objects=(gpurun.o base/*.o rootfs/*.o gpu/*.o ns/*.o)
 for o in "${objects[@]}"; do
-	[[ -f $o ]] || {
-		complain "$o is missing: run 'make gpurun' first"
+	if [[ ! -f $o ]]; then
+		printf 'layering: %s\n' "$o is missing: run 'make gpurun' first" >&2
 		exit 1
-	}
-done
-declare -A owner=()
-for o in "${objects[@]}"; do
-	while read -r sym; do
-		owner[$sym]=$o
-	done < <(nm -g --defined-only "$o" | awk 'NF == 3 { print $3 }')
-done
-edges=$(mktemp)
-trap 'rm -f "$edges"' EXIT
-for o in "${objects[@]}"; do
-	from=$(layer_of "$o")
-	while read -r sym; do
-		def=${owner[$sym]:-}
-		[[ -n $def && $def != "$o" ]] || continue
-		to=$(layer_of "$def")
-		allowed "$from" "$to" || complain "${o%.o}.c ($from) uses $sym from ${def%.o}.c ($to): against the layers"
-		echo "${o%.o}.c ${def%.o}.c" >>"$edges"
-	done < <(nm -u "$o" | awk '{ print $2 }')
-done
-sort -u -o "$edges" "$edges"
-# Two files that use each other, named plainly; tsort then finds longer loops.
-while read -r a b; do
-	if [[ $a < $b ]] && grep -qx "$b $a" "$edges"; then
-		complain "$a and $b use each other (a circle)"
 	fi
-done <"$edges"
-if ! loop=$(tsort "$edges" 2>&1 >/dev/null); then
-	complain "a circle of files: $(printf '%s' "$loop" | grep -v 'input contains a loop' | tr -s '[:space:]' ' ')"
+done
+
+tmp=$(mktemp -d) || exit 2
+trap 'rm -rf "$tmp"' EXIT
+# "FILE.o:" before each symbol line, in the order of the objects given.
+nm -A -g --defined-only "${objects[@]}" >"$tmp/defined" || exit 2
+nm -A -u "${objects[@]}" >"$tmp/undefined" || exit 2
+
+# The includes of every source (its input files), then the symbols:
+# complaints to stderr, one "FROM.c TO.c" line per symbol a file takes from
+# another into $tmp/edges, exit status 1 when anything was against the layers.
+awk -v defined="$tmp/defined" -v undefined="$tmp/undefined" -v edges="$tmp/edges" '
+function layer_of(p) {
+	if (p ~ /^base\/(plan|planshow)\./) return "plan"
+	if (p ~ /^base\//) return "base"
+	if (p ~ /^rootfs\//) return "rootfs"
+	if (p ~ /^gpu\//) return "gpu"
+	if (p ~ /^ns\//) return "ns"
+	if (p ~ /^gpurun\./) return "cli"
+	return "unknown"
+}
+function rank_of(l) {
+	if (l == "base") return 0
+	if (l == "plan") return 1
+	if (l == "rootfs" || l == "gpu") return 2
+	if (l == "ns") return 3
+	if (l == "cli") return 4
+	return 99
+}
+function allowed(from, to) {
+	return from == to || rank_of(to) < rank_of(from)
+}
+function complain(msg) {
+	print "layering: " msg > "/dev/stderr"
+	bad = 1
+}
+# What realpath -m --relative-to=. makes of a path relative to the top of
+# the tree (no symbolic links in it): "." and ".." resolved by name.
+function normalize(p,    n, i, parts, out, depth, k) {
+	n = split(p, parts, "/")
+	depth = 0
+	for (i = 1; i <= n; i++) {
+		if (parts[i] == "" || parts[i] == ".") continue
+		if (parts[i] == ".." && depth > 0 && out[depth] != "..") { depth--; continue }
+		out[++depth] = parts[i]
+	}
+	if (depth == 0) return "."
+	p = out[1]
+	for (k = 2; k <= depth; k++) p = p "/" out[k]
+	return p
+}
+function dir_of(p) {
+	return (p ~ /\//) ? substr(p, 1, match(p, /\/[^\/]*$/) - 1) : "."
+}
+# The file part and the rest of an "nm -A" line.
+function split_nm(line) {
+	nm_file = substr(line, 1, index(line, ":") - 1)
+	nm_rest = substr(line, index(line, ":") + 1)
+}
+function c_of(o) {
+	sub(/\.o$/, ".c", o)
+	return o
+}
+/^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^"]*"/ {
+	inc = $0
+	sub(/^[[:space:]]*#[[:space:]]*include[[:space:]]*"/, "", inc)
+	sub(/".*/, "", inc)
+	from = layer_of(FILENAME)
+	target = normalize(dir_of(FILENAME) "/" inc)
+	to = layer_of(target)
+	if (to == "unknown")
+		complain(FILENAME " includes " inc ", which is outside the layered tree")
+	else if (!allowed(from, to))
+		complain(FILENAME " (" from ") includes " target " (" to "): against the layers")
+}
+END {
+	# The last object that defines a symbol owns it.
+	while ((getline line < defined) > 0) {
+		split_nm(line)
+		if (split(nm_rest, f, " ") == 3) owner[f[3]] = nm_file
+	}
+	while ((getline line < undefined) > 0) {
+		split_nm(line)
+		if (split(nm_rest, f, " ") < 2) continue
+		o = nm_file
+		sym = f[2]
+		def = (sym in owner) ? owner[sym] : ""
+		if (def == "" || def == o) continue
+		from = layer_of(o)
+		to = layer_of(def)
+		if (!allowed(from, to))
+			complain(c_of(o) " (" from ") uses " sym " from " c_of(def) " (" to "): against the layers")
+		print c_of(o) " " c_of(def) > edges
+	}
+	close(edges)
+	exit bad
+}' "${sources[@]}"
+bad=$?
+((bad > 1)) && exit 2
+touch "$tmp/edges"
+sort -u -o "$tmp/edges" "$tmp/edges"
+
+# Two files that use each other, named plainly; tsort then finds longer loops.
+awk '{ edge[$1 " " $2] = 1; order[NR] = $0 }
+END {
+	for (i = 1; i <= NR; i++) {
+		split(order[i], e, " ")
+		if (e[1] < e[2] && ((e[2] " " e[1]) in edge))
+			print "layering: " e[1] " and " e[2] " use each other (a circle)"
+	}
+}' "$tmp/edges" >"$tmp/pairs"
+if [[ -s $tmp/pairs ]]; then
+	cat "$tmp/pairs" >&2
+	bad=1
+fi
+if ! loop=$(tsort "$tmp/edges" 2>&1 >/dev/null); then
+	printf 'layering: %s\n' "a circle of files: $(printf '%s' "$loop" | grep -v 'input contains a loop' | tr -s '[:space:]' ' ')" >&2
+	bad=1
 fi
 
 if ((bad)); then
 	echo "layering: FAILED" >&2
 	exit 1
 fi
-echo "layering: ok ($(wc -l <"$edges") dependencies between ${#objects[@]} files, no circle)"
+echo "layering: ok ($(wc -l <"$tmp/edges") dependencies between ${#objects[@]} files, no circle)"
