@@ -2,6 +2,9 @@
 # `make layering` (tests/layering.sh): the tree keeps its layers (base <
 # plan < rootfs, gpu < ns < gpurun.c) and no two files use each other.  Each
 # rule is also shown to fail on a copy of the tree with one bad edge added.
+# The check reads files and runs nm: what it finds is the same whoever
+# runs it, so tests/run-bats.sh runs this suite in one mode only.
+# run-bats: mode-independent
 
 load lib/common
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tests/run-bats.sh — run every tests/*.bats twice: as root
 # (GPURUN_TEST_MODE=root) and as an unprivileged user (GPURUN_TEST_MODE=user),
-# then print one line "N passed, N failed, N skipped" with the totals of both
-# runs; exit non-zero when anything failed.  `make check` calls it.
+# once for a suite marked mode-independent (below), then print one line
+# "N passed, N failed, N skipped" with the totals of both runs; exit
+# non-zero when anything failed.  `make check` calls it.
 #
 #   tests/run-bats.sh [SUITE.bats ...]     default: tests/*.bats
 #   RUN_MODES="user" tests/run-bats.sh     only one mode
@@ -11,6 +12,11 @@
 #   GPURUN_TEST_USER=gpurun-test (created when missing)
 #   GPURUN_TEST_SUBUSER=gpurun-test-sub (created when missing, with the
 #     subordinate id ranges useradd gives an ordinary user)
+#
+# A suite whose tests do the same whoever runs them (a static check of the
+# tree, say) says so with a line of its own in the file:
+#     # run-bats: mode-independent
+# and runs once, in the first mode of RUN_MODES, instead of once per mode.
 #
 # Run by root, each suite (one file in one mode) runs in mount and pid
 # namespaces of its own, with its own TMPDIR and HOME, so that suites can run
@@ -221,13 +227,18 @@ fi
 # Without root there are no namespaces to keep suites apart: one at a time.
 [[ $(id -u) -ne 0 ]] && BATS_JOBS=1
 
-# The queue: every (mode, suite), the suites with the most tests first so
-# that the longest do not start last.
+# The queue: every (mode, suite), but a mode-independent suite in the first
+# mode only; the suites with the most tests first so that the longest do
+# not start last.
 queue=()
+first_mode=${RUN_MODES%% *}
 for mode in $RUN_MODES; do
 	m=$mode
 	[[ $mode == user && $(id -u) -eq 0 ]] && m=user-as-root
 	for i in "${!suites[@]}"; do
+		if [[ $mode != "$first_mode" ]] && grep -qx '# run-bats: mode-independent' "${suites[i]}"; then
+			continue
+		fi
 		s=${suites[i]}
 		[[ $m == user-as-root ]] && s=${SUITES_UNDER_TEST[i]}
 		queue+=("$(grep -c '^@test' "${suites[i]}") $m $s $mode-$(basename "${suites[i]}" .bats)")
