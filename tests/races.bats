@@ -20,10 +20,20 @@
 #     (openat2 RESOLVE_IN_ROOT), so a swap to a link naming the host's canary
 #     must never place a mount or a directory on the host.
 #
-# Counts: up to LAUNCHES launches per test (500 by default; each launch
-# takes milliseconds, the swapper keeps one core busy), and no more than
-# RACE_SECONDS (20) of them once RACE_MIN (20) have run, so that a loaded
-# machine runs fewer launches instead of running out of time.
+# Counts: each test launches until it has seen every outcome it names
+# (each tree a launch may run in, and the clean failures that show a swap
+# landing inside gpurun's own steps: "changed since it was read" between
+# two looks at the same path, "Not a directory" where a file was swapped
+# in) and has run RACE_ENOUGH (100) launches, each under a thousand swaps
+# or so; then it stops.  In CI runs of 500 launches each of those outcomes
+# came at least once in seventeen launches, so a hundred see them all but
+# about once in 500 runs (and then the test goes on until they come); the
+# other 400 launches repeated them, bar a message seen one to three times in 450 (the
+# bind source "Is a directory"), for up to 16 s of a CPU spent on the
+# swapper, per test and mode.  When an outcome is slow to come,
+# RACE_SECONDS (20) bound the test once RACE_MIN (20) launches have run,
+# and RACE_LAUNCHES (500) bounds it in any case, so that a loaded machine
+# runs fewer launches instead of running out of time.
 
 load lib/common
 load lib/swap
@@ -31,6 +41,7 @@ load lib/swap
 LAUNCHES=${RACE_LAUNCHES:-500}
 RACE_SECONDS=${RACE_SECONDS:-20}
 RACE_MIN=${RACE_MIN:-20}
+RACE_ENOUGH=${RACE_ENOUGH:-100}
 
 setup_file() {
 	require_gpurun
@@ -55,17 +66,34 @@ tree_state() {
 		find . -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum)
 }
 
-# launches N IMAGE ARG...: up to N launches one after the other (fewer
-# when RACE_SECONDS pass after RACE_MIN of them); launch i leaves
+# launches N IMAGE ARG...: launches one after the other, until RACE_ENOUGH
+# have run and each pattern of the caller's array WANT has matched an
+# outcome: the first line of stdout for a launch that exited 0, "STATUS:
+# STDERR" for one that failed; never more than N, and no more once
+# RACE_SECONDS have passed after RACE_MIN of them.  Launch i leaves
 # $OUT/i.rc, $OUT/i.out and $OUT/i.err, and LAUNCHED says how many ran.
+# Whether each outcome is a sound one is for assert_outcomes to say.
 launches() {
-	local n=$1 i rc end=$((SECONDS + RACE_SECONDS))
+	local n=$1 i rc outcome w missing end=$((SECONDS + RACE_SECONDS))
+	local -A seen=()
 	shift
 	for ((i = 0; i < n; i++)); do
 		((i >= RACE_MIN && SECONDS >= end)) && break
+		if ((i >= RACE_ENOUGH)); then
+			missing=0
+			for w in "${WANT[@]}"; do [[ -n ${seen[$w]:-} ]] || missing=1; done
+			((missing)) || break
+		fi
 		rc=0
 		"$GPURUN" "$@" >"$OUT/$i.out" 2>"$OUT/$i.err" </dev/null || rc=$?
 		echo "$rc" >"$OUT/$i.rc"
+		if [[ $rc == 0 ]]; then
+			outcome=$(head -n1 "$OUT/$i.out")
+		else
+			outcome="$rc: $(cat "$OUT/$i.err")"
+		fi
+		# shellcheck disable=SC2053 # each WANT is a pattern
+		for w in "${WANT[@]}"; do [[ $outcome == $w ]] && seen[$w]=1; done
 	done
 	LAUNCHED=$i
 }
@@ -137,6 +165,7 @@ assert_canary_untouched() {
 	ln -s "$(oci_fixture oci-two)" "$R/link-layout"
 	host_snapshot "$BATS_TEST_TMPDIR/host.before"
 	swapper "$R/img" "$R/link-dir" "$R/link-file" "$R/link-layout"
+	local WANT=(image canary "125: *changed since it was read" "125: *Not a directory")
 	launches "$LAUNCHES" "$R/img" sh -c 'cat /which
 		touch /pwned; echo pwned >/which; rm -f /etc/passwd; mkdir /newdir; echo done' 2>/dev/null
 	stop_swapper
@@ -160,6 +189,7 @@ assert_canary_untouched() {
 	ln -s "$BATS_TEST_TMPDIR/canary-file" "$R/link-file"
 	host_snapshot "$BATS_TEST_TMPDIR/host.before"
 	swapper "$R/src" "$R/link-dir" "$R/link-file"
+	local WANT=(source canary "125: *Not a directory")
 	launches "$LAUNCHES" -v "$R/src:/vol:ro" "$BUSYBOX_DIR" sh -c '{ cat /vol/which || cat /vol; } 2>/dev/null
 		touch /vol/pwned; echo pwned >/vol/which; echo pwned >/vol; rm -f /vol/etc/passwd; mkdir /vol/newdir; echo done' 2>/dev/null
 	stop_swapper
@@ -188,6 +218,7 @@ assert_canary_untouched() {
 	ln -s "../../../../../../../../../../..$CANARY" "$R/img/vol.rel"
 	host_snapshot "$BATS_TEST_TMPDIR/host.before"
 	swapper "$R/img/vol" "$R/img/vol.abs" "$R/img/vol.rel"
+	local WANT=(source)
 	launches "$LAUNCHES" -v "$R/src:/vol/x" -w /vol/wd "$R/img" sh -c 'cat /vol/x/which
 		touch /vol/pwned /vol/x/mine; mkdir /vol/newdir; echo done' 2>/dev/null
 	stop_swapper
