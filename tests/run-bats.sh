@@ -16,7 +16,8 @@
 # A suite whose tests do the same whoever runs them (a static check of the
 # tree, say) says so with a line of its own in the file:
 #     # run-bats: mode-independent
-# and runs once, in the first mode of RUN_MODES, instead of once per mode.
+# and runs once instead of once per mode: as root when RUN_MODES has root
+# (so that its root-only tests run too), else in the one mode there is.
 #
 # Run by root, each suite (one file in one mode) runs in mount and pid
 # namespaces of its own, with its own TMPDIR and HOME, so that suites can run
@@ -208,12 +209,14 @@ start_suite() {
 
 # finish_one: wait for any running suite, show its output and count it.
 finish_one() {
-	local pid status label
+	local pid status label took
 	wait -n -p pid "${!running[@]}"
 	status=$?
 	label=${running[$pid]}
 	unset "running[$pid]"
-	echo "#### $label ($((SECONDS - ${started[$pid]})) s) ####"
+	took=$((SECONDS - ${started[$pid]}))
+	recorded[$label]=$took
+	echo "#### $label ($took s) ####"
 	cat "$work/$label.tap"
 	[[ $status -eq 124 || $status -eq 137 ]] && say "$label: stopped after ${SUITE_TIMEOUT}s"
 	count "$work/$label.tap" "$status" "$label"
@@ -227,21 +230,51 @@ fi
 # Without root there are no namespaces to keep suites apart: one at a time.
 [[ $(id -u) -ne 0 ]] && BATS_JOBS=1
 
-# The queue: every (mode, suite), but a mode-independent suite in the first
-# mode only; the suites with the most tests first so that the longest do
-# not start last.
+# The order in which suites start: the longest first, so that the run does
+# not end waiting for a long suite that started last.  How long a suite
+# takes is what it took the last time this checkout ran it (recorded in
+# $durations), else what it took in the last full run on the 2-core CI
+# machine (the table), else 2 s a test.
+durations=tests/build/suite-seconds
+declare -A seconds=(
+	[root-unpack]=80 [user-unpack]=80 [root-registry]=67 [user-registry]=69 [root-cache]=59 [user-cache]=56
+	[root-gpu_security]=60 [user-gpu_security]=59 [root-cve]=60 [user-cve]=58 [root-packages]=57
+	[user-packages]=24 [root-plan_run]=55 [user-plan_run]=46 [root-images]=51 [user-images]=51 [root-gpu]=46
+	[user-gpu]=46 [root-faults]=104 [user-faults]=102 [root-races]=75 [user-races]=75 [root-docker_cli]=37
+	[user-docker_cli]=37 [root-quoting]=29 [user-quoting]=38 [root-unit]=35 [user-unit]=35 [root-escape]=25
+	[user-escape]=22 [root-core_fs]=24 [user-core_fs]=25 [root-gpu_mig]=22 [user-gpu_mig]=18 [root-doctor]=19
+	[user-doctor]=21 [root-cdi]=21 [user-cdi]=17 [root-core_errors]=18 [user-core_errors]=15 [root-slurm]=18
+	[user-slurm]=8 [root-smoke]=15 [user-smoke]=15 [root-docs]=13 [user-docs]=12 [root-trust]=12 [user-trust]=6
+	[root-core_security]=11 [user-core_security]=10 [root-core_process]=10 [user-core_process]=11
+	[root-tty]=10 [user-tty]=10 [root-realdriver]=10 [user-realdriver]=8 [root-core_env]=10 [user-core_env]=9
+	[root-core_volumes]=10 [user-core_volumes]=8 [root-plan_truth]=8 [user-plan_truth]=10 [root-core_cli]=8
+	[user-core_cli]=8 [root-json]=7 [user-json]=6 [root-examples]=6 [user-examples]=8 [root-core_ns]=6
+	[user-core_ns]=6 [root-layering]=10 [root-core_dryrun]=4 [user-core_dryrun]=5
+	[root-build]=5 [user-build]=1 [root-security_model]=3 [user-security_model]=3
+)
+declare -A recorded=()
+if [[ -r $durations ]]; then
+	while read -r label n; do
+		[[ $n =~ ^[0-9]+$ ]] && recorded[$label]=$n
+	done <"$durations"
+fi
+
+# The queue: every (mode, suite), but a mode-independent suite in one mode.
 queue=()
-first_mode=${RUN_MODES%% *}
+once_mode=${RUN_MODES%% *}
+[[ " $RUN_MODES " == *" root "* ]] && once_mode=root
 for mode in $RUN_MODES; do
 	m=$mode
 	[[ $mode == user && $(id -u) -eq 0 ]] && m=user-as-root
 	for i in "${!suites[@]}"; do
-		if [[ $mode != "$first_mode" ]] && grep -qx '# run-bats: mode-independent' "${suites[i]}"; then
+		if [[ $mode != "$once_mode" ]] && grep -qx '# run-bats: mode-independent' "${suites[i]}"; then
 			continue
 		fi
 		s=${suites[i]}
 		[[ $m == user-as-root ]] && s=${SUITES_UNDER_TEST[i]}
-		queue+=("$(grep -c '^@test' "${suites[i]}") $m $s $mode-$(basename "${suites[i]}" .bats)")
+		label=$mode-$(basename "${suites[i]}" .bats)
+		n=${recorded[$label]:-${seconds[$label]:-$((2 * $(grep -c '^@test' "${suites[i]}")))}}
+		queue+=("$n $m $s $label")
 	done
 done
 mapfile -t queue < <(printf '%s\n' "${queue[@]}" | sort -rn -k1,1)
@@ -258,6 +291,14 @@ done
 while ((${#running[@]} > 0)); do
 	finish_one
 done
+
+# What this run measured, for the order of the next one; the suites it did
+# not run keep what was recorded for them.
+if ! (for label in "${!recorded[@]}"; do
+	printf '%s %s\n' "$label" "${recorded[$label]}"
+done | LC_ALL=C sort >"$durations.tmp" && mv "$durations.tmp" "$durations") 2>/dev/null; then
+	say "could not record the suites' durations in $REPO/$durations"
+fi
 
 echo "$total_pass passed, $total_fail failed, $total_skip skipped"
 [[ $total_fail -eq 0 ]]
