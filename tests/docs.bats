@@ -6,6 +6,10 @@
 # binary, the man page and the completion; docs/security.md names tests that
 # exist.  The option sets are read from each source, never listed here, so a
 # new option fails these tests until all three name it.
+# Nothing here launches a container: the same files and the same --help
+# whoever runs them, so tests/run-bats.sh runs this suite once (as root,
+# where `make install` runs too).
+# run-bats: mode-independent
 
 load lib/common
 
