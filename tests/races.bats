@@ -223,6 +223,12 @@ assert_canary_untouched() {
 		touch /vol/pwned /vol/x/mine; mkdir /vol/newdir; echo done' 2>/dev/null
 	stop_swapper
 	assert_outcomes "$LAUNCHED" source
+	# Every launch ran: whichever object /vol is, resolved inside the root
+	# it names a directory gpurun may make in the image.  A gpurun built
+	# without RESOLVE_IN_ROOT follows the links out of the image, to paths
+	# that do not exist where it resolves them, and fails those launches
+	# (cleanly: only this line tells it from the safe one).
+	assert_equal "$(sort -u "$OUT"/*.rc)" 0
 	assert_canary_untouched
 	assert_not_exist "$CANARY/x"
 	assert_not_exist "$CANARY/wd"
