@@ -71,8 +71,9 @@ hostile=(manifest-traversal manifest-absolute manifest-config-traversal index-tr
 # The images, the fake drivers and the real driver root do not depend on
 # each other: they are built side by side (on a fresh clone, unpacking the
 # real driver's packages alone takes half a minute of one CPU).
+hostile=("${hostile[@]/#/hostile-}")
 (bash tests/lib/images.bash all && bash tests/lib/oci.bash all &&
-	bash tests/lib/oci.bash $(printf "hostile-%s.tar " "${hostile[@]}")) >/dev/null </dev/null &
+	bash tests/lib/oci.bash "${hostile[@]/%/.tar}") >/dev/null </dev/null &
 images_pid=$!
 if [[ -f tests/fakedriver/build.sh ]]; then
 	for n in one four odd nouvm mig xid; do
