@@ -253,7 +253,7 @@ declare -A seconds=(
 	[user-docker_cli]=37 [root-quoting]=29 [user-quoting]=38 [root-unit]=35 [user-unit]=35 [root-escape]=25
 	[user-escape]=22 [root-core_fs]=24 [user-core_fs]=25 [root-gpu_mig]=22 [user-gpu_mig]=18 [root-doctor]=19
 	[user-doctor]=21 [root-cdi]=21 [user-cdi]=17 [root-core_errors]=18 [user-core_errors]=15 [root-slurm]=18
-	[user-slurm]=8 [root-smoke]=15 [user-smoke]=15 [root-docs]=13 [user-docs]=12 [root-trust]=12 [user-trust]=6
+	[user-slurm]=8 [root-smoke]=15 [user-smoke]=15 [root-docs]=13 [root-trust]=12 [user-trust]=6
 	[root-core_security]=11 [user-core_security]=10 [root-core_process]=10 [user-core_process]=11
 	[root-tty]=10 [user-tty]=10 [root-realdriver]=10 [user-realdriver]=8 [root-core_env]=10 [user-core_env]=9
 	[root-core_volumes]=10 [user-core_volumes]=8 [root-plan_truth]=8 [user-plan_truth]=10 [root-core_cli]=8
