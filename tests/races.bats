@@ -26,11 +26,11 @@
 # two looks at the same path, "Not a directory" where a file was swapped
 # in) and has run RACE_ENOUGH (100) launches, each under a thousand swaps
 # or so; then it stops.  In CI runs of 500 launches each of those outcomes
-# came at least once in seventeen launches, so a hundred see them all but
-# about once in 500 runs (and then the test goes on until they come); the
-# other 400 launches repeated them, bar a message seen one to three times in 450 (the
-# bind source "Is a directory"), for up to 16 s of a CPU spent on the
-# swapper, per test and mode.  When an outcome is slow to come,
+# came at least once in seventeen launches, so a hundred miss one of them
+# about once in 500 runs (and then the test goes on until it comes); the
+# other 400 launches repeated them, bar one message seen one to three times
+# in 450 (the bind source "Is a directory"), for up to 16 s of a CPU spent
+# on the swapper, per test and mode.  When an outcome is slow to come,
 # RACE_SECONDS (20) bound the test once RACE_MIN (20) launches have run,
 # and RACE_LAUNCHES (500) bounds it in any case, so that a loaded machine
 # runs fewer launches instead of running out of time.
