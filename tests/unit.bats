@@ -10,7 +10,9 @@
 # references, challenges and platforms (ref_test.c) and CDI specs
 # (cdi_test.c), and a --user's supplementary groups from the image's
 # /etc/group (user_test.c), built under ASan/UBSan by `make unit`.
-# A missing binary is a failure.
+# A missing binary is a failure.  The units launch no container and need no
+# privilege, so tests/run-bats.sh runs this suite once.
+# run-bats: mode-independent
 
 load lib/common
 
