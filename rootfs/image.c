@@ -2,8 +2,10 @@
  * cache, layer by layer, with a progress line: flat root file system
  * archives, `docker save` archives (the legacy layout with manifest.json and
  * <id>/layer.tar, and the OCI layout Docker 25 writes with a manifest.json
- * beside it), OCI image layouts as directories, and OCI layouts packed as a
- * tar (any compression libarchive reads).  Reading them is
+ * beside it), OCI image layouts as directories, OCI layouts packed as a
+ * tar (any compression libarchive reads), and the dir: layout that skopeo,
+ * buildah and podman write (a directory holding the image manifest as
+ * manifest.json, a version file, and blobs named by their digest).  Reading them is
  * rootfs/imgarchive.c's, their JSON rootfs/imgmanifest.c's.
  *
  * An image is hostile input like any archive.  Every path its JSON names is
@@ -264,7 +266,9 @@ static int prepare_layered(struct isrc *s, const char *sel, struct image *img, c
 	struct strv diff_ids = {0};
 	int rc = -1;
 	int docker = s->dirfd < 0 && find_member(s, "manifest.json");
-	if ((docker ? parse_docker(s, sel, &p, err) : parse_oci(s, sel, &p, err)) < 0)
+	if ((s->dir_layout ? parse_dir(s, sel, &p, err)
+	     : docker      ? parse_docker(s, sel, &p, err)
+			   : parse_oci(s, sel, &p, err)) < 0)
 		goto out;
 	if (p.layer_members.n > IMAGE_MAX_LAYERS) {
 		gerr_set(err, 0, "image %s: %zu layers (at most %d)", s->name, p.layer_members.n, IMAGE_MAX_LAYERS);
@@ -371,12 +375,27 @@ static int prepare_flat(struct isrc *s, struct image *img, char hex[DIGEST_HEX_L
 	return 0;
 }
 
+enum layout_kind { LAYOUT_NONE, LAYOUT_OCI, LAYOUT_DIR };
+
+/* Told by content, never by name: an OCI layout by its oci-layout and
+ * index.json, a dir: layout by its version file and manifest.json.  A root
+ * file system has neither pair at its top. */
+static enum layout_kind layout_kind(int dirfd)
+{
+	struct stat st;
+	if (fstatat(dirfd, "oci-layout", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	    fstatat(dirfd, "index.json", &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return LAYOUT_OCI;
+	if (fstatat(dirfd, "version", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	    fstatat(dirfd, "manifest.json", &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return LAYOUT_DIR;
+	return LAYOUT_NONE;
+}
+
 int image_is_layout_dir(const char *path)
 {
 	_cleanup_fd_ int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	struct stat st;
-	return fd >= 0 && fstatat(fd, "oci-layout", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-	       fstatat(fd, "index.json", &st, AT_SYMLINK_NOFOLLOW) == 0;
+	return fd >= 0 && layout_kind(fd) != LAYOUT_NONE;
 }
 
 int image_prepare(const char *path, const char *name, const char *selector, struct cache *c, unsigned flags,
@@ -409,9 +428,16 @@ int image_prepare_follow(const char *path, const char *name, const char *selecto
 	if (S_ISDIR(st.st_mode)) {
 		s.dirfd = fd;
 		fd = -1;
-		/* index.json's identity stands for the layout's. */
-		if (fstatat(s.dirfd, "index.json", &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			rc = gerr_set(err, errno, "image %s: index.json", shown);
+		s.dir_layout = layout_kind(s.dirfd) == LAYOUT_DIR;
+		/* A version gpurun does not read is refused even when the
+		 * cache holds the layout: its blobs may be named otherwise. */
+		if (s.dir_layout && dir_layout_version(&s, err) < 0)
+			goto out;
+		/* The document the others hang from stands for the layout:
+		 * index.json, or a dir: layout's manifest.json. */
+		const char *top = s.dir_layout ? "manifest.json" : "index.json";
+		if (fstatat(s.dirfd, top, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			rc = gerr_set(err, errno, "image %s: %s", shown, top);
 			goto out;
 		}
 	} else if (S_ISREG(st.st_mode)) {

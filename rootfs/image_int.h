@@ -5,6 +5,7 @@
  *   imgarchive.c   reading an image archive once (its members), the files
  *                  of a layout directory, the JSON documents of either
  *   imgmanifest.c  docker save's manifest.json, OCI's index.json, the
+ *                  version and manifest.json of skopeo's dir: layout, the
  *                  image manifest and the config
  *   image.c        image_prepare(): the image into the cache, layer by
  *                  layer, and the progress line */
@@ -25,9 +26,11 @@ struct member {
 
 struct progress;
 struct isrc {
-	const char *name; /* for messages */
-	int fd;           /* the archive, or -1 */
-	int dirfd;        /* an OCI layout directory, or -1 */
+	const char *name;        /* for messages */
+	int fd;                  /* the archive, or -1 */
+	int dirfd;               /* an OCI layout or dir: layout directory, or -1 */
+	int dir_layout;          /* dirfd is a dir: layout (skopeo's dir: transport) */
+	const char *blob_suffix; /* after a dir: layout blob's hex: "" (1.1) or ".tar" (1.0) */
 	int compressed;
 	struct member *m;
 	size_t n, cap;
@@ -45,6 +48,7 @@ struct parsed {
 	char *config_member;
 	struct strv layer_members;
 	struct strv layer_blob_hex; /* the blob digest the name promises, or "" */
+	char *config_hex;           /* the config's digest when the manifest names it, or NULL */
 };
 
 /* ---- imgarchive.c ------------------------------------------------------- */
@@ -56,7 +60,7 @@ int room_for(const struct isrc *s, unsigned long long need, const char *what, st
 int index_archive(struct isrc *s, struct gerr *err);
 /* The member called name (the last of that name), or NULL. */
 struct member *find_member(struct isrc *s, const char *name);
-/* A regular file of an OCI layout directory, never through a symlink:
+/* A regular file of a layout directory, never through a symlink:
  * its fd (*st filled), or -1 with err. */
 int dir_open(struct isrc *s, const char *name, struct stat *st, struct gerr *err);
 /* A JSON document of the image, at most IMAGE_JSON_MAX bytes, parsed; its
@@ -70,6 +74,12 @@ json_t *member_json(struct isrc *s, const char *name, const char *want_hex, char
  * manifest it leads to: the image picked with sel, into *p. */
 int parse_docker(struct isrc *s, const char *sel, struct parsed *p, struct gerr *err);
 int parse_oci(struct isrc *s, const char *sel, struct parsed *p, struct gerr *err);
+/* A dir: layout's version file: 0 when gpurun reads that version (and
+ * s->blob_suffix says how its blobs are named), else -1 with err. */
+int dir_layout_version(struct isrc *s, struct gerr *err);
+/* A dir: layout's manifest.json: the image manifest itself, or an index
+ * whose image for this machine is HEX.manifest.json. */
+int parse_dir(struct isrc *s, const char *sel, struct parsed *p, struct gerr *err);
 /* The config p names: into img->config, its diff_ids, and hex (its digest). */
 int parse_config(struct isrc *s, const struct parsed *p, struct image *img, struct strv *diff_ids,
 		 char hex[DIGEST_HEX_LEN + 1], struct gerr *err);

@@ -1,19 +1,23 @@
 /* rootfs/imgmanifest.c — what an image's JSON says: docker save's
  * manifest.json, an OCI layout's index.json (and a multi-platform index it
- * names, read for this machine's platform), the image manifest, and the
- * config; the image picked by name, every path and digest they name checked
- * before use (no "..", no absolute path, "sha256:" and 64 hex digits). */
+ * names, read for this machine's platform), a dir: layout's version and
+ * manifest.json, the image manifest, and the config; the image picked by
+ * name, every path and digest they name checked before use (no "..", no
+ * absolute path, "sha256:" and 64 hex digits). */
 #include "image_int.h"
 
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 void parsed_free(struct parsed *p)
 {
 	free(p->ref);
 	free(p->config_member);
+	free(p->config_hex);
 	strv_free(&p->layer_members);
 	strv_free(&p->layer_blob_hex);
 }
@@ -36,7 +40,8 @@ static int bad_digest(const struct isrc *s, const char *digest, struct gerr *err
 	return gerr_set(err, 0, "image %s: invalid digest '%s' (want sha256: and 64 hex digits)", s->name, q);
 }
 
-/* The member a digest names in an OCI layout, after checking the digest. */
+/* The member a digest names in an OCI or dir: layout, after checking the
+ * digest. */
 static char *blob_member(struct isrc *s, const char *digest, struct gerr *err)
 {
 	const char *hex = digest_parse(digest);
@@ -44,6 +49,8 @@ static char *blob_member(struct isrc *s, const char *digest, struct gerr *err)
 		bad_digest(s, digest, err);
 		return NULL;
 	}
+	if (s->dir_layout)
+		return xasprintf("%s%s", hex, s->blob_suffix);
 	return xasprintf(OCI_BLOBS "%s", hex);
 }
 
@@ -163,6 +170,31 @@ static const char *ref_name(json_t *desc)
 	return n ? n : json_string_value(json_object_get(ann, "io.containerd.image.name"));
 }
 
+/* The config and layers an image manifest (what: its name) lists, as the
+ * members that hold them. */
+static int manifest_blobs(struct isrc *s, const char *what, json_t *manifest, struct parsed *p, struct gerr *err)
+{
+	const char *config = json_string_value(json_object_get(json_object_get(manifest, "config"), "digest"));
+	p->config_member = blob_member(s, config, err);
+	if (!p->config_member)
+		return -1;
+	p->config_hex = xstrdup(digest_parse(config));
+	json_t *layers = json_object_get(manifest, "layers"), *l;
+	size_t i;
+	if (!json_is_array(layers))
+		return gerr_set(err, 0, "image %s: %s has no layers", s->name, what);
+	json_array_foreach(layers, i, l)
+	{
+		const char *digest = json_string_value(json_object_get(l, "digest"));
+		char *lm = blob_member(s, digest, err);
+		if (!lm)
+			return -1;
+		strv_add(&p->layer_members, lm);
+		strv_add(&p->layer_blob_hex, xstrdup(digest_parse(digest)));
+	}
+	return 0;
+}
+
 /* OCI layout: index.json's manifests, picked by their ref.name. */
 int parse_oci(struct isrc *s, const char *sel, struct parsed *p, struct gerr *err)
 {
@@ -211,30 +243,109 @@ int parse_oci(struct isrc *s, const char *sel, struct parsed *p, struct gerr *er
 	mm = blob_member(s, json_string_value(json_object_get(pick, "digest")), err);
 	if (!mm || !(manifest = member_json(s, mm, str_after(mm, OCI_BLOBS), NULL, err)))
 		goto out;
-	p->config_member =
-		blob_member(s, json_string_value(json_object_get(json_object_get(manifest, "config"), "digest")), err);
-	if (!p->config_member)
-		goto out;
-	json_t *layers = json_object_get(manifest, "layers"), *l;
-	if (!json_is_array(layers)) {
-		gerr_set(err, 0, "image %s: %s has no layers", s->name, mm);
-		goto out;
-	}
-	json_array_foreach(layers, i, l)
-	{
-		char *lm = blob_member(s, json_string_value(json_object_get(l, "digest")), err);
-		if (!lm)
-			goto out;
-		strv_add(&p->layer_members, lm);
-		strv_add(&p->layer_blob_hex, xstrdup(str_after(lm, OCI_BLOBS)));
-	}
-	rc = 0;
+	rc = manifest_blobs(s, mm, manifest, p, err);
 out:
 	free(mm);
 	sbuf_free(&names);
 	json_decref(manifest);
 	json_decref(nested);
 	json_decref(index);
+	return rc;
+}
+
+/* ---- skopeo's dir: layout ------------------------------------------------ */
+
+#define DIR_VERSION_PREFIX "Directory Transport Version: "
+#define DIR_VERSION_MAX 64
+
+/* 1.1 names a blob by its hex alone; 1.0 added ".tar" to every blob, the
+ * config included.  Any other version may name them otherwise: refused
+ * rather than guessed. */
+int dir_layout_version(struct isrc *s, struct gerr *err)
+{
+	struct stat st;
+	int fd = dir_open(s, "version", &st, err);
+	if (fd < 0)
+		return -1;
+	if (st.st_size > DIR_VERSION_MAX) {
+		close(fd);
+		return gerr_set(err, 0, "image %s: version is larger than %d bytes: not a dir: layout gpurun reads",
+				s->name, DIR_VERSION_MAX);
+	}
+	size_t len;
+	_cleanup_free_ char *text = read_fd_max(fd, "version", DIR_VERSION_MAX, &len, err);
+	close(fd);
+	if (!text)
+		return gerr_prefix(err, "image %s", s->name);
+	if (len && text[len - 1] == '\n')
+		text[--len] = '\0';
+	const char *v = strlen(text) == len ? str_after(text, DIR_VERSION_PREFIX) : NULL;
+	if (v && !strcmp(v, "1.1")) {
+		s->blob_suffix = "";
+		return 0;
+	}
+	if (v && !strcmp(v, "1.0")) {
+		s->blob_suffix = ".tar";
+		return 0;
+	}
+	char q[QUOTED_NAME_MAX];
+	quote_name(q, sizeof q, text);
+	return gerr_set(err, 0,
+			"image %s: version '%s': not a dir: layout version gpurun reads (" DIR_VERSION_PREFIX
+			"1.0 or 1.1)",
+			s->name, q);
+}
+
+/* No index names the manifest, so nothing vouches for it: like an OCI
+ * layout's index.json, it is the layout's root of trust, and every blob it
+ * names is checked against its digest. */
+int parse_dir(struct isrc *s, const char *sel, struct parsed *p, struct gerr *err)
+{
+	if (sel)
+		return gerr_set(err, 0, "image %s: a dir: layout holds one image; drop @%s", s->name, sel);
+	json_t *top = member_json(s, "manifest.json", NULL, NULL, err), *manifest = top;
+	if (!top)
+		return -1;
+	char *mm = NULL; /* freed at out: no cleanup attribute a goto could jump over */
+	int rc = -1;
+	if (media_kind(json_string_value(json_object_get(top, "mediaType"))) == MEDIA_INDEX) {
+		/* skopeo copy --all: this machine's image, as a pull picks. */
+		struct platform host;
+		if (host_platform(&host) < 0) {
+			gerr_set(err, errno, "image %s: uname", s->name);
+			goto out;
+		}
+		json_t *pick = platform_pick(json_object_get(top, "manifests"), &host, s->name, err);
+		if (!pick)
+			goto out;
+		const char *digest = json_string_value(json_object_get(pick, "digest")), *hex = digest_parse(digest);
+		if (!hex) {
+			bad_digest(s, digest, err);
+			goto out;
+		}
+		mm = xasprintf("%s.manifest.json", hex);
+		if (!(manifest = member_json(s, mm, hex, NULL, err)))
+			goto out;
+	}
+	const char *what = mm ? mm : "manifest.json", *mt = json_string_value(json_object_get(manifest, "mediaType"));
+	json_t *version = json_object_get(manifest, "schemaVersion");
+	/* Docker's schema 1 lists layers topmost first, with no config: not
+	 * an image gpurun can describe. */
+	if (!json_is_integer(version) || json_integer_value(version) != 2 || (mt && media_kind(mt) != MEDIA_MANIFEST)) {
+		char q[QUOTED_NAME_MAX];
+		quote_name(q, sizeof q, mt ? mt : "(none)");
+		gerr_set(err, 0,
+			 "image %s: %s is not a schema 2 image manifest (media type '%s'; convert it with skopeo copy "
+			 "--format oci)",
+			 s->name, what, q);
+		goto out;
+	}
+	rc = manifest_blobs(s, what, manifest, p, err);
+out:
+	free(mm);
+	if (manifest != top)
+		json_decref(manifest);
+	json_decref(top);
 	return rc;
 }
 
@@ -249,12 +360,12 @@ static char *config_str(json_t *o, const char *key)
 int parse_config(struct isrc *s, const struct parsed *p, struct image *img, struct strv *diff_ids,
 		 char hex[DIGEST_HEX_LEN + 1], struct gerr *err)
 {
-	const char *promised = NULL;
+	const char *promised = p->config_hex;
 	const char *base = strrchr(p->config_member, '/');
 	base = base ? base + 1 : p->config_member;
 	char name_hex[DIGEST_HEX_LEN + 1];
 	/* "blobs/sha256/HEX" or docker's "HEX.json": the name is the digest. */
-	if (strlen(base) >= DIGEST_HEX_LEN) {
+	if (!promised && strlen(base) >= DIGEST_HEX_LEN) {
 		memcpy(name_hex, base, DIGEST_HEX_LEN);
 		name_hex[DIGEST_HEX_LEN] = '\0';
 		if (digest_hex_ok(name_hex) && (!base[DIGEST_HEX_LEN] || !strcmp(base + DIGEST_HEX_LEN, ".json")))

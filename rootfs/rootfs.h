@@ -166,7 +166,8 @@ void cache_close(struct cache *c);
 #define IMAGE_NO_SOURCE 0x4 /* no fast-path record for path (a registry pull's scratch layout) */
 int image_prepare(const char *path, const char *name, const char *selector, struct cache *c, unsigned flags,
 		  struct image *img, struct gerr *err);
-/* 1 when the directory at path is an OCI image layout. */
+/* 1 when the directory at path is an image: an OCI image layout, or the
+ * dir: layout of skopeo, buildah and podman. */
 int image_is_layout_dir(const char *path);
 
 /* Registry pulls (rootfs/registry.c): IMAGE is "docker://REF". */
