@@ -1,15 +1,17 @@
 #!/usr/bin/env bats
 # Images users already hold: `docker save` archives (the legacy layout, and
 # the OCI layout Docker 25 writes), OCI image layouts as directories and as
-# tar archives in any compression.  Built offline with Debian's umoci and
-# skopeo (tests/lib/oci.bash); what they cannot write, and every hostile
-# image, by tests/lib/hostile_images.py.  Layers are applied with their
+# tar archives in any compression, and skopeo's dir: layout.  Built offline
+# with Debian's umoci and skopeo (tests/lib/oci.bash, tests/lib/buildah.bash);
+# what they cannot write, and every hostile image, by
+# tests/lib/hostile_images.py.  Layers are applied with their
 # whiteouts and opaque directories, every blob is verified, the config is
 # honoured, and a hostile image is refused with one line and leaves the host
 # and the cache as they were.
 
 load lib/common
 load lib/gpu
+load lib/buildah
 
 setup_file() {
 	require_gpurun
@@ -313,3 +315,143 @@ json_cap_case() {
 	assert_cache_consistent
 }
 
+
+# ---- skopeo's dir: layout ------------------------------------------------------
+
+# dir_copy: a private, modifiable copy of the fixture dir; prints its path.
+dir_copy() {
+	local d=$BATS_TEST_TMPDIR/dirlayout
+	cp -r "$(buildah_fixture dir)" "$d" && chmod -R u+w "$d" && printf '%s\n' "$d"
+}
+
+# dir_blob DIR N: the hex digest of the dir: layout's layer N (1 is the
+# lowest), or of its config for N = config.
+dir_blob() {
+	python3 -c 'import json, sys
+m = json.load(open(sys.argv[1] + "/manifest.json"))
+print((m["config"] if sys.argv[2] == "config" else m["layers"][int(sys.argv[2]) - 1])["digest"][7:])' "$1" "$2"
+}
+
+# dir_to_v1_0 DIR: the dir: layout DIR as version 1.0 wrote it, every blob
+# named HEX.tar.
+dir_to_v1_0() {
+	local f
+	for f in "$1"/*; do
+		if [[ $(basename "$f") =~ ^[0-9a-f]{64}$ ]]; then mv "$f" "$f.tar" || return 1; fi
+	done
+	echo "Directory Transport Version: 1.0" >"$1/version"
+}
+
+# dir_refused DIR FRAGMENT...: DIR is refused with exit 125 and one line
+# holding each FRAGMENT, and neither the host nor the cache keeps anything.
+dir_refused() {
+	local dir=$1
+	shift
+	host_snapshot "$BATS_TEST_TMPDIR/host.before"
+	run --separate-stderr "$GPURUN" --gpus void "$dir" true
+	assert_gpurun_error 125 "$@"
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
+	assert_cache_consistent
+	run find "$GPURUN_CACHE/images" "$GPURUN_CACHE/sources" "$GPURUN_CACHE/tmp" -mindepth 1
+	assert_output ""
+}
+
+@test "a dir: layout directory (skopeo copy ... dir:) is read as an image: layers applied with whiteouts and an opaque directory" {
+	run "$GPURUN" --gpus void "$(buildah_fixture dir)" "$LAYERS_CHECK"
+	assert_layers_applied
+}
+
+@test "a dir: layout is unpacked into the cache once, then run from it, and cache ls names it as the source" {
+	local dir
+	dir=$(buildah_fixture dir)
+	run --separate-stderr "$GPURUN" --verbose --gpus void "$dir" true
+	assert_success
+	[[ "$stderr" == *"+ # image $dir: 3 layers, unpacked into the cache"* ]] || fail "$stderr"
+	run --separate-stderr "$GPURUN" --verbose --gpus void "$dir" true
+	assert_success
+	[[ "$stderr" == *"+ # image $dir: 3 layers, from the cache"* ]] || fail "$stderr"
+	run --separate-stderr "$GPURUN" cache ls
+	assert_success
+	assert_line --regexp "^[0-9a-f]{12} .* $dir\$"
+}
+
+@test "--dry-run of a dir: layout shows its layers and config values, and writes nothing" {
+	local dir
+	dir=$(buildah_fixture dir)
+	run --separate-stderr "$GPURUN" --dry-run --gpus void "$dir"
+	assert_success
+	assert_line --partial "# image $dir: 3 layers, not in the cache yet"
+	assert_line --regexp '^#   layer 3: sha256:[0-9a-f]{64}$'
+	assert_line --partial "#   Cmd: 'echo cmd-from-config; pwd; id -u'"
+	assert_line "#   WorkingDir: /data"
+	assert_not_exist "$GPURUN_CACHE"
+}
+
+@test "a dir: layout runs with --no-cache, unpacked in the run and kept nowhere" {
+	run --separate-stderr "$GPURUN" --no-cache --gpus void "$(buildah_fixture dir)" "$LAYERS_CHECK"
+	assert_layers_applied
+	assert_not_exist "$GPURUN_CACHE"
+}
+
+@test "a dir: layout of version 1.0, whose blobs are named HEX.tar, is read" {
+	local dir
+	dir=$(dir_copy)
+	dir_to_v1_0 "$dir"
+	run "$GPURUN" --gpus void "$dir" "$LAYERS_CHECK"
+	assert_layers_applied
+}
+
+@test "a dir: layout whose layer blob is missing is refused in one line naming it, and nothing is kept" {
+	local dir blob
+	dir=$(dir_copy)
+	blob=$(dir_blob "$dir" 2)
+	rm "$dir/$blob"
+	dir_refused "$dir" "image $dir: $blob: No such file or directory"
+}
+
+@test "a dir: layout whose layer blob does not match its digest is refused by name, and nothing of it is kept" {
+	local dir blob
+	dir=$(dir_copy)
+	blob=$(dir_blob "$dir" 3)
+	cp "$(buildah_fixture dir)/$(dir_blob "$dir" 2)" "$dir/$blob"
+	dir_refused "$dir" "image $dir: blob sha256:$blob (layer 3): content does not match its digest"
+}
+
+@test "a dir: layout whose config does not match its digest is refused by name" {
+	local dir blob
+	dir=$(dir_copy)
+	blob=$(dir_blob "$dir" config)
+	sed -i 's/cmd-from-config/cmd-from-elsewhere/' "$dir/$blob"
+	dir_refused "$dir" "image $dir: blob sha256:$blob: content does not match its digest"
+}
+
+@test "a dir: layout of version 1.0 whose config does not match its digest is refused by name" {
+	local dir blob
+	dir=$(dir_copy)
+	blob=$(dir_blob "$dir" config)
+	dir_to_v1_0 "$dir"
+	sed -i 's/cmd-from-config/cmd-from-elsewhere/' "$dir/$blob.tar"
+	dir_refused "$dir" "image $dir: blob sha256:$blob: content does not match its digest"
+}
+
+@test "a dir: layout whose version gpurun does not read is refused, not run as a root file system" {
+	local dir
+	dir=$(dir_copy)
+	echo "Directory Transport Version: 2.0" >"$dir/version"
+	dir_refused "$dir" "image $dir: version 'Directory Transport Version: 2.0': not a dir: layout version gpurun reads (Directory Transport Version: 1.0 or 1.1)"
+}
+
+@test "a dir: layout whose manifest.json is a symbolic link is refused" {
+	local dir
+	dir=$(dir_copy)
+	mv "$dir/manifest.json" "$BATS_TEST_TMPDIR/manifest.json"
+	ln -s "$BATS_TEST_TMPDIR/manifest.json" "$dir/manifest.json"
+	dir_refused "$dir" "image $dir: 'manifest.json' is a symbolic link"
+}
+
+@test "a dir: layout holds one image: IMAGE@NAME:TAG is refused" {
+	local dir
+	dir=$(buildah_fixture dir)
+	run --separate-stderr "$GPURUN" --gpus void "$dir@latest" true
+	assert_gpurun_error 125 "image $dir: a dir: layout holds one image; drop @latest"
+}

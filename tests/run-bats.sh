@@ -91,6 +91,9 @@ if ((!images_ok)); then
 	echo "0 passed, 1 failed, 0 skipped"
 	exit 1
 fi
+# The buildah images are made from the test images, so after them; they need
+# root and buildah: without them buildah.bats skips.
+bash tests/lib/buildah.bash all </dev/null >/dev/null || say "the buildah images were not built (tests/lib/buildah.bash all): buildah.bats skips"
 
 # Downloaded fixtures live outside the clone (tests/lib/debian_minbase.sh
 # says where) and are fetched once; a machine without the network skips
