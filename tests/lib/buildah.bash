@@ -27,7 +27,8 @@
 #       /data.
 #
 # The buildah image is built by root only, once (run-bats.sh builds it
-# before both runs; `bash tests/lib/buildah.bash all` by hand), in a private
+# before both runs; `bash tests/lib/buildah.bash all` by hand, or
+# `bash tests/lib/buildah.bash build OUT` for a copy at OUT), in a private
 # mount namespace, with a storage root, run root, storage.conf, signature
 # policy and TMPDIR of its own under the build directory, all removed
 # after: the host's /var/lib/containers and mount table stay as they were.
@@ -244,8 +245,11 @@ if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
 		source "$BUILDAH_LIB_DIR/images.bash"
 		# shellcheck source=oci.bash
 		source "$BUILDAH_LIB_DIR/oci.bash"
-		if [[ ${1:-all} == all ]]; then set -- dir buildah; fi
-		for f in "$@"; do buildah_fixture "$f"; done
+		case ${1:-all} in
+		all) for f in dir buildah; do buildah_fixture "$f"; done ;;
+		build) build_buildah_images "$2" "$(fixture busybox)" ;;
+		*) for f in "$@"; do buildah_fixture "$f"; done ;;
+		esac
 		;;
 	esac
 fi
