@@ -393,6 +393,30 @@ dir_refused() {
 	assert_not_exist "$GPURUN_CACHE"
 }
 
+@test "a dir: layout of several platforms (skopeo copy --all) gives this machine's image" {
+	local dir host
+	host=$(host_oci_platform) || skip "a platform name for $(uname -m)"
+	dir=$(dir_copy)
+	# What copy --all writes: the index as manifest.json, each image's
+	# manifest as HEX.manifest.json.  The other platform's is never read.
+	python3 - "$dir" "$host" <<-'PY'
+		import hashlib, json, sys
+		d, host = sys.argv[1], sys.argv[2]
+		raw = open(d + "/manifest.json", "rb").read()
+		h = hashlib.sha256(raw).hexdigest()
+		open(d + "/" + h + ".manifest.json", "wb").write(raw)
+		def entry(digest, p):
+		    os_, arch = p.split("/")[:2]
+		    return {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + digest,
+		            "size": len(raw), "platform": {"os": os_, "architecture": arch}}
+		index = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+		         "manifests": [entry("0" * 64, "linux/s390x"), entry(h, host)]}
+		json.dump(index, open(d + "/manifest.json", "w"))
+	PY
+	run "$GPURUN" --gpus void "$dir" "$LAYERS_CHECK"
+	assert_layers_applied
+}
+
 @test "a dir: layout of version 1.0, whose blobs are named HEX.tar, is read" {
 	local dir
 	dir=$(dir_copy)
@@ -439,6 +463,14 @@ dir_refused() {
 	dir=$(dir_copy)
 	echo "Directory Transport Version: 2.0" >"$dir/version"
 	dir_refused "$dir" "image $dir: version 'Directory Transport Version: 2.0': not a dir: layout version gpurun reads (Directory Transport Version: 1.0 or 1.1)"
+}
+
+@test "a dir: layout holding a Docker schema 1 manifest is refused, with the conversion to use" {
+	local dir
+	dir=$(dir_copy)
+	echo '{"schemaVersion": 1, "mediaType": "application/vnd.docker.distribution.manifest.v1+prettyjws", "fsLayers": []}' \
+		>"$dir/manifest.json"
+	dir_refused "$dir" "image $dir: manifest.json is not a schema 2 image manifest (media type 'application/vnd.docker.distribution.manifest.v1+prettyjws'; convert it with skopeo copy --format oci)"
 }
 
 @test "a dir: layout whose manifest.json is a symbolic link is refused" {
