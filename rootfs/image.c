@@ -5,8 +5,8 @@
  * beside it), OCI image layouts as directories, OCI layouts packed as a
  * tar (any compression libarchive reads), and the dir: layout that skopeo,
  * buildah and podman write (a directory holding the image manifest as
- * manifest.json, a version file, and blobs named by their digest).  Reading them is
- * rootfs/imgarchive.c's, their JSON rootfs/imgmanifest.c's.
+ * manifest.json, a version file, and blobs named by their digest).  Reading
+ * them is rootfs/imgarchive.c's, their JSON rootfs/imgmanifest.c's.
  *
  * An image is hostile input like any archive.  Every path its JSON names is
  * checked before use (no "..", no absolute path, never a link member), every
@@ -429,8 +429,9 @@ int image_prepare_follow(const char *path, const char *name, const char *selecto
 		s.dirfd = fd;
 		fd = -1;
 		s.dir_layout = layout_kind(s.dirfd) == LAYOUT_DIR;
-		/* A version gpurun does not read is refused even when the
-		 * cache holds the layout: its blobs may be named otherwise. */
+		/* Before the cache is asked: the version decides how the rest
+		 * is read, and one gpurun does not read is refused whether or
+		 * not the layout was cached. */
 		if (s.dir_layout && dir_layout_version(&s, err) < 0)
 			goto out;
 		/* The document the others hang from stands for the layout:
