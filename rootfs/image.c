@@ -377,6 +377,16 @@ static int prepare_flat(struct isrc *s, struct image *img, char hex[DIGEST_HEX_L
 
 enum layout_kind { LAYOUT_NONE, LAYOUT_OCI, LAYOUT_DIR };
 
+/* A version file that says it is one marks a dir: layout even without its
+ * manifest.json: a broken layout is then refused by name rather than run
+ * as a root file system. */
+static int says_dir_layout(int dirfd)
+{
+	struct gerr ignore = {0};
+	_cleanup_free_ char *text = read_small_file_at(dirfd, "version", DIR_VERSION_MAX, NULL, &ignore);
+	return text && str_after(text, DIR_VERSION_PREFIX);
+}
+
 /* Told by content, never by name: an OCI layout by its oci-layout and
  * index.json, a dir: layout by its version file and manifest.json.  A root
  * file system has neither pair at its top. */
@@ -387,7 +397,7 @@ static enum layout_kind layout_kind(int dirfd)
 	    fstatat(dirfd, "index.json", &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return LAYOUT_OCI;
 	if (fstatat(dirfd, "version", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-	    fstatat(dirfd, "manifest.json", &st, AT_SYMLINK_NOFOLLOW) == 0)
+	    (fstatat(dirfd, "manifest.json", &st, AT_SYMLINK_NOFOLLOW) == 0 || says_dir_layout(dirfd)))
 		return LAYOUT_DIR;
 	return LAYOUT_NONE;
 }

@@ -74,6 +74,9 @@ json_t *member_json(struct isrc *s, const char *name, const char *want_hex, char
  * manifest it leads to: the image picked with sel, into *p. */
 int parse_docker(struct isrc *s, const char *sel, struct parsed *p, struct gerr *err);
 int parse_oci(struct isrc *s, const char *sel, struct parsed *p, struct gerr *err);
+/* What a dir: layout's version file says, at most DIR_VERSION_MAX bytes. */
+#define DIR_VERSION_PREFIX "Directory Transport Version: "
+#define DIR_VERSION_MAX 64
 /* A dir: layout's version file: 0 when gpurun reads that version (and
  * s->blob_suffix says how its blobs are named), else -1 with err. */
 int dir_layout_version(struct isrc *s, struct gerr *err);

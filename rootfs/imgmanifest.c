@@ -255,9 +255,6 @@ out:
 
 /* ---- skopeo's dir: layout ------------------------------------------------ */
 
-#define DIR_VERSION_PREFIX "Directory Transport Version: "
-#define DIR_VERSION_MAX 64
-
 /* 1.1 names a blob by its hex alone; 1.0 added ".tar" to every blob, the
  * config included.  Any other version may name them otherwise: refused
  * rather than guessed. */

@@ -465,6 +465,13 @@ dir_refused() {
 	dir_refused "$dir" "image $dir: version 'Directory Transport Version: 2.0': not a dir: layout version gpurun reads (Directory Transport Version: 1.0 or 1.1)"
 }
 
+@test "a dir: layout without its manifest.json is refused by name, not run as a root file system" {
+	local dir
+	dir=$(dir_copy)
+	rm "$dir/manifest.json"
+	dir_refused "$dir" "image $dir: manifest.json: No such file or directory"
+}
+
 @test "a dir: layout holding a Docker schema 1 manifest is refused, with the conversion to use" {
 	local dir
 	dir=$(dir_copy)
