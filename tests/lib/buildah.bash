@@ -10,7 +10,7 @@
 #       layout with an OCI manifest, version "Directory Transport Version:
 #       1.1" and gzip blobs named by their hex digest.
 #   buildah_fixture buildah
-#       a directory holding one image built by buildah 1.28 (vfs storage),
+#       a directory holding one image built by buildah (vfs storage),
 #       written by `buildah push` as docker.tar (docker-archive), oci.tar
 #       (oci-archive), oci (an oci: layout directory), dir (dir:, an OCI
 #       manifest) and docker-dir (dir: with --format v2s2, what `podman save
@@ -20,7 +20,8 @@
 #            /data/gone/g, /data/opaque/old1 and old2;
 #         3. deletes /etc/deleted-later and /data/gone (buildah writes the
 #            whiteouts etc/.wh.deleted-later and data/.wh.gone), makes
-#            /data/opaque opaque with only `new` in it, adds
+#            /data/opaque opaque with only `new` in it (the marker
+#            .wh..wh..opq put in by hand: vfs writes none), adds
 #            /etc/buildah-layer3.
 #       Config: Env GPURUN_BUILDAH=from-config and PATH, Entrypoint
 #       ["/bin/sh","-c"], Cmd ["echo cmd-from-buildah; pwd"], WorkingDir
