@@ -168,7 +168,7 @@ static void usage(FILE *out)
 	      "       gpurun version | help\n"
 	      "\n"
 	      "Run COMMAND in IMAGE (a root file system directory or archive, a `docker save`\n"
-	      "archive, an OCI image layout, or docker://REF) in new namespaces, with the\n"
+	      "archive, an OCI or dir: layout, or docker://REF) in new namespaces, with the\n"
 	      "selected NVIDIA GPUs injected; without COMMAND, the image's Entrypoint and Cmd,\n"
 	      "or /bin/sh.  Images are unpacked once into a cache.  The reference: gpurun(1).\n"
 	      "\n",
