@@ -21,13 +21,6 @@
 #include "../base/plan.h"
 #include "../rootfs/rootfs.h"
 
-/* The caller's subordinate ranges (ns/subid.c); uid_count 0: none. */
-struct subids {
-	uid_t uid;
-	gid_t gid;
-	unsigned long uid_start, uid_count, gid_start, gid_count;
-};
-
 struct run_config {
 	const char *image; /* as given on the command line; absolute for a directory */
 	int image_fd;      /* the archive, opened (and probed) by gpurun.c; for a directory, an
@@ -39,7 +32,7 @@ struct run_config {
 	int import_run;
 	int read_only;
 	int unprivileged;     /* add a user namespace mapping the caller to root */
-	struct subids subids; /* unprivileged with ranges and Debian's uidmap: a full id map */
+	struct subids subids; /* unprivileged with ranges and Debian's uidmap: a full id map (rootfs/idmap.c) */
 	int fake_ids;         /* one id mapped: setgroups, set*id and chown succeed doing nothing
 				* (ns/security.c), so that package managers run */
 	int keep_owner;       /* root with every id mapped: archives keep their owners */
@@ -91,12 +84,6 @@ char **ns_container_env(char **image_env, int terminal, const char *hostname, co
 /* ns/subid.c: ns_caller() fills in who runs gpurun (host_uid, host_gid,
  * unprivileged, subids, fake_ids, keep_owner). */
 void ns_caller(struct run_config *cfg);
-/* The caller's first ranges in /etc/subuid and /etc/subgid
- * (by name or uid) when newuidmap and newgidmap are installed; -1 when
- * there is no full map to make.  subid_range_parse reads one file's text. */
-int subid_lookup(uid_t uid, gid_t gid, struct subids *out);
-int subid_range_parse(const char *text, const char *name, unsigned long id, unsigned long *start, unsigned long *count);
-int subid_write_maps(const struct subids *s, pid_t pid, struct gerr *err);
 
 /* ns/launch.c: run it.  Returns the exit status gpurun should exit with,
  * or -1 with err when the launch could not start. */

@@ -21,10 +21,21 @@
  *                         exclusively by `cache rm` and `cache prune`
  *   ROOT/locks/NAME       one importer per image and per layer at a time
  *
- * ROOT is $GPURUN_CACHE, else $XDG_CACHE_HOME/gpurun or ~/.cache/gpurun, or
- * /var/cache/gpurun for root.  It is private to its owner (0700), and no
- * cached file keeps a setuid or setgid bit or a security.* or trusted.*
- * xattr: a cache on a host disk must never hold a usable setuid binary. */
+ * That is one area, for one id map.  TOP is $GPURUN_CACHE, else
+ * $XDG_CACHE_HOME/gpurun or ~/.cache/gpurun, or /var/cache/gpurun for
+ * root, and it is itself the area of the caller's own ids: root's real ones,
+ * or the one id an unprivileged launch maps.  A caller whose launches get
+ * the full map of a subordinate range (rootfs/idmap.c) has the area
+ * TOP/idmaps/u<START>-<COUNT>-g<START>-<COUNT>: its trees are unpacked
+ * under that map and keep the image's owners, as ids of the range, so a
+ * launch with another map must never see them (its files would show as
+ * nobody, or as the wrong user).  A launch holds TOP/lock shared besides its
+ * area's, so `cache rm` and `prune`, which take TOP/lock exclusively, wait
+ * for no launch of any area.
+ *
+ * The cache is private to its owner (0700), and no cached file keeps a
+ * setuid or setgid bit or a security.* or trusted.* xattr: a cache on a
+ * host disk must never hold a usable setuid binary. */
 #include "cache_int.h"
 
 #include <dirent.h>
@@ -108,15 +119,53 @@ static void sweep_leftovers(const struct cache *c)
 	}
 }
 
+/* The area of map m under the open top: made with create; a missing one
+ * without create is an open cache with fd -1, where nothing is found. */
+static int open_area(struct cache *c, const struct cache *top, const struct subids *m, int create, struct gerr *err)
+{
+	char key[IDMAP_KEY_MAX];
+	idmap_key(m, key, sizeof key);
+	_cleanup_free_ char *area = xasprintf("%s/idmaps/%s", top->root, key);
+	if (create &&
+	    ((mkdirat(top->fd, "idmaps", 0700) < 0 && errno != EEXIST) || (mkdir(area, 0700) < 0 && errno != EEXIST)))
+		return gerr_set(err, errno, "cache: mkdir %s", area);
+	idmap_use(m);
+	int r = cache_open_at(c, area, create, err);
+	if (r < 0 && !create && err->errnum == ENOENT) {
+		gerr_clear(err);
+		r = 0;
+	}
+	c->map = *m;
+	return r;
+}
+
 int cache_open(struct cache *c, int create, struct gerr *err)
 {
 	_cleanup_free_ char *root = default_root();
 	if (!root) {
 		memset(c, 0, sizeof *c);
-		c->fd = c->lockfd = -1;
+		c->fd = c->lockfd = c->toplockfd = -1;
 		return gerr_set(err, 0, "cache: no HOME to keep it in; set GPURUN_CACHE or use --no-cache");
 	}
-	int r = cache_open_at(c, root, create, err);
+	struct subids m;
+	int r;
+	if (subid_lookup(geteuid(), getegid(), &m) < 0) {
+		idmap_use(NULL);
+		r = cache_open_at(c, root, create, err);
+	} else {
+		struct cache top;
+		r = cache_open_at(&top, root, create, err);
+		if (r == 0)
+			r = open_area(c, &top, &m, create, err);
+		else
+			*c = top, top = (struct cache){.fd = -1, .lockfd = -1, .toplockfd = -1};
+		if (r == 0) {
+			c->toplockfd = top.lockfd;
+			top.lockfd = -1;
+		}
+		cache_close(&top);
+	}
+	c->top = xstrdup(root);
 	if (r < 0 && err->errnum != ENOENT)
 		gerr_hint(err, "set GPURUN_CACHE to a directory of your own, or use --no-cache");
 	return r;
@@ -125,7 +174,7 @@ int cache_open(struct cache *c, int create, struct gerr *err)
 int cache_open_at(struct cache *c, const char *root, int create, struct gerr *err)
 {
 	memset(c, 0, sizeof *c);
-	c->fd = c->lockfd = -1;
+	c->fd = c->lockfd = c->toplockfd = -1;
 	c->root = xstrdup(root);
 	c->keep_owner = geteuid() == 0 && ids_all_mapped();
 	c->fd = open(c->root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -175,9 +224,12 @@ void cache_close(struct cache *c)
 		close(c->fd);
 	if (c->lockfd >= 0)
 		close(c->lockfd);
+	if (c->toplockfd >= 0)
+		close(c->toplockfd);
 	free(c->root);
+	free(c->top);
 	memset(c, 0, sizeof *c);
-	c->fd = c->lockfd = -1;
+	c->fd = c->lockfd = c->toplockfd = -1;
 }
 
 int cache_lock(const struct cache *c, const char *name, struct gerr *err)

@@ -15,6 +15,8 @@
  *   open.c         image_open: what IMAGE on the command line names
  *   cacheadmin.c   `gpurun cache ls|rm|prune`
  *   cachedoctor.c  `gpurun doctor`'s check of the cache
+ *   idmap.c        the caller's subordinate id ranges and the full id map
+ *                  made from them (struct subids)
  *
  * Errors come back as values (struct gerr); nothing here exits. */
 #ifndef GPURUN_ROOTFS_H
@@ -117,6 +119,24 @@ int rootfs_lookup_user(int rootfd, const char *spec, uid_t *uid, gid_t *gid, cha
 int rootfs_user_groups(int rootfd, int group_rootfd, const char *spec, gid_t primary, gid_t *groups, size_t *n,
 		       struct gerr *err);
 
+/* ---- subordinate ids (idmap.c) ------------------------------------------ */
+
+/* The caller's subordinate ranges; uid_count 0: none. */
+struct subids {
+	uid_t uid;
+	gid_t gid;
+	unsigned long uid_start, uid_count, gid_start, gid_count;
+};
+/* The caller's first ranges in /etc/subuid and /etc/subgid (by name or
+ * uid), when the caller is not root, newuidmap and newgidmap are installed
+ * and GPURUN_NO_SUBID is unset (or 0); -1 when there is no full map to
+ * make.  subid_range_parse reads one file's text. */
+int subid_lookup(uid_t uid, gid_t gid, struct subids *out);
+int subid_range_parse(const char *text, const char *name, unsigned long id, unsigned long *start, unsigned long *count);
+/* The full map for the process pid (in its own user namespace), written by
+ * newuidmap and newgidmap: 0 -> the caller, 1..N -> the range. */
+int subid_write_maps(const struct subids *s, pid_t pid, struct gerr *err);
+
 /* ---- images and the cache (image.c, cache*.c, registry.c) ---------------- */
 
 /* What an image's config asks for (NULL: it does not say). */
@@ -141,14 +161,20 @@ struct image {
 void image_free(struct image *img);
 
 struct cache {
-	char *root;
-	int fd;         /* the root directory */
-	int lockfd;     /* ROOT/lock, held shared while gpurun runs */
-	int keep_owner; /* unpack with the entries' owners (root outside a user namespace) */
+	char *root;        /* the area of the launch's id map (rootfs/cache.c) */
+	int fd;            /* the root directory; -1 without create when the area is not made yet */
+	int lockfd;        /* ROOT/lock, held shared while gpurun runs */
+	int keep_owner;    /* unpack with the entries' owners (root outside a user namespace,
+			   * or the caller's full id map) */
+	char *top;         /* the cache's directory, every area under it (cache_open) */
+	int toplockfd;     /* TOP/lock, held shared with an area's */
+	struct subids map; /* the area's full id map; uid_count 0: the caller's own ids */
 };
 
-/* Open the cache (creating it with create); see rootfs/cache.c.  Without
- * create, a missing cache is an error with err->errnum ENOENT. */
+/* Open the cache (creating it with create) in the area of the id map a
+ * launch of this caller gets; see rootfs/cache.c.  Without create, a
+ * missing cache is an error with err->errnum ENOENT, and a missing area of
+ * a cache that is there is an open cache with fd -1 (nothing in it). */
 int cache_open(struct cache *c, int create, struct gerr *err);
 /* The same at an explicit root (--no-cache: a cache in the run's tmpfs). */
 int cache_open_at(struct cache *c, const char *root, int create, struct gerr *err);

@@ -28,6 +28,7 @@
  *   mediatype.c    the media types of indexes and image manifests
  *   names.c        quote_name, and the UTF-8 locale entry names are read in
  *   place.c        making unpacked entries inside a target (struct placer)
+ *   idmap.c        the map the cache's trees are made and removed under
  *
  * Besides these, LA_ERRNO_FILE_FORMAT, libarchive's errno for an unknown
  * format.  The image, cache and decompressor files share more among
@@ -467,5 +468,18 @@ int place_dir(struct placer *p, const char *dir, int create);
  * the locale to give back to locale_restore() (unchanged when unavailable). */
 void *locale_utf8_enter(void);
 void locale_restore(void *saved);
+
+/* ---- idmap.c: work under the cache's id map ------------------------------ */
+
+/* The full map the cache's trees are made and removed under (set by
+ * cache_open; NULL m or uid_count 0: the caller's own ids).  idmap_current
+ * answers NULL in any other process than the one that set it. */
+void idmap_use(const struct subids *m);
+const struct subids *idmap_current(void);
+/* The map as a directory name ("u100000-65536-g100000-65536"), and back
+ * (-1 for any other name); the caller's own uid and gid complete it. */
+#define IDMAP_KEY_MAX 96
+void idmap_key(const struct subids *m, char *buf, size_t cap);
+int idmap_from_key(const char *key, struct subids *m);
 
 #endif

@@ -102,7 +102,8 @@ id -u'
 # ---- a caller with subordinate id ranges (/etc/subuid, /etc/subgid) ------------
 # Run by the root suite as GPURUN_TEST_SUBUSER, an ordinary user to whom
 # useradd gave ranges (tests/run-bats.sh creates it); newuidmap and
-# newgidmap come from Debian's uidmap.
+# newgidmap come from Debian's uidmap.  Its cache keeps the images of that
+# map in an area of their own (rootfs/cache.c).
 
 # as_subuser CMD...: CMD as that user, with a cache and TMPDIR of its own.
 as_subuser() {
@@ -121,6 +122,8 @@ need_subuser() {
 	as_subuser test -x "$GPURUN" -a -r "$DEBIAN_TGZ" || skip "$u cannot run $GPURUN or read the image"
 	SUB_START=$(grep "^$u:" /etc/subuid | head -n1 | cut -d: -f2)
 	SUB_COUNT=$(grep "^$u:" /etc/subuid | head -n1 | cut -d: -f3)
+	SUBG_START=$(grep "^$u:" /etc/subgid | head -n1 | cut -d: -f2)
+	SUBG_COUNT=$(grep "^$u:" /etc/subgid | head -n1 | cut -d: -f3)
 }
 
 @test "with subordinate ranges and uidmap, an unprivileged container gets the full id map podman makes" {
@@ -141,11 +144,55 @@ need_subuser() {
 	refute_line 00gpurun-single-id
 }
 
+# apt_image: the minbase image as Docker's Debian images have it after
+# apt ran: apt's partial directories belong to _apt (0700), one with a file
+# in it; _apt's uid read from the image's own /etc/passwd into APT_UID.
+# Plain tar, made once per file at $SHARED/debian-apt.tar.
+apt_image() {
+	APT_TAR=$SHARED/debian-apt.tar
+	APT_UID=$(tar -xOzf "$DEBIAN_TGZ" ./etc/passwd | awk -F: '$1 == "_apt" { print $3 }')
+	[[ -n $APT_UID && $APT_UID != 0 ]] || fail "no _apt user in the image's /etc/passwd"
+	[[ -f $APT_TAR ]] && return 0
+	local st=$BATS_FILE_TMPDIR/apt-stage
+	mkdir -p "$st/var/cache/apt/archives/partial" "$st/var/lib/apt/lists/partial"
+	echo partial >"$st/var/lib/apt/lists/partial/deb.debian.org_InRelease"
+	gzip -dc "$DEBIAN_TGZ" >"$APT_TAR.tmp"
+	tar --append -f "$APT_TAR.tmp" -C "$st" --owner="$APT_UID" --group=0 --mode=0700 --no-recursion \
+		./var/cache/apt/archives/partial ./var/lib/apt/lists/partial
+	tar --append -f "$APT_TAR.tmp" -C "$st" --owner="$APT_UID" --group=0 --mode=0600 \
+		./var/lib/apt/lists/partial/deb.debian.org_InRelease
+	chmod 0644 "$APT_TAR.tmp"
+	mv "$APT_TAR.tmp" "$APT_TAR"
+}
+
 @test "with subordinate ranges, apt-get update and install switch to _apt for real and work" {
 	need_subuser
 	run as_subuser "$GPURUN" -v "$REPO:/repo:ro" "$DEBIAN_TGZ" sh -c "$APT_SCRIPT"
 	assert_success
 	assert_line --index 0 "hello from a package"
+}
+
+@test "cache ls shows the id map each image was unpacked under" {
+	need_subuser
+	apt_image
+	run as_subuser "$GPURUN" "$APT_TAR" true
+	assert_success
+	run as_subuser env GPURUN_NO_SUBID=1 "$GPURUN" "$APT_TAR" true
+	assert_success
+	run as_subuser "$GPURUN" cache ls
+	assert_success
+	assert_line --index 0 --regexp '^IMAGE ID +SIZE +LAST USE +IDS +SOURCE$'
+	assert_line --regexp "^[0-9a-f]{12} +[0-9.]+MB +[0-9-]{10} [0-9:]{5} +$SUB_START\+$SUB_COUNT +$APT_TAR$"
+	assert_line --regexp "^[0-9a-f]{12} +[0-9.]+MB +[0-9-]{10} [0-9:]{5} +one id +$APT_TAR$"
+	run as_subuser "$GPURUN" cache ls --json
+	assert_success
+	run python3 -c 'import json, sys
+for i in json.load(sys.stdin)["images"]:
+	m = i["id_map"]
+	print("none" if m is None else "%d+%d %d+%d" % (m["uid_start"], m["uid_count"], m["gid_start"], m["gid_count"]))' <<<"$output"
+	assert_success
+	assert_line "none"
+	assert_line "$SUB_START+$SUB_COUNT $SUBG_START+$SUBG_COUNT"
 }
 
 @test "with subordinate ranges, -u 1000:1000 switches to that user inside the full map" {
