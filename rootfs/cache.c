@@ -29,7 +29,8 @@
  * TOP/idmaps/u<START>-<COUNT>-g<START>-<COUNT>: its trees are unpacked
  * under that map and keep the image's owners, as ids of the range, so a
  * launch with another map must never see them (its files would show as
- * nobody, or as the wrong user).  A launch holds TOP/lock shared besides its
+ * nobody, or as the wrong user), and only a process of that map can remove
+ * them (cache_remove_tree).  A launch holds TOP/lock shared besides its
  * area's, so `cache rm` and `prune`, which take TOP/lock exclusively, wait
  * for no launch of any area.
  *
@@ -129,6 +130,8 @@ static int open_area(struct cache *c, const struct cache *top, const struct subi
 	if (create &&
 	    ((mkdirat(top->fd, "idmaps", 0700) < 0 && errno != EEXIST) || (mkdir(area, 0700) < 0 && errno != EEXIST)))
 		return gerr_set(err, errno, "cache: mkdir %s", area);
+	/* What a killed unpack left in the area belongs to the map: the
+	 * sweep of cache_open_at removes it through the map. */
 	idmap_use(m);
 	int r = cache_open_at(c, area, create, err);
 	if (r < 0 && !create && err->errnum == ENOENT) {
@@ -304,9 +307,40 @@ static int remove_tree_at(int dirfd, const char *name, int depth)
 	return r;
 }
 
+struct removal {
+	int dirfd;
+	const char *name;
+};
+
+static int remove_in_map(void *arg, void *result, struct gerr *err)
+{
+	const struct removal *r = arg;
+	(void)result;
+	if (remove_tree_at(r->dirfd, r->name, 0) < 0)
+		return gerr_set(err, errno, "remove %s", r->name);
+	return 0;
+}
+
+/* What the caller cannot remove (files in a directory that belongs to a
+ * subordinate id) is removed by the root of the area's map, as `podman
+ * unshare rm` would: it owns every id of the tree, and no other. */
 int cache_remove_tree(int dirfd, const char *name)
 {
-	return remove_tree_at(dirfd, name, 0);
+	if (remove_tree_at(dirfd, name, 0) == 0)
+		return 0;
+	int e = errno;
+	const struct subids *m = idmap_current();
+	if (!m)
+		return errno = e, -1;
+	struct removal r = {dirfd, name};
+	struct idmap_work w = {.fn = remove_in_map, .arg = &r};
+	struct gerr err = {0};
+	if (idmap_run(m, &w, &err) < 0) {
+		/* The map's own complaint is more than errno can say. */
+		warnx_("cache: %s%s%s", err.msg, err.hint[0] ? "; " : "", err.hint);
+		return errno = err.errnum ? err.errnum : e, -1;
+	}
+	return 0;
 }
 
 char *cache_tmpdir(const struct cache *c, const char *what, int *dirfd, struct gerr *err)

@@ -2,7 +2,9 @@
  * listing the image records of every id map's area (every source of each,
  * and the map it was unpacked under; --json: docs/json.md), and removing
  * images and whatever no record needs any more, under the cache's exclusive
- * lock (rootfs/cache.c says what the lock guards and what an area is). */
+ * lock (rootfs/cache.c says what the lock guards and what an area is).  An
+ * area of a subordinate id map is cleaned through that map: its files
+ * belong to the range. */
 #include "cache_int.h"
 
 #include "../base/json.h"
@@ -299,7 +301,8 @@ static void remove_image_record(const struct cache *c, const char *hex)
 /* Everything no image record of the area needs: layers, partial unpacks,
  * sources that point nowhere, and the lock files (under the exclusive lock
  * no launch can hold or be waiting for one).  A layer's .ok goes first, so
- * a half-removed layer is never trusted. */
+ * a half-removed layer is never trusted.  The trees of an area of a
+ * subordinate map are removed through that map (cache_remove_tree). */
 static int collect_garbage(const struct cache *c, struct gerr *err)
 {
 	struct areas one = {(struct cache *)c, 1};

@@ -1,21 +1,26 @@
 /* rootfs/idmap.c — the caller's subordinate id ranges (/etc/subuid,
  * /etc/subgid), the full id map made from them with Debian's setuid helpers
  * newuidmap and newgidmap as podman makes it (the caller is root inside, ids
- * 1..N are the caller's range), and the map the cache's trees are kept
- * under.
+ * 1..N are the caller's range), and running a piece of work in a child that
+ * is root in a user namespace with that map.
  *
- * Why here, below ns/: the cache keeps the trees of each id map apart
- * (rootfs/cache.c), and ns/subid.c decides the launch's map with the same
- * lookup, so the two always agree.  gpurun stays free of
+ * Why here, below ns/: a launch with the full map must find the image's
+ * files owned as the image says, so the cache unpacks them under the same
+ * map (rootfs/unpack.c), and only a process of that map can remove them
+ * again (rootfs/cache.c): the caller cannot unlink inside a directory that
+ * belongs to one of its subordinate ids.  ns/subid.c decides the launch's
+ * map with the same lookup, so the two always agree.  gpurun stays free of
  * setuid bits: the helpers belong to Debian's uidmap package and check the
  * ranges against the same files. */
 #include "rootfs_int.h"
 
 #include <fcntl.h>
 #include <pwd.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -132,6 +137,7 @@ int subid_write_maps(const struct subids *s, pid_t pid, struct gerr *err)
  * launch's P1) is not that process and unpacks as it is. */
 static struct subids cache_map;
 static pid_t cache_map_pid;
+static int in_idmap_child;
 
 void idmap_use(const struct subids *m)
 {
@@ -145,7 +151,7 @@ void idmap_use(const struct subids *m)
 
 const struct subids *idmap_current(void)
 {
-	return cache_map.uid_count && cache_map_pid == getpid() ? &cache_map : NULL;
+	return cache_map.uid_count && !in_idmap_child && cache_map_pid == getpid() ? &cache_map : NULL;
 }
 
 void idmap_key(const struct subids *m, char *buf, size_t cap)
@@ -167,5 +173,125 @@ int idmap_from_key(const char *key, struct subids *m)
 	}
 	m->uid = geteuid();
 	m->gid = getegid();
+	return 0;
+}
+
+/* ---- work in a child of the map ------------------------------------------ */
+
+static int read_full(int fd, void *buf, size_t n)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = read(fd, (char *)buf + got, n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+struct child_answer {
+	int rc;
+	struct gerr err;
+};
+
+static void close_pair(int p[2])
+{
+	for (int i = 0; i < 2; i++)
+		if (p[i] >= 0)
+			close(p[i]);
+}
+
+/* The child: in its own user namespace, waits for P0 to write the map,
+ * then is root there over the caller's ids and its range, and nothing
+ * else: the host's other ids stay out of reach. */
+static void child_main(const struct idmap_work *w, int ready, int go, int answer)
+{
+	struct child_answer a = {0};
+	in_idmap_child = 1;
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+	char byte = 'r';
+	if (unshare(CLONE_NEWUSER) < 0) {
+		a.rc = gerr_set(&a.err, errno, "unshare a user namespace for the id map");
+	} else if (write(ready, &byte, 1) != 1 || read_full(go, &byte, 1) < 0) {
+		_exit(1); /* P0 said why */
+	} else if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0) {
+		a.rc = gerr_set(&a.err, errno, "become root of the id map's user namespace");
+	} else {
+		a.rc = w->fn(w->arg, w->result, &a.err);
+	}
+	if (write_all(answer, &a, sizeof a) < 0 || (w->result_len && write_all(answer, w->result, w->result_len) < 0))
+		_exit(1);
+	_exit(0);
+}
+
+int idmap_run(const struct subids *m, const struct idmap_work *w, struct gerr *err)
+{
+	int ready[2] = {-1, -1}, go[2] = {-1, -1}, answer[2] = {-1, -1};
+	if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0 || pipe2(answer, O_CLOEXEC) < 0) {
+		int e = errno;
+		close_pair(ready);
+		close_pair(go);
+		close_pair(answer);
+		return gerr_set(err, e, "pipe for the id map's child");
+	}
+	/* Output buffered now would be written twice, once by the child. */
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close_pair(ready);
+		close_pair(go);
+		close_pair(answer);
+		return gerr_set(err, e, "fork the id map's child");
+	}
+	if (pid == 0) {
+		close(ready[0]);
+		close(go[1]);
+		close(answer[0]);
+		child_main(w, ready[1], go[0], answer[1]);
+	}
+	close(ready[1]);
+	close(go[0]);
+	close(answer[1]);
+	char byte;
+	int rc = 0;
+	if (read_full(ready[0], &byte, 1) < 0)
+		rc = gerr_set(err, 0, "the id map's child ended before its user namespace was made");
+	else if (subid_write_maps(m, pid, err) < 0)
+		rc = -1;
+	else if (write(go[1], "g", 1) != 1)
+		rc = gerr_set(err, errno, "start the id map's child");
+	close(ready[0]);
+	close(go[1]);
+	/* The parent's part runs while the child works (rootfs/unpack.c feeds
+	 * it the tar stream); the child's answer comes after both. */
+	if (rc == 0 && w->during && w->during(w->during_arg, err) < 0)
+		rc = -1;
+	if (rc < 0)
+		(void)kill(pid, SIGKILL);
+	struct child_answer a;
+	int got = read_full(answer[0], &a, sizeof a) == 0 &&
+		  (!w->result_len || read_full(answer[0], w->result, w->result_len) == 0);
+	close(answer[0]);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			if (rc == 0)
+				rc = gerr_set(err, errno, "wait for the id map's child");
+			break;
+		}
+	if (rc < 0)
+		return -1;
+	if (!got)
+		return gerr_set(err, 0, "the id map's child died (%s %d)",
+				WIFSIGNALED(status) ? "signal" : "exit status",
+				WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	if (a.rc < 0) {
+		*err = a.err;
+		return -1;
+	}
 	return 0;
 }

@@ -28,7 +28,8 @@
  *   mediatype.c    the media types of indexes and image manifests
  *   names.c        quote_name, and the UTF-8 locale entry names are read in
  *   place.c        making unpacked entries inside a target (struct placer)
- *   idmap.c        the map the cache's trees are made and removed under
+ *   idmap.c        the map the cache's trees are made and removed under,
+ *                  and work in a child of that map (idmap_run)
  *
  * Besides these, LA_ERRNO_FILE_FORMAT, libarchive's errno for an unknown
  * format.  The image, cache and decompressor files share more among
@@ -473,7 +474,8 @@ void locale_restore(void *saved);
 
 /* The full map the cache's trees are made and removed under (set by
  * cache_open; NULL m or uid_count 0: the caller's own ids).  idmap_current
- * answers NULL in any other process than the one that set it. */
+ * answers NULL in any other process than the one that set it, and inside
+ * the map's own children. */
 void idmap_use(const struct subids *m);
 const struct subids *idmap_current(void);
 /* The map as a directory name ("u100000-65536-g100000-65536"), and back
@@ -481,5 +483,17 @@ const struct subids *idmap_current(void);
 #define IDMAP_KEY_MAX 96
 void idmap_key(const struct subids *m, char *buf, size_t cap);
 int idmap_from_key(const char *key, struct subids *m);
+/* fn(arg, result, err) in a child that is root of a new user namespace
+ * with map m; meanwhile this process runs during(during_arg) when set.
+ * The child's result (result_len bytes) and error come back here. */
+struct idmap_work {
+	int (*fn)(void *arg, void *result, struct gerr *err);
+	void *arg;
+	void *result;
+	size_t result_len;
+	int (*during)(void *arg, struct gerr *err);
+	void *during_arg;
+};
+int idmap_run(const struct subids *m, const struct idmap_work *w, struct gerr *err);
 
 #endif

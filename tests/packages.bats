@@ -165,6 +165,11 @@ apt_image() {
 	mv "$APT_TAR.tmp" "$APT_TAR"
 }
 
+# sub_cache: the subordinate user's cache of this test (as_subuser's).
+sub_cache() {
+	echo "$SHARED/subuser-$BATS_TEST_NUMBER/cache"
+}
+
 @test "with subordinate ranges, apt-get update and install switch to _apt for real and work" {
 	need_subuser
 	run as_subuser "$GPURUN" -v "$REPO:/repo:ro" "$DEBIAN_TGZ" sh -c "$APT_SCRIPT"
@@ -193,6 +198,52 @@ for i in json.load(sys.stdin)["images"]:
 	assert_success
 	assert_line "none"
 	assert_line "$SUB_START+$SUB_COUNT $SUBG_START+$SUBG_COUNT"
+}
+
+# assert_cache_empty_of_trees: no layer, record or partial unpack is left
+# in any area of the subordinate user's cache, and no file of it belongs to
+# anyone but that user.
+assert_cache_empty_of_trees() {
+	local c u=${GPURUN_TEST_SUBUSER:-gpurun-test-sub}
+	c=$(sub_cache)
+	run bash -c 'cd "$1" && find . -mindepth 1 \( -path "*/layers/*" -o -path "*/images/*" -o -path "*/tmp/*" \)' - "$c"
+	assert_success
+	assert_output ""
+	run find "$c" ! -user "$u"
+	assert_success
+	assert_output ""
+}
+
+@test "with subordinate ranges, cache rm removes a tree owned by the range and leaves nothing" {
+	need_subuser
+	apt_image
+	local before=$BATS_TEST_TMPDIR/host.before
+	host_snapshot "$before"
+	run as_subuser "$GPURUN" "$APT_TAR" true
+	assert_success
+	local id
+	id=$(as_subuser "$GPURUN" cache ls | awk 'NR == 2 { print $1 }')
+	run as_subuser "$GPURUN" cache rm "$id"
+	assert_success
+	assert_output "removed $id"
+	assert_cache_empty_of_trees
+	assert_host_unchanged "$before"
+}
+
+@test "with subordinate ranges, cache prune removes trees owned by the range and leaves nothing" {
+	need_subuser
+	apt_image
+	local before=$BATS_TEST_TMPDIR/host.before
+	host_snapshot "$before"
+	run as_subuser "$GPURUN" "$APT_TAR" true
+	assert_success
+	run as_subuser env GPURUN_NO_SUBID=1 "$GPURUN" "$APT_TAR" true
+	assert_success
+	run as_subuser "$GPURUN" cache prune --max-size 0
+	assert_success
+	assert_output "pruned 2 images"
+	assert_cache_empty_of_trees
+	assert_host_unchanged "$before"
 }
 
 @test "with subordinate ranges, -u 1000:1000 switches to that user inside the full map" {
