@@ -139,6 +139,7 @@ static int open_area(struct cache *c, const struct cache *top, const struct subi
 		r = 0;
 	}
 	c->map = *m;
+	c->keep_owner = 1; /* what the map's root makes keeps its owners */
 	return r;
 }
 

@@ -1,6 +1,7 @@
 /* rootfs/stream_int.h — what the decompressor thread's files share among
  * themselves and with no other file (struct stream and the reader's side
- * are in rootfs_int.h):
+ * are in rootfs_int.h), and with unpack.c, which feeds the stream to a
+ * child of the cache's id map:
  *
  *   source.c      source_next(): one read of an fd_source, with its books
  *   streamfill.c  the thread's output: filling and handing over the blocks

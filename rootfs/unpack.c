@@ -9,8 +9,11 @@
  * libarchive status other than OK ends the unpack: a damaged header that the
  * reader would skip, or a truncated stream, must not become a silently
  * shorter root file system.  The partial tree is left for the caller, which
- * throws its scratch file system away. */
-#include "rootfs_int.h"
+ * throws its scratch file system away.  An unprivileged caller whose
+ * launches get the full map of its subordinate ids unpacks into the cache
+ * through a child that is root of that map (unpack_in_map), so that the
+ * image's files keep their owners. */
+#include "stream_int.h"
 
 #include "../base/opt.h"
 
@@ -23,6 +26,7 @@
 #include <string.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
@@ -457,8 +461,10 @@ static int job_start(struct unpack_job *j, const struct fd_source *in, struct di
 	return 0;
 }
 
-static int job_finish(struct unpack_job *j, const char *name, int dirfd, unsigned flags,
-		      const struct unpack_hooks *hooks, struct unpack_stats *st, struct gerr *err)
+/* The writing side: the entries made in dirfd; *read_failed says whether
+ * err comes from reading.  The error is not prefixed yet. */
+static int job_run(struct unpack_job *j, int dirfd, unsigned flags, const struct unpack_hooks *hooks,
+		   struct unpack_stats *st, struct gerr *err, int *read_failed)
 {
 	static const struct unpack_hooks no_hooks;
 	memset(st, 0, sizeof *st);
@@ -472,13 +478,14 @@ static int job_finish(struct unpack_job *j, const char *name, int dirfd, unsigne
 		.src = j->tar_src,
 		.hooks = hooks ? hooks : &no_hooks,
 	};
+	*read_failed = 0;
 	if (!u.in) {
 		locale_restore(saved_locale);
 		if (j->threaded) {
 			handoff_close_reader(&j->s.q);
 			stream_join(&j->s);
 		}
-		return gerr_set(err, 0, "unpack %s: %s", name, READER_SETUP_FAILED);
+		return gerr_set(err, 0, "%s", READER_SETUP_FAILED);
 	}
 	place_init(&u.out, dirfd, flags);
 
@@ -513,6 +520,134 @@ static int job_finish(struct unpack_job *j, const char *name, int dirfd, unsigne
 		rc = stream_verdict(&j->s, rc, &u);
 	}
 	locale_restore(saved_locale);
+	*read_failed = u.read_failed;
+	return rc;
+}
+
+static int job_finish(struct unpack_job *j, const char *name, int dirfd, unsigned flags,
+		      const struct unpack_hooks *hooks, struct unpack_stats *st, struct gerr *err)
+{
+	int read_failed;
+	if (job_run(j, dirfd, flags, hooks, st, err, &read_failed) < 0)
+		return gerr_prefix(err, "unpack %s", name);
+	return 0;
+}
+
+/* ---- under the cache's id map -------------------------------------------- */
+
+/* The tar stream goes from this process, which reads, verifies and
+ * decompresses it as it always does (a registry blob may still be arriving
+ * here), over a socket to a child that is root of the launch's full id map
+ * and makes the entries: its chown calls give the files the image's owners
+ * as ids of the caller's range.  Every gate of an unpack holds there, the
+ * same code making the same checks; only the owners differ. */
+struct map_unpack {
+	struct unpack_job j;
+	int sv[2];
+	int dirfd;
+	unsigned flags;
+	const struct unpack_hooks *hooks;
+	int pump_errno; /* reading the stream here failed */
+};
+
+struct map_answer {
+	struct unpack_stats st;
+	int read_failed;
+};
+
+static int map_child(void *arg, void *result, struct gerr *err)
+{
+	struct map_unpack *m = arg;
+	struct map_answer *a = result;
+	close(m->sv[0]);
+	struct unpack_job j = {.lim = m->j.lim, .in_fd = -1};
+	j.tar_src = (struct fd_source){.fd = m->sv[1], .block = TAR_READ_BLOCK};
+	if (job_run(&j, m->dirfd, m->flags, m->hooks, &a->st, err, &a->read_failed) < 0)
+		return -1;
+	/* The tree's top is the caller's, whatever the image said of "./":
+	 * the caller renames it into layers/ (the overlay takes the root's
+	 * owner from its upper layer anyway). */
+	if (fchown(m->dirfd, 0, 0) < 0)
+		return gerr_set(err, errno, "chown the unpacked tree's top");
+	return 0;
+}
+
+/* send(2) without SIGPIPE: the child may have stopped reading. */
+static int send_all(int fd, const void *buf, size_t n)
+{
+	for (size_t done = 0; done < n;) {
+		ssize_t r = send(fd, (const char *)buf + done, n - done, MSG_NOSIGNAL);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+static int map_pump(void *arg, struct gerr *err)
+{
+	struct map_unpack *m = arg;
+	(void)err;
+	close(m->sv[1]);
+	m->sv[1] = -1;
+	struct fd_source *src = &m->j.tar_src;
+	if (!src->from && !src->buf)
+		src->buf = xmalloc(src->block);
+	for (;;) {
+		ssize_t n = source_next(src);
+		if (n < 0)
+			m->pump_errno = src->read_errno;
+		if (n <= 0)
+			break;
+		/* The child stops reading where the tar ends, or at its first
+		 * refusal: what is left is read below, for the digests. */
+		if (send_all(m->sv[0], src->data, (size_t)n) < 0)
+			break;
+	}
+	close(m->sv[0]);
+	m->sv[0] = -1;
+	return 0;
+}
+
+static int unpack_in_map(const struct subids *map, const struct fd_source *in, struct digest_ctx *tar_hash,
+			 const char *name, int dirfd, unsigned flags, const struct unpack_limits *lim,
+			 const struct unpack_hooks *hooks, struct unpack_stats *st, struct gerr *err)
+{
+	struct map_unpack m = {.dirfd = dirfd, .flags = flags, .hooks = hooks, .sv = {-1, -1}};
+	struct map_answer a = {0};
+	memset(st, 0, sizeof *st);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, m.sv) < 0)
+		return gerr_set(err, errno, "unpack %s: socketpair", name);
+	if (job_start(&m.j, in, tar_hash, name, lim, err) < 0) {
+		close(m.sv[0]);
+		close(m.sv[1]);
+		return -1;
+	}
+	struct idmap_work w = {
+		.fn = map_child, .arg = &m, .result = &a, .result_len = sizeof a, .during = map_pump, .during_arg = &m};
+	int rc = idmap_run(map, &w, err);
+	for (int i = 0; i < 2; i++)
+		if (m.sv[i] >= 0)
+			close(m.sv[i]);
+	struct fd_source *src = &m.j.tar_src;
+	if (m.j.threaded) {
+		/* As job_run: the decompressor's verdict does not depend on
+		 * where the tar side stopped. */
+		if (rc == 0 || a.read_failed)
+			(void)source_drain(src);
+		handoff_close_reader(&m.j.s.q);
+		stream_join(&m.j.s);
+		struct unpacker u = {.lim = &m.j.lim, .err = err, .read_failed = a.read_failed || m.pump_errno};
+		rc = stream_verdict(&m.j.s, rc, &u);
+	} else if (m.pump_errno && (rc == 0 || a.read_failed)) {
+		rc = gerr_set(err, m.pump_errno, "read");
+	} else if (rc == 0 && (src->hash || src->hash2) && source_drain(src) < 0) {
+		rc = gerr_set(err, src->read_errno, "read");
+	}
+	source_free(src);
+	*st = a.st;
 	if (rc < 0)
 		return gerr_prefix(err, "unpack %s", name);
 	return 0;
@@ -522,6 +657,11 @@ int unpack_source(const struct fd_source *in, struct digest_ctx *tar_hash, const
 		  const struct unpack_limits *lim, const struct unpack_hooks *hooks, struct unpack_stats *st,
 		  struct gerr *err)
 {
+	/* Owners kept by an unprivileged caller: only the root of its full
+	 * id map can give them (the cache's area of that map). */
+	const struct subids *map = (flags & UNPACK_KEEP_OWNER) && geteuid() != 0 ? idmap_current() : NULL;
+	if (map)
+		return unpack_in_map(map, in, tar_hash, name, dirfd, flags, lim, hooks, st, err);
 	struct unpack_job j;
 	if (job_start(&j, in, tar_hash, name, lim, err) < 0)
 		return -1;

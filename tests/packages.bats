@@ -102,8 +102,9 @@ id -u'
 # ---- a caller with subordinate id ranges (/etc/subuid, /etc/subgid) ------------
 # Run by the root suite as GPURUN_TEST_SUBUSER, an ordinary user to whom
 # useradd gave ranges (tests/run-bats.sh creates it); newuidmap and
-# newgidmap come from Debian's uidmap.  Its cache keeps the images of that
-# map in an area of their own (rootfs/cache.c).
+# newgidmap come from Debian's uidmap.  Its cache unpacks images under the
+# same map (an area of their own: rootfs/cache.c), so that files keep the
+# image's owners.
 
 # as_subuser CMD...: CMD as that user, with a cache and TMPDIR of its own.
 as_subuser() {
@@ -172,9 +173,36 @@ sub_cache() {
 
 @test "with subordinate ranges, apt-get update and install switch to _apt for real and work" {
 	need_subuser
-	run as_subuser "$GPURUN" -v "$REPO:/repo:ro" "$DEBIAN_TGZ" sh -c "$APT_SCRIPT"
+	apt_image
+	run as_subuser "$GPURUN" -v "$REPO:/repo:ro" "$APT_TAR" sh -c "$APT_SCRIPT"
 	assert_success
 	assert_line --index 0 "hello from a package"
+}
+
+@test "with subordinate ranges, files keep the image's owners inside: apt's partial directory is _apt's" {
+	need_subuser
+	apt_image
+	run as_subuser "$GPURUN" "$APT_TAR" stat -c '%u:%g %a' /var/cache/apt/archives/partial \
+		/var/lib/apt/lists/partial/deb.debian.org_InRelease
+	assert_success
+	assert_output "$APT_UID:0 700"$'\n'"$APT_UID:0 600"
+}
+
+@test "a launch with another id map is not served the tree unpacked under the range" {
+	need_subuser
+	apt_image
+	run as_subuser "$GPURUN" "$APT_TAR" stat -c %u /var/cache/apt/archives/partial
+	assert_success
+	assert_output "$APT_UID"
+	# The same user and cache, one id mapped: its own unpack, files its own.
+	run as_subuser env GPURUN_NO_SUBID=1 "$GPURUN" "$APT_TAR" sh -c \
+		'stat -c %u /var/cache/apt/archives/partial; wc -l </proc/self/uid_map'
+	assert_success
+	assert_output $'0\n1'
+	# And back: the range's tree is still the range's.
+	run as_subuser "$GPURUN" "$APT_TAR" stat -c %u /var/cache/apt/archives/partial
+	assert_success
+	assert_output "$APT_UID"
 }
 
 @test "cache ls shows the id map each image was unpacked under" {
@@ -221,6 +249,8 @@ assert_cache_empty_of_trees() {
 	host_snapshot "$before"
 	run as_subuser "$GPURUN" "$APT_TAR" true
 	assert_success
+	run find "$(sub_cache)" -user "$((SUB_START + APT_UID - 1))"
+	assert_output --partial /var/lib/apt/lists/partial/deb.debian.org_InRelease
 	local id
 	id=$(as_subuser "$GPURUN" cache ls | awk 'NR == 2 { print $1 }')
 	run as_subuser "$GPURUN" cache rm "$id"
