@@ -148,20 +148,24 @@ need_subuser() {
 # apt_image: the minbase image as Docker's Debian images have it after
 # apt ran: apt's partial directories belong to _apt (0700), one with a file
 # in it; _apt's uid read from the image's own /etc/passwd into APT_UID.
-# Plain tar, made once per file at $SHARED/debian-apt.tar.
+# They come first in the archive, so that an unpack cut short early has
+# made them.  Plain tar, made once per file at $SHARED/debian-apt.tar.
 apt_image() {
 	APT_TAR=$SHARED/debian-apt.tar
 	APT_UID=$(tar -xOzf "$DEBIAN_TGZ" ./etc/passwd | awk -F: '$1 == "_apt" { print $3 }')
 	[[ -n $APT_UID && $APT_UID != 0 ]] || fail "no _apt user in the image's /etc/passwd"
 	[[ -f $APT_TAR ]] && return 0
-	local st=$BATS_FILE_TMPDIR/apt-stage
+	local st=$BATS_FILE_TMPDIR/apt-stage rest=$BATS_FILE_TMPDIR/minbase.tar
 	mkdir -p "$st/var/cache/apt/archives/partial" "$st/var/lib/apt/lists/partial"
 	echo partial >"$st/var/lib/apt/lists/partial/deb.debian.org_InRelease"
-	gzip -dc "$DEBIAN_TGZ" >"$APT_TAR.tmp"
-	tar --append -f "$APT_TAR.tmp" -C "$st" --owner="$APT_UID" --group=0 --mode=0700 --no-recursion \
+	tar -cf "$APT_TAR.tmp" -C "$st" --numeric-owner --owner="$APT_UID" --group=0 --mode=0700 --no-recursion \
 		./var/cache/apt/archives/partial ./var/lib/apt/lists/partial
-	tar --append -f "$APT_TAR.tmp" -C "$st" --owner="$APT_UID" --group=0 --mode=0600 \
+	tar -rf "$APT_TAR.tmp" -C "$st" --numeric-owner --owner="$APT_UID" --group=0 --mode=0600 \
 		./var/lib/apt/lists/partial/deb.debian.org_InRelease
+	gzip -dc "$DEBIAN_TGZ" >"$rest"
+	tar --delete -f "$rest" ./var/cache/apt/archives/partial ./var/lib/apt/lists/partial
+	tar -A -f "$APT_TAR.tmp" "$rest"
+	rm -f "$rest"
 	chmod 0644 "$APT_TAR.tmp"
 	mv "$APT_TAR.tmp" "$APT_TAR"
 }
@@ -274,6 +278,35 @@ assert_cache_empty_of_trees() {
 	assert_output "pruned 2 images"
 	assert_cache_empty_of_trees
 	assert_host_unchanged "$before"
+}
+
+@test "with subordinate ranges, what a killed unpack left is swept by the next launch, files of the range too" {
+	need_subuser
+	apt_image
+	local c tmp i
+	c=$(sub_cache)
+	as_subuser setsid "$GPURUN" "$APT_TAR" true &
+	local pid=$!
+	# Until the unpack has made a file of the range (_apt's), then SIGKILL.
+	for ((i = 0; i < 1200; i++)); do
+		tmp=$(find "$c"/idmaps/*/tmp -mindepth 1 -user "$((SUB_START + APT_UID - 1))" -print -quit 2>/dev/null || true)
+		[[ -n $tmp ]] && break
+		kill -0 "$pid" 2>/dev/null || fail "the launch ended before its unpack made a file of the range"
+		sleep 0.05
+	done
+	[[ -n $tmp ]] || fail "no file of the range in $c/idmaps/*/tmp after 60s"
+	# gpurun leads its own session (setsid): its process group goes at once.
+	local gp
+	gp=$(ps -eo pid=,sid=,args= | awk -v g="$GPURUN $APT_TAR true" '$1 == $2 && index($0, g) { print $1 }')
+	[[ -n $gp ]] || fail "no gpurun process leading a session"
+	kill -KILL -- "-$gp"
+	wait "$pid" || true
+	run as_subuser "$GPURUN" "$APT_TAR" stat -c %u /var/cache/apt/archives/partial
+	assert_success
+	assert_output "$APT_UID"
+	run find "$c"/idmaps/*/tmp -mindepth 1
+	assert_success
+	assert_output ""
 }
 
 @test "with subordinate ranges, -u 1000:1000 switches to that user inside the full map" {
