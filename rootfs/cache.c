@@ -157,17 +157,17 @@ int cache_open(struct cache *c, int create, struct gerr *err)
 		idmap_use(NULL);
 		r = cache_open_at(c, root, create, err);
 	} else {
+		/* TOP first: made, checked as ours, and its lock held. */
 		struct cache top;
 		r = cache_open_at(&top, root, create, err);
-		if (r == 0)
+		if (r < 0) {
+			*c = top; /* what failed, as without a range */
+		} else {
 			r = open_area(c, &top, &m, create, err);
-		else
-			*c = top, top = (struct cache){.fd = -1, .lockfd = -1, .toplockfd = -1};
-		if (r == 0) {
 			c->toplockfd = top.lockfd;
 			top.lockfd = -1;
+			cache_close(&top);
 		}
-		cache_close(&top);
 	}
 	c->top = xstrdup(root);
 	if (r < 0 && err->errnum != ENOENT)

@@ -283,15 +283,17 @@ int idmap_run(const struct subids *m, const struct idmap_work *w, struct gerr *e
 				rc = gerr_set(err, errno, "wait for the id map's child");
 			break;
 		}
+	/* The child's own reason first: an unshare it was refused ends it
+	 * before it is ready. */
+	if (got && a.rc < 0) {
+		*err = a.err;
+		return -1;
+	}
 	if (rc < 0)
 		return -1;
 	if (!got)
 		return gerr_set(err, 0, "the id map's child died (%s %d)",
 				WIFSIGNALED(status) ? "signal" : "exit status",
 				WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-	if (a.rc < 0) {
-		*err = a.err;
-		return -1;
-	}
 	return 0;
 }
