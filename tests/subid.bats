@@ -1,0 +1,64 @@
+#!/usr/bin/env bats
+# A caller with subordinate id ranges pulling from a registry: the layers
+# are unpacked under the full id map a launch of that caller gets
+# (rootfs/unpack.c's child of the map), while this process still streams,
+# decompresses and verifies each blob as it arrives.  Run by the root suite
+# as GPURUN_TEST_SUBUSER (tests/run-bats.sh gives it ranges), against a
+# plain-HTTP registry on 127.0.0.1 (tests/lib/registry.bash).  The apt and
+# cache tests of such a caller are in packages.bats.
+
+load lib/common
+load lib/registry
+
+setup_file() {
+	require_gpurun
+	[[ $GPURUN_TEST_MODE == root ]] || return 0
+	registry_require_tools
+	REGISTRY_WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpurun-subid.XXXXXX")
+	chmod 0755 "$REGISTRY_WORK"
+	export REGISTRY_WORK
+	registry_start P plain
+	registry_push P "oci:$(oci_fixture oci):latest" gpurun/test:latest
+}
+
+teardown_file() {
+	registry_stop_all
+	[[ -z ${REGISTRY_WORK:-} ]] || rm -rf "$REGISTRY_WORK"
+}
+
+# as_subuser CMD...: CMD as that user, with a cache and TMPDIR of its own.
+as_subuser() {
+	local u=${GPURUN_TEST_SUBUSER:-gpurun-test-sub} d=$REGISTRY_WORK/subuser-$BATS_TEST_NUMBER
+	mkdir -p "$d" && chown "$u:" "$d"
+	(cd "$d" && runuser -u "$u" -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
+		GPURUN_CACHE="$d/cache" TMPDIR="$d" GPURUN_INSECURE_REGISTRIES="$REG_P_HOST" "$@")
+}
+
+need_subuser() {
+	skip_unless_root "runs a second unprivileged user, which takes root to start"
+	local u=${GPURUN_TEST_SUBUSER:-gpurun-test-sub}
+	id "$u" >/dev/null 2>&1 || skip "no user $u (tests/run-bats.sh creates it)"
+	grep -q "^$u:" /etc/subuid || skip "$u has no range in /etc/subuid"
+	[[ -x /usr/bin/newuidmap && -x /usr/bin/newgidmap ]] || skip "Debian's uidmap is not installed"
+	as_subuser test -x "$GPURUN" || skip "$u cannot run $GPURUN"
+	SUB_START=$(grep "^$u:" /etc/subuid | head -n1 | cut -d: -f2)
+}
+
+@test "with subordinate ranges, an image pulled from a registry keeps its owners inside" {
+	need_subuser
+	local before=$BATS_TEST_TMPDIR/host.before
+	host_snapshot "$before"
+	# The fixture's /home/alice is 1000:1000.
+	run as_subuser "$GPURUN" --gpus void --entrypoint '' "docker://$REG_P_HOST/gpurun/test:latest" \
+		stat -c '%u:%g' /home/alice
+	assert_success
+	assert_output "1000:1000"
+	# In the cache, it belongs to the id of the range that is 1000 inside.
+	run find "$REGISTRY_WORK/subuser-$BATS_TEST_NUMBER/cache/idmaps" -path '*/home/alice' -printf '%U:%G\n'
+	assert_success
+	assert_output "$((SUB_START + 999)):$(($(grep "^${GPURUN_TEST_SUBUSER:-gpurun-test-sub}:" /etc/subgid |
+		head -n1 | cut -d: -f2) + 999))"
+	run as_subuser "$GPURUN" cache prune --max-size 0
+	assert_success
+	assert_host_unchanged "$before"
+}
