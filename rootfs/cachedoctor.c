@@ -1,5 +1,7 @@
 /* rootfs/cachedoctor.c — `gpurun doctor`'s check of the image cache: is
- * there a cache directory this user can write, or a place to make one. */
+ * there a cache directory this user can write, or a place to make one, and
+ * for a caller with subordinate id ranges, can the full map its images are
+ * unpacked and removed under be made. */
 #include "cache_int.h"
 
 #include <errno.h>
@@ -10,6 +12,39 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+
+static int map_made(void *arg, void *result, struct gerr *err)
+{
+	(void)arg;
+	(void)result;
+	(void)err;
+	return 0;
+}
+
+/* With ranges, a launch's images are unpacked and removed by a child of
+ * the full map: made once here the way they are (rootfs/idmap.c), so that
+ * a range newuidmap refuses is named now, not at the first unpack.  -1
+ * when it failed (and was said); else map gets what the cache line adds. */
+static int map_check(struct checks *ck, const char *name, const char *root, char *map, size_t cap)
+{
+	struct subids m;
+	if (subid_lookup(geteuid(), getegid(), &m) < 0)
+		return 0;
+	struct idmap_work w = {.fn = map_made};
+	struct gerr e = {0};
+	if (idmap_run(&m, &w, &e) < 0) {
+		check_say(ck, CHECK_FAIL, name,
+			  "%s: images cannot be unpacked under your subordinate ids (%lu+%lu): %s%s%s; "
+			  "GPURUN_NO_SUBID=1 maps one id instead",
+			  root, m.uid_start, m.uid_count, e.msg, e.hint[0] ? "; " : "", e.hint);
+		return -1;
+	}
+	char key[IDMAP_KEY_MAX];
+	idmap_key(&m, key, sizeof key);
+	snprintf(map, cap, "; images are unpacked under your subordinate ids %lu+%lu, in idmaps/%s", m.uid_start,
+		 m.uid_count, key);
+	return 0;
+}
 
 /* `gpurun doctor`: is there a cache this user can write, or a place to make
  * one?  Only looks and writes one file it removes at once; the mode fix a
@@ -89,11 +124,14 @@ char *cache_doctor(struct checks *ck)
 		check_say(ck, CHECK_FAIL, name, "%s: cannot write: %s", root, strerror(e));
 		return root;
 	}
+	char map[256] = "";
+	if (map_check(ck, name, root, map, sizeof map) < 0)
+		return root;
 	struct statvfs vs;
 	unsigned long long avail = fstatvfs(fd, &vs) == 0 ? (unsigned long long)vs.f_bavail * vs.f_frsize : 0;
 	char h[32];
 	human(h, sizeof h, avail);
-	check_say(ck, avail < (256ULL << 20) ? CHECK_WARN : CHECK_OK, name, "%s is writable, %s free%s", root, h,
-		  avail < (256ULL << 20) ? ": images may not fit; `gpurun cache prune` frees space" : "");
+	check_say(ck, avail < (256ULL << 20) ? CHECK_WARN : CHECK_OK, name, "%s is writable, %s free%s%s", root, h,
+		  avail < (256ULL << 20) ? ": images may not fit; `gpurun cache prune` frees space" : "", map);
 	return root;
 }

@@ -62,3 +62,16 @@ need_subuser() {
 	assert_success
 	assert_host_unchanged "$before"
 }
+
+@test "with subordinate ranges, gpurun doctor makes the map and says the cache unpacks under it" {
+	need_subuser
+	local u=${GPURUN_TEST_SUBUSER:-gpurun-test-sub} count gstart gcount
+	count=$(grep "^$u:" /etc/subuid | head -n1 | cut -d: -f3)
+	gstart=$(grep "^$u:" /etc/subgid | head -n1 | cut -d: -f2)
+	gcount=$(grep "^$u:" /etc/subgid | head -n1 | cut -d: -f3)
+	as_subuser mkdir cache
+	run as_subuser "$GPURUN" doctor
+	assert_line --regexp "^ok +cache: .* free; images are unpacked under your subordinate ids $SUB_START\+$count, in idmaps/u$SUB_START-$count-g$gstart-$gcount$"
+	run as_subuser env GPURUN_NO_SUBID=1 "$GPURUN" doctor
+	assert_line --regexp "^ok +cache: .* free$"
+}
