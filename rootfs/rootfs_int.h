@@ -2,10 +2,13 @@
  * with the fuzz targets and unit tests, but not with the launcher, grouped
  * here by the file that defines it:
  *
+ *   room.c         the cap on an image's size and the free-space checks
+ *                  (size_words, image_cap_error, room_check,
+ *                  archive_room_check)
  *   unpack.c       the unpack limits and the image's budget (struct
- *                  unpack_limits, size_words, image_cap_error, room_check),
- *                  rootfs_unpack_limited, unpack_source, and the hooks a
- *                  layer's import passes it (struct unpack_hooks)
+ *                  unpack_limits), rootfs_unpack_limited, unpack_source,
+ *                  and the hooks a layer's import passes it (struct
+ *                  unpack_hooks)
  *   source.c       the one place that says which archive formats and
  *                  filters gpurun reads (reader_new, raw_open), the
  *                  compression a stream starts with (compression_of,
@@ -84,6 +87,9 @@ int image_cap_error(struct gerr *err, unsigned long long max);
  * (WHAT), but the file system of WHERE has M free" (errnum set when
  * fstatvfs itself failed). */
 int room_check(int fd, unsigned long long need, const char *who, const char *what, const char *where, struct gerr *err);
+/* Before a whole image is unpacked into dirfd: room for at least the size
+ * of in_fd when it is a regular file; 0 when it has that or nothing tells. */
+int archive_room_check(int in_fd, const char *name, int dirfd, struct gerr *err);
 
 int rootfs_unpack_limited(int in_fd, const char *name, int dirfd, unsigned flags, const struct unpack_limits *lim,
 			  struct unpack_stats *st, struct gerr *err);

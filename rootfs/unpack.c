@@ -15,8 +15,6 @@
  * image's files keep their owners. */
 #include "stream_int.h"
 
-#include "../base/opt.h"
-
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
@@ -27,7 +25,6 @@
 #include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
-#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -41,59 +38,6 @@ const struct unpack_limits unpack_default_limits = {
 	.max_path = 4096,
 	.max_bytes = 64 * GIB,
 };
-
-static unsigned long long max_image_bytes = IMAGE_MAX_SIZE_DEFAULT;
-
-void rootfs_set_max_image_size(unsigned long long bytes)
-{
-	max_image_bytes = bytes ? bytes : IMAGE_MAX_SIZE_DEFAULT;
-}
-
-/* The value is not echoed: it is the caller's text, and the name of the
- * option or variable says where it came from. */
-int rootfs_max_image_size_from(const char *opt, struct gerr *err)
-{
-	const char *v = opt, *what = "--max-image-size";
-	if (!v) {
-		v = getenv("GPURUN_MAX_IMAGE_SIZE");
-		what = "GPURUN_MAX_IMAGE_SIZE";
-		if (!v || !*v)
-			return 0;
-	}
-	unsigned long long n;
-	if (opt_size1000(v, &n) < 0 || n == 0)
-		return gerr_set(err, 0, "%s: not a size; expected one such as 500M or 10G", what);
-	rootfs_set_max_image_size(n);
-	return 0;
-}
-
-unsigned long long rootfs_max_image_size(void)
-{
-	return max_image_bytes;
-}
-
-void size_words(char *buf, size_t cap, unsigned long long n)
-{
-	static const char *const units[] = {"kB", "MB", "GB", "TB"};
-	unsigned long long div = 1000ULL * 1000 * 1000 * 1000;
-	for (size_t u = COUNT_OF(units); u-- > 0; div /= 1000) {
-		if (n && n % div == 0) {
-			snprintf(buf, cap, "%llu %s", n / div, units[u]);
-			return;
-		}
-	}
-	snprintf(buf, cap, "%llu bytes", n);
-}
-
-int image_cap_error(struct gerr *err, unsigned long long max)
-{
-	char cap[64];
-	size_words(cap, sizeof cap, max);
-	return gerr_set(err, 0,
-			"the image unpacks to more than %s, the cap on an image's size "
-			"(--max-image-size or GPURUN_MAX_IMAGE_SIZE)",
-			cap);
-}
 
 /* What is made: modes exactly (a 1777 /tmp stays 1777) and mtimes.  Never
  * xattrs, ACLs or file flags: file capabilities, trusted.* xattrs and
@@ -675,44 +619,10 @@ int rootfs_unpack_limited(int in_fd, const char *name, int dirfd, unsigned flags
 	return unpack_source(&in, NULL, name, dirfd, flags, lim, NULL, st, err);
 }
 
-int room_check(int fd, unsigned long long need, const char *who, const char *what, const char *where, struct gerr *err)
-{
-	struct statvfs vs;
-	if (fstatvfs(fd, &vs) < 0)
-		return gerr_set(err, errno, "%s: statvfs %s", who, where);
-	unsigned long long avail = (unsigned long long)vs.f_bavail * vs.f_frsize;
-	if (need <= avail)
-		return 0;
-	char n[64], a[64];
-	size_words(n, sizeof n, need);
-	size_words(a, sizeof a, avail);
-	return gerr_set(err, 0, "%s: needs at least %s (%s), but the file system of %s has %s free", who, n, what,
-			where, a);
-}
-
-/* Before a whole image is unpacked into dirfd: its file system must have
- * room for at least the archive's size, a lower bound of what a tar (even a
- * compressed one: compression only pays on the way in) unpacks to, rarely
- * wrong.  Refused now rather than after the file system has filled up. */
-static int check_room(int in_fd, const char *name, int dirfd, struct gerr *err)
-{
-	struct stat st;
-	if (fstat(in_fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return 0; /* nothing to go by: the unpack says ENOSPC if it comes to it */
-	_cleanup_free_ char *who = xasprintf("unpack %s", name);
-	if (room_check(dirfd, (unsigned long long)st.st_size, who, "the archive's size", "the root", err) == 0)
-		return 0;
-	if (err->errnum) { /* no statvfs: as above */
-		gerr_clear(err);
-		return 0;
-	}
-	return -1;
-}
-
 /* A whole image: the cap on an image's size applies to this one archive. */
 static void whole_image(struct unpack_job *j, int in_fd)
 {
-	j->whole = (struct image_budget){.max = max_image_bytes};
+	j->whole = (struct image_budget){.max = rootfs_max_image_size()};
 	j->lim.image = &j->whole;
 	j->in_fd = in_fd;
 }
@@ -732,7 +642,7 @@ struct unpack_job *rootfs_unpack_start(int in_fd, const char *name, struct gerr 
 int rootfs_unpack_finish(struct unpack_job *j, const char *name, int dirfd, unsigned flags, struct unpack_stats *st,
 			 struct gerr *err)
 {
-	if (check_room(j->in_fd, name, dirfd, err) < 0) {
+	if (archive_room_check(j->in_fd, name, dirfd, err) < 0) {
 		memset(st, 0, sizeof *st);
 		rootfs_unpack_abandon(j);
 		return -1;
@@ -757,7 +667,8 @@ int rootfs_unpack(int in_fd, const char *name, int dirfd, unsigned flags, struct
 {
 	struct unpack_job j;
 	struct fd_source in = {.fd = in_fd};
-	if (check_room(in_fd, name, dirfd, err) < 0 || job_start(&j, &in, NULL, name, &unpack_default_limits, err) < 0)
+	if (archive_room_check(in_fd, name, dirfd, err) < 0 ||
+	    job_start(&j, &in, NULL, name, &unpack_default_limits, err) < 0)
 		return -1;
 	whole_image(&j, in_fd);
 	return job_finish(&j, name, dirfd, flags, NULL, st, err);
