@@ -114,11 +114,13 @@ static void sweep_leftovers(const struct cache *c)
 				if (fstatat(fd, ok, &st, AT_SYMLINK_NOFOLLOW) == 0)
 					continue;
 			}
-			(void)cache_remove_tree(fd, de->d_name);
+			(void)cache_remove_tree(c, fd, de->d_name);
 		}
 		closedir(d);
 	}
 }
+
+static int open_root(struct cache *c, const char *root, int create, const struct subids *map, struct gerr *err);
 
 /* The area of map m under the open top: made with create; a missing one
  * without create is an open cache with fd -1, where nothing is found. */
@@ -131,14 +133,12 @@ static int open_area(struct cache *c, const struct cache *top, const struct subi
 	    ((mkdirat(top->fd, "idmaps", 0700) < 0 && errno != EEXIST) || (mkdir(area, 0700) < 0 && errno != EEXIST)))
 		return gerr_set(err, errno, "cache: mkdir %s", area);
 	/* What a killed unpack left in the area belongs to the map: the
-	 * sweep of cache_open_at removes it through the map. */
-	idmap_use(m);
-	int r = cache_open_at(c, area, create, err);
+	 * sweep of the open removes it through the map. */
+	int r = open_root(c, area, create, m, err);
 	if (r < 0 && !create && err->errnum == ENOENT) {
 		gerr_clear(err);
 		r = 0;
 	}
-	c->map = *m;
 	c->keep_owner = 1; /* what the map's root makes keeps its owners */
 	return r;
 }
@@ -154,7 +154,6 @@ int cache_open(struct cache *c, int create, struct gerr *err)
 	struct subids m;
 	int r;
 	if (subid_lookup(geteuid(), getegid(), &m) < 0) {
-		idmap_use(NULL);
 		r = cache_open_at(c, root, create, err);
 	} else {
 		/* TOP first: made, checked as ours, and its lock held. */
@@ -175,11 +174,14 @@ int cache_open(struct cache *c, int create, struct gerr *err)
 	return r;
 }
 
-int cache_open_at(struct cache *c, const char *root, int create, struct gerr *err)
+/* The area at root, whose trees belong to map (NULL: the caller's ids). */
+static int open_root(struct cache *c, const char *root, int create, const struct subids *map, struct gerr *err)
 {
 	memset(c, 0, sizeof *c);
 	c->fd = c->lockfd = c->toplockfd = -1;
 	c->root = xstrdup(root);
+	if (map)
+		c->map = *map;
 	c->keep_owner = geteuid() == 0 && ids_all_mapped();
 	c->fd = open(c->root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (c->fd < 0 && errno == ENOENT && create) {
@@ -220,6 +222,11 @@ int cache_open_at(struct cache *c, const char *root, int create, struct gerr *er
 	if (flock(c->lockfd, LOCK_SH) < 0)
 		return gerr_set(err, errno, "cache: lock %s/lock", c->root);
 	return 0;
+}
+
+int cache_open_at(struct cache *c, const char *root, int create, struct gerr *err)
+{
+	return open_root(c, root, create, NULL, err);
 }
 
 void cache_close(struct cache *c)
@@ -325,12 +332,12 @@ static int remove_in_map(void *arg, void *result, struct gerr *err)
 /* What the caller cannot remove (files in a directory that belongs to a
  * subordinate id) is removed by the root of the area's map, as `podman
  * unshare rm` would: it owns every id of the tree, and no other. */
-int cache_remove_tree(int dirfd, const char *name)
+int cache_remove_tree(const struct cache *c, int dirfd, const char *name)
 {
 	if (remove_tree_at(dirfd, name, 0) == 0)
 		return 0;
 	int e = errno;
-	const struct subids *m = idmap_current();
+	const struct subids *m = c && c->map.uid_count ? &c->map : NULL;
 	if (!m)
 		return errno = e, -1;
 	struct removal r = {dirfd, name};
@@ -390,7 +397,7 @@ int cache_commit_layer(const struct cache *c, const char *tmprel, const char *he
 	snprintf(dir, sizeof dir, "layers/%s", hex);
 	snprintf(ok, sizeof ok, "layers/%s.ok", hex);
 	/* A directory without its .ok is what a killed import left: replace it. */
-	if (cache_remove_tree(c->fd, dir) < 0)
+	if (cache_remove_tree(c, c->fd, dir) < 0)
 		return gerr_set(err, errno, "cache: remove the partial %s/%s", c->root, dir);
 	if (renameat(c->fd, tmprel, c->fd, dir) < 0)
 		return gerr_set(err, errno, "cache: rename %s/%s to %s", c->root, tmprel, dir);

@@ -310,7 +310,6 @@ static int collect_garbage(const struct cache *c, struct gerr *err)
 	struct entry *v = read_entries(&one, &n, 1);
 	const char *const subdirs[] = {"layers", "sources", "tmp", "locks"};
 	int rc = 0;
-	idmap_use(&c->map);
 	for (size_t s = 0; s < COUNT_OF(subdirs); s++) {
 		int fd = openat(c->fd, subdirs[s], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -338,7 +337,7 @@ static int collect_garbage(const struct cache *c, struct gerr *err)
 			_cleanup_free_ char *ok = xasprintf("%s.ok", de->d_name);
 			if (s == 0)
 				(void)unlinkat(fd, ok, 0);
-			if (cache_remove_tree(fd, de->d_name) < 0 && rc == 0)
+			if (cache_remove_tree(c, fd, de->d_name) < 0 && rc == 0)
 				rc = gerr_set(err, errno, "cache: remove %s/%s/%s", c->root, subdirs[s], de->d_name);
 		}
 		if (d)
@@ -346,7 +345,6 @@ static int collect_garbage(const struct cache *c, struct gerr *err)
 		else if (fd >= 0)
 			close(fd);
 	}
-	idmap_use(NULL);
 	free_entries(v, n);
 	return rc;
 }

@@ -131,29 +131,6 @@ int subid_write_maps(const struct subids *s, pid_t pid, struct gerr *err)
 	return run_helper(NEWGIDMAP, pid, s->gid, s->gid_start, s->gid_count, err);
 }
 
-/* ---- the map of the cache's trees ---------------------------------------- */
-
-/* Set by the process that opened the cache: a process it clones (the
- * launch's P1) is not that process and unpacks as it is. */
-static struct subids cache_map;
-static pid_t cache_map_pid;
-static int in_idmap_child;
-
-void idmap_use(const struct subids *m)
-{
-	memset(&cache_map, 0, sizeof cache_map);
-	cache_map_pid = 0;
-	if (m && m->uid_count) {
-		cache_map = *m;
-		cache_map_pid = getpid();
-	}
-}
-
-const struct subids *idmap_current(void)
-{
-	return cache_map.uid_count && !in_idmap_child && cache_map_pid == getpid() ? &cache_map : NULL;
-}
-
 void idmap_key(const struct subids *m, char *buf, size_t cap)
 {
 	snprintf(buf, cap, "u%lu-%lu-g%lu-%lu", m->uid_start, m->uid_count, m->gid_start, m->gid_count);
@@ -210,7 +187,6 @@ static void close_pair(int p[2])
 static void child_main(const struct idmap_work *w, int ready, int go, int answer)
 {
 	struct child_answer a = {0};
-	in_idmap_child = 1;
 	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
 	char byte = 'r';
 	if (unshare(CLONE_NEWUSER) < 0) {

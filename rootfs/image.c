@@ -149,10 +149,12 @@ static int unpack_to_tmp(struct isrc *s, const struct fd_source *in, struct dige
 		return -1;
 	struct unpack_limits lim = unpack_default_limits;
 	lim.image = &s->budget;
-	int r = unpack_source(in, tar_hash, what, dirfd, flags, &lim, hooks, st, err);
+	struct unpack_hooks h = *hooks;
+	h.map = s->c->map.uid_count ? &s->c->map : NULL;
+	int r = unpack_source(in, tar_hash, what, dirfd, flags, &lim, &h, st, err);
 	close(dirfd);
 	if (r < 0) {
-		cache_remove_tree(s->c->fd, *tmprel);
+		cache_remove_tree(s->c, s->c->fd, *tmprel);
 		free(*tmprel);
 		*tmprel = NULL;
 	}
@@ -225,7 +227,7 @@ static int import_layer(struct isrc *s, const struct parsed *p, const struct str
 	if (rc == 0)
 		rc = cache_commit_layer(s->c, tmprel, hex, st.bytes, err);
 	if (rc < 0)
-		cache_remove_tree(s->c->fd, tmprel); /* nothing of a bad blob is kept */
+		cache_remove_tree(s->c, s->c->fd, tmprel); /* nothing of a bad blob is kept */
 	free(tmprel);
 out:
 	cache_unlock(lock);
@@ -360,11 +362,11 @@ static int prepare_flat(struct isrc *s, struct image *img, char hex[DIGEST_HEX_L
 	if (lock < 0)
 		rc = -1;
 	else if (cache_has_layer(s->c, hex))
-		cache_remove_tree(s->c->fd, tmprel); /* the same content under another name */
+		cache_remove_tree(s->c, s->c->fd, tmprel); /* the same content under another name */
 	else
 		rc = cache_commit_layer(s->c, tmprel, hex, st.bytes, err);
 	if (rc < 0)
-		cache_remove_tree(s->c->fd, tmprel);
+		cache_remove_tree(s->c, s->c->fd, tmprel);
 	cache_unlock(lock);
 	free(tmprel);
 	if (rc < 0)

@@ -195,9 +195,9 @@ out:
 		close(dirfd);
 	/* Nothing of a pull stays behind but what was committed to the cache. */
 	if (rel)
-		cache_remove_tree(c->fd, rel);
+		cache_remove_tree(c, c->fd, rel);
 	else if (scratch)
-		cache_remove_tree(AT_FDCWD, scratch);
+		cache_remove_tree(NULL, AT_FDCWD, scratch);
 	free(rel);
 	free(scratch);
 	free(cpath);

@@ -104,6 +104,10 @@ struct lower_layers {
 };
 struct unpack_hooks {
 	const struct lower_layers *lowers;
+	/* The full id map of the cache area unpacked into (NULL: the caller's
+	 * own ids): with UNPACK_KEEP_OWNER, an unprivileged caller unpacks
+	 * as the root of that map. */
+	const struct subids *map;
 	void (*progress)(void *ctx, const struct unpack_stats *st);
 	void *progress_ctx;
 };
@@ -331,7 +335,10 @@ unsigned long long cache_layer_bytes(const struct cache *c, const char *hex);
 char *cache_tmpdir(const struct cache *c, const char *what, int *dirfd, struct gerr *err);
 int cache_commit_layer(const struct cache *c, const char *tmprel, const char *hex, unsigned long long bytes,
 		       struct gerr *err);
-int cache_remove_tree(int dirfd, const char *name);
+/* Remove name under dirfd and all below it; what the caller cannot remove
+ * in an area of a subordinate map (c's, NULL for none) is removed by the
+ * root of that map.  0, or -1 with errno. */
+int cache_remove_tree(const struct cache *c, int dirfd, const char *name);
 /* cacherecord.c: image records and the fast path */
 int cache_put_image(const struct cache *c, const char *hex, const struct image *img, struct gerr *err);
 int cache_get_image(const struct cache *c, const char *hex, struct image *img, struct gerr *err);
@@ -478,12 +485,6 @@ void locale_restore(void *saved);
 
 /* ---- idmap.c: work under the cache's id map ------------------------------ */
 
-/* The full map the cache's trees are made and removed under (set by
- * cache_open; NULL m or uid_count 0: the caller's own ids).  idmap_current
- * answers NULL in any other process than the one that set it, and inside
- * the map's own children. */
-void idmap_use(const struct subids *m);
-const struct subids *idmap_current(void);
 /* The map as a directory name ("u100000-65536-g100000-65536"), and back
  * (-1 for any other name); the caller's own uid and gid complete it. */
 #define IDMAP_KEY_MAX 96

@@ -603,7 +603,7 @@ int unpack_source(const struct fd_source *in, struct digest_ctx *tar_hash, const
 {
 	/* Owners kept by an unprivileged caller: only the root of its full
 	 * id map can give them (the cache's area of that map). */
-	const struct subids *map = (flags & UNPACK_KEEP_OWNER) && geteuid() != 0 ? idmap_current() : NULL;
+	const struct subids *map = (flags & UNPACK_KEEP_OWNER) && geteuid() != 0 && hooks ? hooks->map : NULL;
 	if (map)
 		return unpack_in_map(map, in, tar_hash, name, dirfd, flags, lim, hooks, st, err);
 	struct unpack_job j;
