@@ -368,6 +368,13 @@ int cache_remove(struct cache *c, const char *what, struct gerr *err)
 	struct stat st;
 	int rc = 0;
 	if (stat(what, &st) == 0) {
+		/* A layout directory is known by the document the others hang
+		 * from, as the import keys it (rootfs/image.c). */
+		if (S_ISDIR(st.st_mode)) {
+			_cleanup_fd_ int dir = open(what, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (dir >= 0 && fstatat(dir, "index.json", &st, AT_SYMLINK_NOFOLLOW) < 0)
+				(void)fstatat(dir, "manifest.json", &st, AT_SYMLINK_NOFOLLOW);
+		}
 		_cleanup_free_ char *key = cache_source_key(&st, NULL);
 		for (size_t i = 0; i < a.n && !*hex; i++)
 			(void)cache_lookup_source(&a.v[i], key, hex);

@@ -6,6 +6,7 @@
 # trust; `gpurun cache ls|rm|prune` manage it.
 
 load lib/common
+load lib/buildah
 
 setup_file() {
 	require_gpurun
@@ -411,6 +412,19 @@ assert img["sources"] == [{"source": sys.argv[1], "ref": None}], img' "$IMG" <<<
 	assert_equal "$(layer_dirs)" 0
 	run --separate-stderr "$GPURUN" cache rm deadbeef
 	assert_gpurun_error 125 "cache: no image deadbeef in $GPURUN_CACHE (see gpurun cache ls)"
+}
+
+@test "gpurun cache rm takes an OCI layout directory or a dir: layout, as it takes an archive" {
+	local img
+	for img in "$(oci_fixture oci)" "$(buildah_fixture dir)"; do
+		run "$GPURUN" --gpus void "$img" true
+		assert_success
+		assert_equal "$(layer_dirs)" 3
+		run "$GPURUN" cache rm "$img"
+		assert_success
+		assert_output --regexp '^removed [0-9a-f]{12}$'
+		assert_equal "$(layer_dirs)" 0
+	done
 }
 
 @test "gpurun cache prune --max-size removes the least recently used images first" {
