@@ -9,6 +9,8 @@
  *                  unpack_limits), rootfs_unpack_limited, unpack_source,
  *                  and the hooks a layer's import passes it (struct
  *                  unpack_hooks)
+ *   whiteout.c     a layer's whiteouts as overlayfs reads them
+ *                  (whiteout_make, whiteout_opaque)
  *   source.c       the one place that says which archive formats and
  *                  filters gpurun reads (reader_new, raw_open), the
  *                  compression a stream starts with (compression_of,
@@ -90,6 +92,13 @@ int room_check(int fd, unsigned long long need, const char *who, const char *wha
 /* Before a whole image is unpacked into dirfd: room for at least the size
  * of in_fd when it is a regular file; 0 when it has that or nothing tells. */
 int archive_room_check(int in_fd, const char *name, int dirfd, struct gerr *err);
+
+/* In dir (a directory of the layer being unpacked): NAME's whiteout, a 0:0
+ * character device in place of any non-directory of this layer by that
+ * name, none when the layer made dir opaque; or dir's opaque marker, which
+ * also removes the whiteouts already made in it.  0, or -1 with errno. */
+int whiteout_make(int dir, const char *name);
+int whiteout_opaque(int dir);
 
 int rootfs_unpack_limited(int in_fd, const char *name, int dirfd, unsigned flags, const struct unpack_limits *lim,
 			  struct unpack_stats *st, struct gerr *err);

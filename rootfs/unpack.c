@@ -26,7 +26,6 @@
 #include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 #define GIB (1024ULL * 1024 * 1024)
@@ -215,11 +214,7 @@ static int through_lower_symlink(const struct unpacker *u, const char *path)
 	return 0;
 }
 
-/* A layer's ".wh.NAME" (NAME was deleted) becomes overlayfs's whiteout, a
- * 0:0 character device called NAME; ".wh..wh..opq" (the directory hides
- * everything below it) becomes the user.overlay.opaque xattr, which the
- * overlay reads with its userxattr option.  The kernel lets anyone create
- * the 0:0 device; no other node is ever made. */
+/* A layer's whiteout entry, checked here and made by rootfs/whiteout.c. */
 static int whiteout(struct unpacker *u, const char *path, const char *base)
 {
 	char qe[QUOTED_NAME_MAX];
@@ -239,24 +234,10 @@ static int whiteout(struct unpacker *u, const char *path, const char *base)
 		return gerr_set(u->err, errno == ELOOP || errno == ENOTDIR ? 0 : errno, "entry '%s': %s", qe,
 				errno == ELOOP || errno == ENOTDIR ? "whiteout passes through a symlink"
 								   : "cannot be made");
-	if (!name) {
-		/* setxattr needs a real fd, not O_PATH: reopen through /proc. */
-		char proc[64];
-		snprintf(proc, sizeof proc, "/proc/self/fd/%d", dfd);
-		if (setxattr(proc, OVERLAY_OPAQUE_XATTR, "y", 1, 0) < 0)
-			return gerr_set(u->err, errno, "entry '%s': mark the directory opaque", qe);
-		u->st->whiteouts++;
-		return 0;
-	}
-	_cleanup_fd_ int dir = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dir < 0)
-		return gerr_set(u->err, errno, "entry '%s': open its directory", qe);
-	if (mknodat(dir, name, S_IFCHR | 0000, 0) < 0) {
-		struct stat st;
-		if (errno != EEXIST || fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(st.st_mode) ||
-		    unlinkat(dir, name, 0) < 0 || mknodat(dir, name, S_IFCHR | 0000, 0) < 0)
-			return gerr_set(u->err, errno, "entry '%s': make the whiteout", qe);
-	}
+	if (!name && whiteout_opaque(dfd) < 0)
+		return gerr_set(u->err, errno, "entry '%s': mark the directory opaque", qe);
+	if (name && whiteout_make(dfd, name) < 0)
+		return gerr_set(u->err, errno, "entry '%s': make the whiteout", qe);
 	u->st->whiteouts++;
 	return 0;
 }

@@ -251,6 +251,21 @@ hostile() {
 	assert_cache_consistent
 }
 
+@test "a layer with a whiteout and the opaque marker in one directory leaves only that layer's entries there" {
+	local img=$BATS_TEST_TMPDIR/mixed.tar
+	build_hostile_image opaque-mixed "$img"
+	# ls -A lists what the directory holds, stat -c proves each entry is real:
+	# a whiteout left in an opaque directory is listed but cannot be stat'ed.
+	run --separate-stderr "$GPURUN" --gpus void "$img" \
+		'for d in /data/m1 /data/m2; do echo "$d:" $(ls -A $d); for f in $(ls -A $d); do stat -c "%n %F" "$d/$f"; done; done'
+	assert_success
+	assert_output "/data/m1: c
+/data/m1/c regular file
+/data/m2: c
+/data/m2/c regular file"
+	assert_equal "$stderr" ""
+}
+
 @test "a JSON document far above the size cap is refused before it is read" {
 	hostile huge-json "index.json is larger than 4194304 bytes"
 	hostile huge-json-manifest "manifest.json is larger than 4194304 bytes"

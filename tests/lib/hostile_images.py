@@ -66,6 +66,9 @@ Kinds (each is exactly one defect):
   whiteout-dotdot-dir        a layer with the entry etc/.wh... (a whiteout of "etc/..")
   whiteout-symlink           layer A: link -> /etc; layer B: link/.wh.passwd
   symlink-write              layer A: link -> /etc; layer B: the regular file link/gpurun-hostile
+  opaque-mixed               layer A: data/m1 and data/m2 with files a and b; layer B: in each, a
+                             whiteout of a and the opaque marker (m1 whiteout first, m2 marker
+                             first) and a new file c
   huge-json                  oci: index.json is --size bytes of valid JSON (a giant annotation)
   huge-json-manifest         docker: manifest.json is --size bytes of valid JSON
   many-layers                --count tiny layers (each adds many/NNNN), diff_ids to match
@@ -701,6 +704,18 @@ def kind_whiteout_symlink(base, opt):
 
 
 @layered("docker")
+def kind_opaque_mixed(base, opt):
+    a = [Member("data", "dir")]
+    b = []
+    for d in ("data/m1", "data/m2"):
+        a += [Member(d, "dir"), Member(d + "/a", data=b"a\n"), Member(d + "/b", data=b"b\n")]
+        marks = [whiteout(d + "/.wh.a"), whiteout(d + "/.wh..wh..opq")]
+        b += [Member(d, "dir")] + (marks if d.endswith("1") else marks[::-1]) + [Member(d + "/c", data=b"c\n")]
+    base.add_layer(layer_tar(a), "two directories")
+    base.add_layer(layer_tar(b), "a whiteout and the opaque marker in each")
+
+
+@layered("docker")
 def kind_symlink_write(base, opt):
     base.add_layer(layer_tar([Member("link", "symlink", link=opt["link_target"])]), "link")
     base.add_layer(layer_tar([Member("link/" + (opt["victim"] or "gpurun-hostile"), data=b"written through a symlink\n")]),
@@ -785,6 +800,7 @@ KINDS = {
     "whiteout-dotdot-dir": kind_whiteout_dotdot_dir,
     "whiteout-symlink": kind_whiteout_symlink,
     "symlink-write": kind_symlink_write,
+    "opaque-mixed": kind_opaque_mixed,
     "huge-json": kind_huge_json,
     "huge-json-manifest": kind_huge_json_manifest,
     "many-layers": kind_many_layers,
