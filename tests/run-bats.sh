@@ -38,6 +38,7 @@ REPO=$(pwd)
 TEST_USER=${GPURUN_TEST_USER:-gpurun-test}
 SUB_USER=${GPURUN_TEST_SUBUSER:-gpurun-test-sub}
 RUN_MODES=${RUN_MODES:-root user}
+TEST_CACHE=${GPURUN_TEST_CACHE:-/var/cache/gpurun-test}
 export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
 
 say() { printf 'run-bats: %s\n' "$*" >&2; }
@@ -175,7 +176,7 @@ if [[ $(id -u) -eq 0 ]] && ! id "$SUB_USER" >/dev/null 2>&1; then
 fi
 
 clean_env=(env -i "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" "GPURUN_TEST_SUBUSER=$SUB_USER"
-	"LANG=C.UTF-8" "BATS_TEST_TIMEOUT=$BATS_TEST_TIMEOUT")
+	"LANG=C.UTF-8" "BATS_TEST_TIMEOUT=$BATS_TEST_TIMEOUT" "GPURUN_TEST_CACHE=$TEST_CACHE")
 
 # suite_cmd MODE SUITE DIR: the command line that runs one bats file, into
 # the array cmd.  DIR is the suite's own directory (TMPDIR, HOME).
@@ -303,6 +304,13 @@ done
 while ((${#running[@]} > 0)); do
 	finish_one
 done
+
+# The real driver root is shared with other checkouts and later runs, which
+# reuse it by its stamp: a suite that wrote into it fails the run.
+if [[ -n $(bash tests/lib/realdriver.bash path 2>/dev/null) ]] &&
+	! bash tests/lib/realdriver.bash check </dev/null; then
+	total_fail=$((total_fail + 1))
+fi
 
 # What this run measured, for the order of the next one; the suites it did
 # not run keep what was recorded for them.

@@ -4,6 +4,9 @@
 #
 #   bash tests/lib/realdriver.bash build     (root) fetch if needed, unpack,
 #                                            print the root's path
+#   bash tests/lib/realdriver.bash path      the finished root's path, or
+#                                            nothing
+#   bash tests/lib/realdriver.bash check     fails when a test changed it
 #   source tests/lib/realdriver.bash; real_driver   the path of a finished
 #                                            root, or nothing
 #
@@ -14,19 +17,33 @@
 # read or written.  They are kept outside the clone in
 # $GPURUN_NVIDIA_DEBS/<version>/ (default /var/cache/gpurun-test/nvidia-debs)
 # and reused: a finished version directory is used without the network.
-# They are unpacked with `dpkg -x`, never installed, into
-# tests/build/realdriver-<version>, which then gets what dpkg's maintainer
-# scripts would have made: the /etc/alternatives links of nvidia-alternative
-# and glx-alternative-nvidia (read from their postinst), Debian's
-# ld.so.conf(.d) and an etc/ld.so.cache from `ldconfig -r`.  The kernel side
-# (/proc/driver/nvidia, /proc/devices, /dev/nvidia*, the persistenced
-# socket) is the fake kit's (tests/fakedriver/build.sh, topology `one`),
-# with the packaged version in proc/driver/nvidia/version.
+# They are unpacked with `dpkg -x`, never installed, into a root that then
+# gets what dpkg's maintainer scripts would have made: the
+# /etc/alternatives links of nvidia-alternative and glx-alternative-nvidia
+# (read from their postinst), Debian's ld.so.conf(.d) and an etc/ld.so.cache
+# from `ldconfig -r`.  The kernel side (/proc/driver/nvidia, /proc/devices,
+# /dev/nvidia*, the persistenced socket) is the fake kit's
+# (tests/fakedriver/build.sh, topology `one`), with the packaged version in
+# proc/driver/nvidia/version.
+#
+# The root (1 GB, half a minute of one CPU to unpack) is kept outside the
+# clone too, so that fresh clones and worktrees share it:
+# $GPURUN_TEST_CACHE/realdriver/<key>/realdriver-<version> (default
+# /var/cache/gpurun-test), where <key> hashes the recipe (this file and
+# tests/fakedriver/build.sh) and the packages' file names, which carry
+# their versions.  Another recipe or other packages make another key, so a
+# checkout never changes a root another one is using.  It is built in a
+# temporary directory beside it and renamed into place whole.  Tests only
+# read it: its files and directories lose their write bits (the
+# unprivileged run cannot change it), and whatever is newer than its stamp
+# fails the run (tests/run-bats.sh) and has it built again.  A test that
+# needs to change a driver root changes a copy.
 
 REALDRIVER_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REALDRIVER_TESTS=$(cd "$REALDRIVER_LIB_DIR/.." && pwd)
 REALDRIVER_DEBS=${GPURUN_NVIDIA_DEBS:-/var/cache/gpurun-test/nvidia-debs}
 REALDRIVER_MIRROR=${GPURUN_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+REALDRIVER_ROOTS=${GPURUN_TEST_CACHE:-/var/cache/gpurun-test}/realdriver
 
 # What a Debian 12 GPU host has installed (reference/real-driver.md).
 REALDRIVER_PKGS="nvidia-smi libnvidia-ml1 libcuda1 libnvidia-ptxjitcompiler1 libnvidia-nvvm4
@@ -171,29 +188,24 @@ rd_postinst_links() {
 		done
 }
 
-# rd_build: build tests/build/realdriver-<version> (root); print its path.
-rd_build() {
-	local ver debs out tmp deb p kern
-	ver=$(rd_fetch) || return 1
-	debs=$REALDRIVER_DEBS/$ver
-	out=$REALDRIVER_TESTS/build/realdriver-$ver
-	local stamp
-	stamp=$(cat "${BASH_SOURCE[0]}" "$REALDRIVER_TESTS/fakedriver/build.sh" | sha256sum | cut -c1-16)
-	if [[ -e $out/.complete && "$(cat "$out/.complete")" == "$stamp" ]]; then
-		printf '%s\n' "$out"
-		return 0
-	fi
-	[[ $(id -u) -eq 0 ]] || {
-		rd_say "building $out needs root (mknod, ldconfig -r)"
-		return 1
-	}
-	tmp=$out.tmp
-	rm -rf "$tmp" && mkdir -p "$tmp" || return 1
+# rd_key VERSION: the key of the root built from the packages of VERSION
+# by this recipe.
+rd_key() {
+	{
+		cat "${BASH_SOURCE[0]}" "$REALDRIVER_TESTS/fakedriver/build.sh" &&
+			(cd "$REALDRIVER_DEBS/$1" && printf '%s\n' *.deb)
+	} | sha256sum | cut -c1-16
+}
+
+# rd_unpack ROOT VERSION: make the driver root ROOT from the packages of
+# VERSION.
+rd_unpack() {
+	local tmp=$1 ver=$2 debs=$REALDRIVER_DEBS/$2 deb p kern ctl
+	mkdir "$tmp" || return 1
 	for deb in "$debs"/*.deb; do
 		dpkg -x "$deb" "$tmp" || return 1
 	done
 	# The alternatives their postinst scripts make.
-	local ctl
 	ctl=$(mktemp -d) || return 1
 	mkdir -p "$tmp/etc/alternatives"
 	# The masters first (nvidia: the driver's directory; glx: the one
@@ -223,26 +235,85 @@ rd_build() {
 	cp -a "$kern/one/proc" "$kern/one/dev" "$kern/one/run" "$kern/one/tmp" "$tmp/" || return 1
 	rm -rf "$kern"
 	sed -i "1s/Kernel Module  [0-9.]*  /Kernel Module  $ver  /" "$tmp/proc/driver/nvidia/version"
-	chmod -R a+rX "$tmp"
-	echo "$stamp" >"$tmp/.complete"
-	rm -rf "$out" && mv -T "$tmp" "$out" || return 1
+}
+
+# rd_check ROOT: fails, saying so, when anything in ROOT was written,
+# created or removed after its stamp.
+rd_check() {
+	local changed
+	changed=$(find "$1" -newer "$1/.complete" -print -quit) || return 1
+	[[ -z $changed ]] && return 0
+	rd_say "the shared driver root $1 was changed after it was built ($changed, at least): a test must change a copy"
+	return 1
+}
+
+# rd_build: build the root of the newest kept version with this recipe,
+# unless it is there already (root); print its path.
+rd_build() {
+	local ver key final out tmp
+	ver=$(rd_fetch) || return 1
+	key=$(rd_key "$ver") || return 1
+	final=$REALDRIVER_ROOTS/$key
+	out=$final/realdriver-$ver
+	if [[ -e $out/.complete && "$(cat "$out/.complete")" == "$key" ]]; then
+		if rd_check "$out"; then
+			# In use: not one of the unused roots a build removes.
+			[[ $(id -u) -eq 0 ]] && touch "$final"
+			printf '%s\n' "$out"
+			return 0
+		fi
+		[[ $(id -u) -eq 0 ]] && rd_say "building it again" && rm -rf "$final"
+	fi
+	[[ $(id -u) -eq 0 ]] || {
+		rd_say "building $out needs root (mknod, ldconfig -r)"
+		return 1
+	}
+	mkdir -p "$REALDRIVER_ROOTS" || return 1
+	# Beside the final directory, so that the rename is one step.
+	tmp=$(mktemp -d "$REALDRIVER_ROOTS/.$key.XXXXXX") && chmod 0755 "$tmp" || return 1
+	# The stamp is written last: rd_check finds what changed after it.
+	if ! rd_unpack "$tmp/realdriver-$ver" "$ver" || ! chmod -R a+rX,a-w "$tmp/realdriver-$ver" ||
+		! echo "$key" >"$tmp/realdriver-$ver/.complete"; then
+		rm -rf "$tmp"
+		return 1
+	fi
+	# Another build of the same key may have won: either root is the same.
+	if ! mv -T "$tmp" "$final" 2>/dev/null && [[ ! -e $out/.complete ]]; then
+		rd_say "cannot rename $tmp to $final"
+		rm -rf "$tmp"
+		return 1
+	fi
+	rm -rf "$tmp"
+	# Roots of other recipes or packages unused for a day, builds that
+	# were killed, and the copies checkouts kept in tests/build before.
+	find "$REALDRIVER_ROOTS" -mindepth 1 -maxdepth 1 ! -name "$key" -mmin +1440 -exec rm -rf {} + 2>/dev/null
+	rm -rf "$REALDRIVER_TESTS"/build/realdriver-*
 	rd_say "built $out"
 	printf '%s\n' "$out"
 }
 
-# real_driver: the finished root's path (any version), or nothing.
+# real_driver: the path of the root this recipe builds from the newest
+# kept packages, when it is finished, or nothing.
 real_driver() {
-	local d
-	for d in "$REALDRIVER_TESTS"/build/realdriver-*/.complete; do
-		[[ -e $d ]] && dirname "$d"
-	done | sort -V | tail -n1
+	local ver key out
+	ver=$(rd_cached_version)
+	[[ -n $ver ]] || return 0
+	key=$(rd_key "$ver") || return 0
+	out=$REALDRIVER_ROOTS/$key/realdriver-$ver
+	[[ -e $out/.complete ]] && printf '%s\n' "$out"
+	return 0
 }
 
 if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
 	case ${1:-} in
 	build) rd_build ;;
+	path) real_driver ;;
+	check)
+		root=$(real_driver)
+		[[ -n $root ]] && rd_check "$root"
+		;;
 	*)
-		echo "usage: $0 build" >&2
+		echo "usage: $0 build|path|check" >&2
 		exit 2
 		;;
 	esac
