@@ -77,7 +77,12 @@ hostile=("${hostile[@]/#/hostile-}")
 	bash tests/lib/oci.bash "${hostile[@]/%/.tar}") >/dev/null </dev/null &
 images_pid=$!
 if [[ -f tests/fakedriver/build.sh ]]; then
+	# A tree built from these sources (its stamp is their hash) is kept: a
+	# second run in this checkout must not pull it from under the first.
+	fake_hash=$(sh tests/fakedriver/build.sh --hash)
 	for n in one four odd nouvm mig xid; do
+		[[ -e tests/build/fakedriver-$n/.complete && $(cat "tests/build/fakedriver-$n/.complete") == "$fake_hash" ]] &&
+			continue
 		say "building the fake driver tests/build/fakedriver-$n"
 		sh tests/fakedriver/build.sh "tests/build/fakedriver-$n" "$n" </dev/null >&2 ||
 			say "tests/fakedriver/build.sh $n failed (the GPU suites will say what is missing)"
