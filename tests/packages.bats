@@ -106,12 +106,24 @@ id -u'
 # same map (an area of their own: rootfs/cache.c), so that files keep the
 # image's owners.
 
-# as_subuser CMD...: CMD as that user, with a cache and TMPDIR of its own.
+# as_subuser CMD...: CMD as that user, with a cache and TMPDIR of its own:
+# one the file's tests share (each unpack of the Debian image under the map
+# costs seconds), or the test's own after fresh_subuser_cache, for a test
+# that looks at or changes the cache itself.
 as_subuser() {
-	local u=${GPURUN_TEST_SUBUSER:-gpurun-test-sub} d=$SHARED/subuser-$BATS_TEST_NUMBER
+	local u=${GPURUN_TEST_SUBUSER:-gpurun-test-sub} d
+	d=$(sub_home)
 	mkdir -p "$d" && chown "$u:" "$d"
 	(cd "$d" && runuser -u "$u" -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
 		GPURUN_CACHE="$d/cache" TMPDIR="$d" "$@")
+}
+
+sub_home() {
+	echo "$SHARED/subuser-${SUB_SLOT:-shared}"
+}
+
+fresh_subuser_cache() {
+	SUB_SLOT=$BATS_TEST_NUMBER
 }
 
 need_subuser() {
@@ -172,7 +184,7 @@ apt_image() {
 
 # sub_cache: the subordinate user's cache of this test (as_subuser's).
 sub_cache() {
-	echo "$SHARED/subuser-$BATS_TEST_NUMBER/cache"
+	echo "$(sub_home)/cache"
 }
 
 @test "with subordinate ranges, apt-get update and install switch to _apt for real and work" {
@@ -194,6 +206,7 @@ sub_cache() {
 
 @test "a launch with another id map is not served the tree unpacked under the range" {
 	need_subuser
+	fresh_subuser_cache
 	apt_image
 	run as_subuser "$GPURUN" "$APT_TAR" stat -c %u /var/cache/apt/archives/partial
 	assert_success
@@ -211,6 +224,7 @@ sub_cache() {
 
 @test "cache ls shows the id map each image was unpacked under" {
 	need_subuser
+	fresh_subuser_cache
 	apt_image
 	run as_subuser "$GPURUN" "$APT_TAR" true
 	assert_success
@@ -248,6 +262,7 @@ assert_cache_empty_of_trees() {
 
 @test "with subordinate ranges, cache rm removes a tree owned by the range and leaves nothing" {
 	need_subuser
+	fresh_subuser_cache
 	apt_image
 	local before=$BATS_TEST_TMPDIR/host.before
 	host_snapshot "$before"
@@ -266,6 +281,7 @@ assert_cache_empty_of_trees() {
 
 @test "with subordinate ranges, cache prune removes trees owned by the range and leaves nothing" {
 	need_subuser
+	fresh_subuser_cache
 	apt_image
 	local before=$BATS_TEST_TMPDIR/host.before
 	host_snapshot "$before"
@@ -282,6 +298,7 @@ assert_cache_empty_of_trees() {
 
 @test "with subordinate ranges, what a killed unpack left is swept by the next launch, files of the range too" {
 	need_subuser
+	fresh_subuser_cache
 	apt_image
 	local c tmp i
 	c=$(sub_cache)
