@@ -9,6 +9,7 @@
 # dpkg-scanpackages, bound into the container read-only.
 
 load lib/common
+load lib/subuser
 
 setup_file() {
 	require_gpurun
@@ -106,16 +107,12 @@ id -u'
 # same map (an area of their own: rootfs/cache.c), so that files keep the
 # image's owners.
 
-# as_subuser CMD...: CMD as that user, with a cache and TMPDIR of its own:
-# one the file's tests share (each unpack of the Debian image under the map
-# costs seconds), or the test's own after fresh_subuser_cache, for a test
-# that looks at or changes the cache itself.
+# as_subuser CMD...: CMD as the subordinate user (lib/subuser.bash), with a
+# cache and TMPDIR that the file's tests share (each unpack of the Debian
+# image under the map costs seconds), or the test's own after
+# fresh_subuser_cache, for a test that looks at or changes the cache itself.
 as_subuser() {
-	local u=${GPURUN_TEST_SUBUSER:-gpurun-test-sub} d
-	d=$(sub_home)
-	mkdir -p "$d" && chown "$u:" "$d"
-	(cd "$d" && runuser -u "$u" -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
-		GPURUN_CACHE="$d/cache" TMPDIR="$d" "$@")
+	subuser_run "$(sub_home)" "$@"
 }
 
 sub_home() {
@@ -127,23 +124,15 @@ fresh_subuser_cache() {
 }
 
 need_subuser() {
-	skip_unless_root "runs a second unprivileged user, which takes root to start"
-	local u=${GPURUN_TEST_SUBUSER:-gpurun-test-sub}
-	id "$u" >/dev/null 2>&1 || skip "no user $u (tests/run-bats.sh creates it)"
-	grep -q "^$u:" /etc/subuid || skip "$u has no range in /etc/subuid"
-	[[ -x /usr/bin/newuidmap && -x /usr/bin/newgidmap ]] || skip "Debian's uidmap is not installed"
-	as_subuser test -x "$GPURUN" -a -r "$DEBIAN_TGZ" || skip "$u cannot run $GPURUN or read the image"
-	SUB_START=$(grep "^$u:" /etc/subuid | head -n1 | cut -d: -f2)
-	SUB_COUNT=$(grep "^$u:" /etc/subuid | head -n1 | cut -d: -f3)
-	SUBG_START=$(grep "^$u:" /etc/subgid | head -n1 | cut -d: -f2)
-	SUBG_COUNT=$(grep "^$u:" /etc/subgid | head -n1 | cut -d: -f3)
+	subuser_need
+	as_subuser test -x "$GPURUN" -a -r "$DEBIAN_TGZ" || skip "$SUBUSER cannot run $GPURUN or read the image"
 }
 
 @test "with subordinate ranges and uidmap, an unprivileged container gets the full id map podman makes" {
 	need_subuser
 	run as_subuser "$GPURUN" "$DEBIAN_TGZ" cat /proc/self/uid_map
 	assert_success
-	assert_line --index 0 --regexp "^ +0 +$(id -u "${GPURUN_TEST_SUBUSER:-gpurun-test-sub}") +1$"
+	assert_line --index 0 --regexp "^ +0 +$(id -u "$SUBUSER") +1$"
 	assert_line --index 1 --regexp "^ +1 +$SUB_START +$SUB_COUNT$"
 }
 
@@ -250,7 +239,7 @@ for i in json.load(sys.stdin)["images"]:
 # in any area of the subordinate user's cache, and no file of it belongs to
 # anyone but that user.
 assert_cache_empty_of_trees() {
-	local c u=${GPURUN_TEST_SUBUSER:-gpurun-test-sub}
+	local c u=$SUBUSER
 	c=$(sub_cache)
 	run bash -c 'cd "$1" && find . -mindepth 1 \( -path "*/layers/*" -o -path "*/images/*" -o -path "*/tmp/*" \)' - "$c"
 	assert_success

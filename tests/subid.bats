@@ -9,6 +9,7 @@
 
 load lib/common
 load lib/registry
+load lib/subuser
 
 setup_file() {
 	require_gpurun
@@ -26,22 +27,15 @@ teardown_file() {
 	[[ -z ${REGISTRY_WORK:-} ]] || rm -rf "$REGISTRY_WORK"
 }
 
-# as_subuser CMD...: CMD as that user, with a cache and TMPDIR of its own.
+# as_subuser CMD...: CMD as the subordinate user (lib/subuser.bash), with a
+# cache and TMPDIR of the test's own.
 as_subuser() {
-	local u=${GPURUN_TEST_SUBUSER:-gpurun-test-sub} d=$REGISTRY_WORK/subuser-$BATS_TEST_NUMBER
-	mkdir -p "$d" && chown "$u:" "$d"
-	(cd "$d" && runuser -u "$u" -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
-		GPURUN_CACHE="$d/cache" TMPDIR="$d" GPURUN_INSECURE_REGISTRIES="$REG_P_HOST" "$@")
+	subuser_run "$REGISTRY_WORK/subuser-$BATS_TEST_NUMBER" GPURUN_INSECURE_REGISTRIES="$REG_P_HOST" "$@"
 }
 
 need_subuser() {
-	skip_unless_root "runs a second unprivileged user, which takes root to start"
-	local u=${GPURUN_TEST_SUBUSER:-gpurun-test-sub}
-	id "$u" >/dev/null 2>&1 || skip "no user $u (tests/run-bats.sh creates it)"
-	grep -q "^$u:" /etc/subuid || skip "$u has no range in /etc/subuid"
-	[[ -x /usr/bin/newuidmap && -x /usr/bin/newgidmap ]] || skip "Debian's uidmap is not installed"
-	as_subuser test -x "$GPURUN" || skip "$u cannot run $GPURUN"
-	SUB_START=$(grep "^$u:" /etc/subuid | head -n1 | cut -d: -f2)
+	subuser_need
+	as_subuser test -x "$GPURUN" || skip "$SUBUSER cannot run $GPURUN"
 }
 
 @test "with subordinate ranges, an image pulled from a registry keeps its owners inside" {
@@ -56,8 +50,7 @@ need_subuser() {
 	# In the cache, it belongs to the id of the range that is 1000 inside.
 	run find "$REGISTRY_WORK/subuser-$BATS_TEST_NUMBER/cache/idmaps" -path '*/home/alice' -printf '%U:%G\n'
 	assert_success
-	assert_output "$((SUB_START + 999)):$(($(grep "^${GPURUN_TEST_SUBUSER:-gpurun-test-sub}:" /etc/subgid |
-		head -n1 | cut -d: -f2) + 999))"
+	assert_output "$((SUB_START + 999)):$((SUBG_START + 999))"
 	run as_subuser "$GPURUN" cache prune --max-size 0
 	assert_success
 	assert_host_unchanged "$before"
@@ -65,13 +58,9 @@ need_subuser() {
 
 @test "with subordinate ranges, gpurun doctor makes the map and says the cache unpacks under it" {
 	need_subuser
-	local u=${GPURUN_TEST_SUBUSER:-gpurun-test-sub} count gstart gcount
-	count=$(grep "^$u:" /etc/subuid | head -n1 | cut -d: -f3)
-	gstart=$(grep "^$u:" /etc/subgid | head -n1 | cut -d: -f2)
-	gcount=$(grep "^$u:" /etc/subgid | head -n1 | cut -d: -f3)
 	as_subuser mkdir cache
 	run as_subuser "$GPURUN" doctor
-	assert_line --regexp "^ok +cache: .* free; images are unpacked under your subordinate ids $SUB_START\+$count, in idmaps/u$SUB_START-$count-g$gstart-$gcount$"
+	assert_line --regexp "^ok +cache: .* free; images are unpacked under your subordinate ids $SUB_START\+$SUB_COUNT, in idmaps/u$SUB_START-$SUB_COUNT-g$SUBG_START-$SUBG_COUNT$"
 	run as_subuser env GPURUN_NO_SUBID=1 "$GPURUN" doctor
 	assert_line --regexp "^ok +cache: .* free$"
 }
