@@ -227,6 +227,17 @@ static void scratch_opts(struct sbuf *b, unsigned flags, const char *data)
 	sbuf_free(&d);
 }
 
+/* The overlay of the layers or the directory image onto "$S/root". */
+static void overlay_line(const struct op *op, struct sbuf *b)
+{
+	struct sbuf data = {0};
+	sbuf_puts(b, "\nmount -t overlay");
+	op_mount_data(op, &data);
+	scratch_opts(b, op->flags, data.s);
+	sbuf_free(&data);
+	sbuf_puts(b, " overlay \"$S/root\"");
+}
+
 static void describe_rootfs(const struct op *op, struct sbuf *b)
 {
 	sbuf_puts(b, "mount -t tmpfs");
@@ -244,12 +255,7 @@ static void describe_rootfs(const struct op *op, struct sbuf *b)
 			sbuf_shquote(b, op->layers.v[i]);
 			sbuf_printf(b, " \"$S/layers/%zu\"", i);
 		}
-		sbuf_puts(b, "\nmount -t overlay");
-		struct sbuf data = {0};
-		op_mount_data(op, &data);
-		scratch_opts(b, op->flags, data.s);
-		sbuf_free(&data);
-		sbuf_puts(b, " overlay \"$S/root\"");
+		overlay_line(op, b);
 	} else if (op->flags & OPF_DIR) {
 		sbuf_puts(b, "mkdir \"$S/lower\" \"$S/upper\" \"$S/work\" \"$S/root\"; mount --rbind ");
 		sbuf_shquote(b, op->src);
@@ -260,12 +266,7 @@ static void describe_rootfs(const struct op *op, struct sbuf *b)
 		}
 		if (op->upper_dirs.n)
 			sbuf_puts(b, "   # the image's directories the plan creates in, made ours in the upper layer");
-		sbuf_puts(b, "\nmount -t overlay");
-		struct sbuf data = {0};
-		op_mount_data(op, &data);
-		scratch_opts(b, op->flags, data.s);
-		sbuf_free(&data);
-		sbuf_puts(b, " overlay \"$S/root\"");
+		overlay_line(op, b);
 	} else {
 		/* As root, GNU tar keeps the owners and modes (setuid bits too)
 		 * of the entries; as a user it cannot, and neither does gpurun. */

@@ -188,23 +188,13 @@ static void set_ulimits(const struct run_config *cfg, int err_fd)
 	}
 }
 
-/* Root of a user namespace whose setgroups is denied (`unshare -r`, a
- * rootless container) cannot set groups at all: gpurun runs there as
- * root, keeping the groups it has, as it must. */
-static int setgroups_denied(void)
-{
-	char buf[8] = "";
-	_cleanup_fd_ int fd = open("/proc/self/setgroups", O_RDONLY | O_CLOEXEC);
-	return fd >= 0 && read(fd, buf, sizeof buf - 1) > 0 && !strncmp(buf, "deny", 4);
-}
-
 int ns_takes_groups(const struct run_config *cfg, uid_t uid, gid_t gid)
 {
 	if (cfg->fake_ids)
 		return 0;
 	if (cfg->unprivileged)
 		return uid || gid;
-	return !setgroups_denied();
+	return !cfg->setgroups_denied;
 }
 
 /* P2: the command.  It is forked before the setup and sheds what it can

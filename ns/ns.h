@@ -36,6 +36,7 @@ struct run_config {
 	int fake_ids;         /* one id mapped: setgroups, set*id and chown succeed doing nothing
 				* (ns/security.c), so that package managers run */
 	int keep_owner;       /* root with every id mapped: archives keep their owners */
+	int setgroups_denied; /* root of a user namespace that denies setgroups (ns_takes_groups) */
 	uid_t host_uid;
 	gid_t host_gid;
 	const char *hostname;         /* --hostname: a new UTS namespace with it; NULL shares the host's */

@@ -9,9 +9,21 @@
  * harmless success).  A range makes them real.  The image cache makes its
  * trees under the same map, found by the same lookup (rootfs/cache.c), so
  * the image's files keep their owners inside. */
+#include <fcntl.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "exec.h"
+
+/* Root of a user namespace whose setgroups is denied (`unshare -r`, a
+ * rootless container) cannot set groups at all: gpurun runs there as
+ * root, keeping the groups it has, as it must. */
+static int setgroups_denied(void)
+{
+	char buf[8] = "";
+	_cleanup_fd_ int fd = open("/proc/self/setgroups", O_RDONLY | O_CLOEXEC);
+	return fd >= 0 && read(fd, buf, sizeof buf - 1) > 0 && !strncmp(buf, "deny", 4);
+}
 
 /* Root runs without a user namespace.  Unprivileged, with ranges and
  * Debian's uidmap, the full map podman makes; else one id mapped: no other
@@ -26,4 +38,5 @@ void ns_caller(struct run_config *cfg)
 		(void)subid_lookup(cfg->host_uid, cfg->host_gid, &cfg->subids);
 	cfg->fake_ids = cfg->unprivileged && !cfg->subids.uid_count;
 	cfg->keep_owner = !cfg->unprivileged && ids_all_mapped();
+	cfg->setgroups_denied = !cfg->unprivileged && setgroups_denied();
 }
