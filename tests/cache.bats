@@ -442,8 +442,10 @@ assert img["sources"] == [{"source": sys.argv[1], "ref": None}], img' "$IMG" <<<
 @test "gpurun cache prune --max-size removes the least recently used images first" {
 	run "$GPURUN" "$IMG" true
 	run "$GPURUN" --gpus void "$(oci_fixture oci)" true
-	sleep 1
-	run "$GPURUN" "$IMG" true # now the busybox archive is the most recent
+	# A record's mtime is its image's last use: both an hour old, then
+	# the busybox archive used again is the most recent.
+	find "$GPURUN_CACHE" -path '*/images/*.json' -exec touch -d '1 hour ago' {} +
+	run "$GPURUN" "$IMG" true
 	run "$GPURUN" cache prune --max-size 100G
 	assert_output "pruned 0 images"
 	assert_equal "$(layer_dirs)" 4
@@ -460,9 +462,11 @@ assert img["sources"] == [{"source": sys.argv[1], "ref": None}], img' "$IMG" <<<
 }
 
 @test "rm and prune wait for no one: a running launch keeps the cache busy" {
-	"$GPURUN" "$IMG" sleep 5 &
+	# The launch holds the cache's lock for its lifetime: once its command
+	# has printed, the lock is taken.
+	"$GPURUN" "$IMG" sh -c 'echo running; exec sleep 30' >"$BATS_TEST_TMPDIR/out" &
 	local pid=$!
-	sleep 1
+	wait_for_line "$BATS_TEST_TMPDIR/out" running
 	run --separate-stderr "$GPURUN" cache prune
 	assert_gpurun_error 125 "is in use by a running gpurun; try again when it ends"
 	kill "$pid"
