@@ -13,7 +13,7 @@
 
 load lib/common
 
-REPO=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+REPO=${BATS_TEST_DIRNAME%/*}
 MAN_MD=$REPO/docs/gpurun.1.md
 COMPLETION=$REPO/docs/gpurun.bash-completion
 

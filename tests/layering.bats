@@ -8,7 +8,7 @@
 
 load lib/common
 
-REPO=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+REPO=${BATS_TEST_DIRNAME%/*}
 
 setup() {
 	[[ -f "$REPO/ns/exec.o" && -f "$REPO/gpurun.o" ]] || fail "objects missing: run 'make gpurun' first"

@@ -202,7 +202,7 @@ suite_cmd() {
 			GPURUN_TEST_MODE=user GPURUN="$REPO/gpurun")
 		;;
 	esac
-	cmd+=(bats --tap --jobs 1 "$suite")
+	cmd+=(bats --tap --timing --jobs 1 "$suite")
 }
 
 # start_suite MODE SUITE LABEL: run one bats file in the background under a

@@ -40,7 +40,10 @@
 #
 # Needs buildah and skopeo (Debian packages buildah skopeo).
 
-BUILDAH_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# Without a fork: a suite sources this again for every test.
+BUILDAH_LIB_DIR=${BASH_SOURCE[0]%/*}
+[[ $BUILDAH_LIB_DIR == "${BASH_SOURCE[0]}" ]] && BUILDAH_LIB_DIR=$PWD
+[[ $BUILDAH_LIB_DIR == /* ]] || BUILDAH_LIB_DIR=$PWD/$BUILDAH_LIB_DIR
 BUILDAH_TAG=gpurun/buildah:latest
 
 # buildah_stamp: what the fixtures are made from; the tools' versions decide
@@ -225,6 +228,10 @@ buildah_build_in() {
 		"${B[@]}" push -q "${P[@]}" --format v2s2 "$BUILDAH_TAG" "dir:$out/docker-dir" || return 1
 	"${B[@]}" rm --all >/dev/null && "${B[@]}" rmi --all --force >/dev/null
 }
+
+# Sourced by a suite: found once per suite, as common.bash does for the
+# other fixtures.
+[[ "${BASH_SOURCE[0]}" == "$0" || -z ${TESTS_BUILD:-} ]] || buildah_init
 
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
 	set -eu

@@ -21,7 +21,10 @@
 #
 # Needs $TESTS_BUILD (set by common.bash) and tests/probe.c next to lib/.
 
-IMAGES_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# Without a fork: a suite sources this again for every test.
+IMAGES_LIB_DIR=${BASH_SOURCE[0]%/*}
+[[ $IMAGES_LIB_DIR == "${BASH_SOURCE[0]}" ]] && IMAGES_LIB_DIR=$PWD
+[[ $IMAGES_LIB_DIR == /* ]] || IMAGES_LIB_DIR=$PWD/$IMAGES_LIB_DIR
 PROBE_SRC="$IMAGES_LIB_DIR/../probe.c"
 BUSYBOX_BIN=${BUSYBOX_BIN:-/bin/busybox}
 

@@ -73,7 +73,10 @@
 # --rootless: every file of the layers is then owned by 0).
 
 # shellcheck source-path=SCRIPTDIR
-OCI_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# Without a fork: a suite sources this again for every test.
+OCI_LIB_DIR=${BASH_SOURCE[0]%/*}
+[[ $OCI_LIB_DIR == "${BASH_SOURCE[0]}" ]] && OCI_LIB_DIR=$PWD
+[[ $OCI_LIB_DIR == /* ]] || OCI_LIB_DIR=$PWD/$OCI_LIB_DIR
 HOSTILE_IMAGES_PY="$OCI_LIB_DIR/hostile_images.py"
 OCI_IMAGE_PATH="PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 

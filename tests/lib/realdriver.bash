@@ -39,8 +39,11 @@
 # fails the run (tests/run-bats.sh) and has it built again.  A test that
 # needs to change a driver root changes a copy.
 
-REALDRIVER_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REALDRIVER_TESTS=$(cd "$REALDRIVER_LIB_DIR/.." && pwd)
+# Without a fork: a suite sources this again for every test.
+REALDRIVER_LIB_DIR=${BASH_SOURCE[0]%/*}
+[[ $REALDRIVER_LIB_DIR == "${BASH_SOURCE[0]}" ]] && REALDRIVER_LIB_DIR=$PWD
+[[ $REALDRIVER_LIB_DIR == /* ]] || REALDRIVER_LIB_DIR=$PWD/$REALDRIVER_LIB_DIR
+REALDRIVER_TESTS=$REALDRIVER_LIB_DIR/..
 REALDRIVER_DEBS=${GPURUN_NVIDIA_DEBS:-/var/cache/gpurun-test/nvidia-debs}
 REALDRIVER_MIRROR=${GPURUN_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 REALDRIVER_ROOTS=${GPURUN_TEST_CACHE:-/var/cache/gpurun-test}/realdriver

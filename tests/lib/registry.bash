@@ -32,7 +32,10 @@
 # Needs docker-registry, skopeo, openssl, htpasswd (apache2-utils),
 # python3-jwt and python3-cryptography.
 
-REGISTRY_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# Without a fork: a suite sources this again for every test.
+REGISTRY_LIB_DIR=${BASH_SOURCE[0]%/*}
+[[ $REGISTRY_LIB_DIR == "${BASH_SOURCE[0]}" ]] && REGISTRY_LIB_DIR=$PWD
+[[ $REGISTRY_LIB_DIR == /* ]] || REGISTRY_LIB_DIR=$PWD/$REGISTRY_LIB_DIR
 REGISTRY_PIDS=()
 # Debian's python3, which has python3-jwt (not whatever python3 PATH finds first).
 REG_PY=/usr/bin/python3

@@ -20,8 +20,11 @@
 SLURM_CTLD_PORT=${SLURM_CTLD_PORT:-36817}
 SLURM_D_PORT=${SLURM_D_PORT:-36818}
 # The plugin `make spank` builds, found from this file: outside bats there
-# is no TESTS_DIR.
-SLURM_SPANK=${SLURM_SPANK:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/spank/gpurun.so}
+# is no TESTS_DIR.  Without a fork: a suite sources this for every test.
+SLURM_LIB_DIR=${BASH_SOURCE[0]%/*}
+[[ $SLURM_LIB_DIR == "${BASH_SOURCE[0]}" ]] && SLURM_LIB_DIR=$PWD
+[[ $SLURM_LIB_DIR == /* ]] || SLURM_LIB_DIR=$PWD/$SLURM_LIB_DIR
+SLURM_SPANK=${SLURM_SPANK:-$SLURM_LIB_DIR/../../spank/gpurun.so}
 
 # slurm_wait WHAT SECS CMD...: until CMD succeeds (a state, never a sleep of
 # a guessed length); on a timeout, the daemons' logs go to stderr.
