@@ -3,7 +3,9 @@
 # content; a second launch takes the fast path and reads no archive; every
 # run writes only to its own tmpfs layer; launches at once, launches killed
 # half-way, damaged entries and a full disk leave nothing a later run would
-# trust; `gpurun cache ls|rm|prune` manage it.
+# trust; `gpurun cache ls|rm|prune` manage it.  Its caches are on the disk,
+# where a user's cache is, not on run-bats.sh's tmpfs:
+# run-bats: on-disk
 
 load lib/common
 load lib/buildah
