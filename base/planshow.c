@@ -268,8 +268,9 @@ static void describe_rootfs(const struct op *op, struct sbuf *b)
 			sbuf_puts(b, "   # the image's directories the plan creates in, made ours in the upper layer");
 		overlay_line(op, b);
 	} else {
-		/* As root, GNU tar keeps the owners and modes (setuid bits too)
-		 * of the entries; as a user it cannot, and neither does gpurun. */
+		/* As root, or root of the range's map, GNU tar keeps the owners
+		 * and modes (setuid bits too) of the entries; with one id mapped
+		 * it cannot, and neither does gpurun. */
 		sbuf_puts(b, "mkdir \"$S/root\"; tar -C \"$S/root\" --exclude='dev/*'");
 		sbuf_puts(b, (op->flags & OPF_KEEP_OWNER) ? " -xpf " : " --no-same-owner -xf ");
 		sbuf_shquote(b, op->src);

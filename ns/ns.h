@@ -35,7 +35,7 @@ struct run_config {
 	struct subids subids; /* unprivileged with ranges and Debian's uidmap: a full id map (rootfs/idmap.c) */
 	int fake_ids;         /* one id mapped: setgroups, set*id and chown succeed doing nothing
 				* (ns/security.c), so that package managers run */
-	int keep_owner;       /* root with every id mapped: archives keep their owners */
+	int keep_owner;       /* root with every id mapped, or the range's map: archives keep their owners */
 	int setgroups_denied; /* root of a user namespace that denies setgroups (ns_takes_groups) */
 	uid_t host_uid;
 	gid_t host_gid;

@@ -250,7 +250,7 @@ int do_rootfs(struct exec_state *st, struct op *op, struct gerr *err)
 		char path[64];
 		snprintf(path, sizeof path, "/proc/self/fd/%d", cfg->image_fd);
 		int r = cache_open_at(&c, PLAN_RUN_CACHE, 1, err);
-		c.keep_owner = cfg->keep_owner; /* root of a user namespace cannot chown */
+		c.keep_owner = cfg->keep_owner; /* root of a one-id user namespace cannot chown */
 		if (r == 0)
 			r = image_prepare(path, op->src, op->image_sel, &c, IMAGE_QUIET, &img, err);
 		cache_close(&c);

@@ -37,6 +37,10 @@ void ns_caller(struct run_config *cfg)
 	if (cfg->unprivileged)
 		(void)subid_lookup(cfg->host_uid, cfg->host_gid, &cfg->subids);
 	cfg->fake_ids = cfg->unprivileged && !cfg->subids.uid_count;
-	cfg->keep_owner = !cfg->unprivileged && ids_all_mapped();
+	/* Archives keep their owners where the image's ids exist: as root
+	 * with every id mapped, and with the range, whose map P1 is root of
+	 * when it unpacks a --no-cache image (the cache unpacks under the
+	 * same map, rootfs/idmap.c). */
+	cfg->keep_owner = cfg->unprivileged ? cfg->subids.uid_count > 0 : ids_all_mapped();
 	cfg->setgroups_denied = !cfg->unprivileged && setgroups_denied();
 }

@@ -193,6 +193,42 @@ sub_cache() {
 	assert_output "$APT_UID:0 700"$'\n'"$APT_UID:0 600"
 }
 
+@test "with subordinate ranges, --no-cache keeps the image's owners too" {
+	need_subuser
+	apt_image
+	run as_subuser "$GPURUN" --no-cache "$APT_TAR" stat -c '%u:%g %a' /var/cache/apt/archives/partial \
+		/var/lib/apt/lists/partial/deb.debian.org_InRelease
+	assert_success
+	assert_output "$APT_UID:0 700"$'\n'"$APT_UID:0 600"
+	# The plan says so: GNU tar keeps the owners, as root of the same map.
+	run as_subuser "$GPURUN" --dry-run --no-cache "$APT_TAR" true
+	assert_success
+	assert_line --partial "tar -C \"\$S/root\" --exclude='dev/*' -xpf "
+	# A layered image, whose layers are unpacked in the run.
+	local img=$SHARED/owned-docker.tar
+	python3 - "$(fixture busybox.tar)" "$img" <<-'EOF'
+		import hashlib, io, json, sys, tarfile
+		buf = io.BytesIO(open(sys.argv[1], 'rb').read())
+		with tarfile.open(fileobj=buf, mode='a') as tf:
+		    t = tarfile.TarInfo('owned'); t.uid, t.gid, t.mode, t.size = 42, 43, 0o640, 2
+		    tf.addfile(t, io.BytesIO(b'x\n'))
+		layer = buf.getvalue()
+		diff = hashlib.sha256(layer).hexdigest()
+		config = json.dumps({'architecture': 'amd64', 'os': 'linux', 'config': {'Cmd': ['/bin/sh']},
+		                     'rootfs': {'type': 'layers', 'diff_ids': ['sha256:' + diff]}}).encode()
+		cid = hashlib.sha256(config).hexdigest()
+		manifest = json.dumps([{'Config': cid + '.json', 'RepoTags': ['owned:latest'],
+		                        'Layers': [diff + '/layer.tar']}]).encode()
+		with tarfile.open(sys.argv[2], 'w') as tf:
+		    for name, data in ((diff + '/layer.tar', layer), (cid + '.json', config), ('manifest.json', manifest)):
+		        t = tarfile.TarInfo(name); t.size, t.mode = len(data), 0o644
+		        tf.addfile(t, io.BytesIO(data))
+	EOF
+	run as_subuser "$GPURUN" --no-cache "$img" stat -c '%u:%g %a' /owned
+	assert_success
+	assert_output "42:43 640"
+}
+
 @test "a launch with another id map is not served the tree unpacked under the range" {
 	need_subuser
 	fresh_subuser_cache
