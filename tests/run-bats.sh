@@ -20,8 +20,9 @@
 # (so that its root-only tests run too), else in the one mode there is.
 #
 # Run by root, each suite (one file in one mode) runs in mount and pid
-# namespaces of its own, with its own TMPDIR and HOME, so that suites can run
-# side by side: what a suite's host-state checks see (the mount table, the
+# namespaces of its own, with its own TMPDIR and HOME on a tmpfs of that
+# namespace (a suite with the line "# run-bats: on-disk" keeps them on the
+# disk), so that suites can run side by side: what a suite's host-state checks see (the mount table, the
 # processes, the temporary directory) is that suite's alone, and a mount or a
 # process one suite's gpurun leaves behind fails that suite and no other.
 # The namespaces are private: nothing a suite mounts reaches the machine.
@@ -268,20 +269,21 @@ fi
 # machine (the table), else 2 s a test.
 durations=tests/build/suite-seconds
 declare -A seconds=(
-	[root-unpack]=80 [user-unpack]=80 [root-registry]=67 [user-registry]=69 [root-cache]=59 [user-cache]=56
-	[root-gpu_security]=60 [user-gpu_security]=59 [root-cve]=60 [user-cve]=58 [root-packages]=57
-	[user-packages]=24 [root-plan_run]=55 [user-plan_run]=46 [root-images]=51 [user-images]=51 [root-gpu]=46
-	[user-gpu]=46 [root-faults]=104 [user-faults]=102 [root-races]=75 [user-races]=75 [root-docker_cli]=37
-	[user-docker_cli]=37 [root-quoting]=29 [user-quoting]=38 [root-unit]=35 [user-unit]=35 [root-escape]=25
-	[user-escape]=22 [root-core_fs]=24 [user-core_fs]=25 [root-gpu_mig]=22 [user-gpu_mig]=18 [root-doctor]=19
-	[user-doctor]=21 [root-cdi]=21 [user-cdi]=17 [root-core_errors]=18 [user-core_errors]=15 [root-slurm]=18
-	[user-slurm]=8 [root-smoke]=15 [user-smoke]=15 [root-docs]=13 [root-trust]=12 [user-trust]=6
-	[root-core_security]=11 [user-core_security]=10 [root-core_process]=10 [user-core_process]=11
-	[root-tty]=10 [user-tty]=10 [root-realdriver]=10 [user-realdriver]=8 [root-core_env]=10 [user-core_env]=9
-	[root-core_volumes]=10 [user-core_volumes]=8 [root-plan_truth]=8 [user-plan_truth]=10 [root-core_cli]=8
-	[user-core_cli]=8 [root-json]=7 [user-json]=6 [root-examples]=6 [user-examples]=8 [root-core_ns]=6
-	[user-core_ns]=6 [root-layering]=10 [root-core_dryrun]=4 [user-core_dryrun]=5
-	[root-build]=5 [user-build]=1 [root-security_model]=3 [user-security_model]=3
+	[root-unpack]=38 [user-unpack]=38 [root-registry]=42 [user-registry]=41 [root-cache]=29 [user-cache]=31
+	[root-gpu_security]=20 [user-gpu_security]=22 [root-cve]=31 [user-cve]=39 [root-packages]=49
+	[user-packages]=5 [root-plan_run]=39 [user-plan_run]=36 [root-images]=29 [user-images]=30 [root-gpu]=27
+	[user-gpu]=26 [root-faults]=22 [user-faults]=22 [root-races]=30 [user-races]=31 [root-docker_cli]=23
+	[user-docker_cli]=21 [root-quoting]=19 [user-quoting]=22 [root-unit]=28 [root-escape]=14
+	[user-escape]=12 [root-core_fs]=12 [user-core_fs]=12 [root-gpu_mig]=10 [user-gpu_mig]=8 [root-doctor]=12
+	[user-doctor]=11 [root-cdi]=10 [user-cdi]=10 [root-core_errors]=9 [user-core_errors]=7 [root-slurm]=25
+	[user-slurm]=4 [root-smoke]=10 [user-smoke]=9 [root-docs]=9 [root-trust]=4 [user-trust]=4
+	[root-core_security]=6 [user-core_security]=5 [root-core_process]=5 [user-core_process]=6 [root-tty]=8
+	[user-tty]=9 [root-realdriver]=4 [user-realdriver]=5 [root-core_env]=5 [user-core_env]=4
+	[root-core_volumes]=2 [user-core_volumes]=3 [root-plan_truth]=5 [user-plan_truth]=5 [root-core_cli]=5
+	[user-core_cli]=4 [root-json]=3 [user-json]=4 [root-examples]=5 [user-examples]=4 [root-core_ns]=3
+	[user-core_ns]=3 [root-layering]=3 [root-core_dryrun]=3 [user-core_dryrun]=3 [root-build]=3 [user-build]=1
+	[root-security_model]=2 [user-security_model]=2 [root-buildah]=10 [root-subid]=3 [user-buildah]=4
+	[user-subid]=1
 )
 declare -A recorded=()
 if [[ -r $durations ]]; then

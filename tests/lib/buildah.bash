@@ -57,60 +57,23 @@ buildah_stamp() {
 	} 2>/dev/null | sha256sum | cut -c1-12
 }
 
-# Where the fixtures are: $TESTS_BUILD/buildah-images/KEY, or for an
-# unprivileged run that cannot write there, a cache of its own (for the
-# fixtures it can build: dir).
+# Where the fixtures are: images.bash's keyed_init and keyed_fixture, in
+# $TESTS_BUILD/buildah-images/KEY, or for an unprivileged run that cannot
+# write there, a cache of its own (for the fixtures it can build: dir).
 buildah_init() {
-	[[ -n "${BUILDAH_IMAGES_BUILD:-}" ]] && return 0
-	local key
-	key=$(buildah_stamp)
-	BUILDAH_IMAGES_DIR="$TESTS_BUILD/buildah-images/$key"
-	BUILDAH_IMAGES_OWN=""
-	if mkdir -p "$BUILDAH_IMAGES_DIR" 2>/dev/null && [[ -w "$BUILDAH_IMAGES_DIR" ]]; then
-		BUILDAH_IMAGES_BUILD=$BUILDAH_IMAGES_DIR
-	else
-		BUILDAH_IMAGES_OWN="${TMPDIR:-/tmp}/gpurun-test-buildah-images.$(id -u)/$key"
-		BUILDAH_IMAGES_BUILD=$BUILDAH_IMAGES_OWN
-	fi
-	export BUILDAH_IMAGES_DIR BUILDAH_IMAGES_OWN BUILDAH_IMAGES_BUILD
+	[[ -n "${BUILDAH_IMAGES_BUILD:-}" ]] || keyed_init buildah-images BUILDAH_IMAGES "$(buildah_stamp)"
 }
 
+# buildah_fixture NAME: the path of fixture NAME (dir, or buildah: the
+# directory of every form buildah writes, which only root builds).
 buildah_fixture() {
-	local name=$1 d
+	local name=$1
 	buildah_init || return 1
-	for d in "$BUILDAH_IMAGES_DIR" "$BUILDAH_IMAGES_OWN"; do
-		if [[ -n "$d" && -e "$d/$name" ]]; then
-			printf '%s\n' "$d/$name"
-			return 0
-		fi
-	done
-	if [[ $name == buildah && $(id -u) -ne 0 ]]; then
+	if [[ $name == buildah && $EUID -ne 0 && ! -e $BUILDAH_IMAGES_DIR/buildah ]]; then
 		echo "buildah.bash: the buildah images are built by root: tests/run-bats.sh, or 'bash tests/lib/buildah.bash all' as root" >&2
 		return 1
 	fi
-	local dir=$BUILDAH_IMAGES_BUILD
-	local out=$dir/$name
-	mkdir -p "$dir" || return 1
-	(
-		exec 7>"$dir/.lock" && flock 7 || exit 1
-		[[ -e "$out" ]] && exit 0
-		local tmp="$dir/.tmp.$BASHPID.$name"
-		rm -rf "$tmp"
-		buildah_fixture_build "$name" "$tmp" && chmod -R a+rX "$tmp" && mv -T "$tmp" "$out"
-		local rc=$?
-		rm -rf "$tmp"
-		# Older keys are fixtures of older sources: drop them.
-		if [[ $rc -eq 0 && "$dir" == "$TESTS_BUILD/buildah-images/"* ]]; then
-			for d in "$TESTS_BUILD"/buildah-images/*; do
-				[[ "$d" == "$dir" ]] || rm -rf "$d"
-			done
-		fi
-		exit $rc
-	) || {
-		echo "buildah.bash: could not build fixture $name" >&2
-		return 1
-	}
-	printf '%s\n' "$out"
+	keyed_fixture buildah-images BUILDAH_IMAGES "$name" buildah_fixture_build
 }
 
 buildah_fixture_build() {

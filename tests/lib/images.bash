@@ -42,66 +42,81 @@ images_stamp() {
 	} 2>/dev/null | sha256sum | cut -c1-12
 }
 
-# Where the cached fixtures live: under tests/build when it is (or can be
-# made) writable, or when an earlier root run has already filled it;
-# otherwise (an unprivileged run of a root-owned checkout) in a cache of the
-# user's own.
-images_init() {
-	[[ -n "${IMAGES_DIR:-}" ]] && return 0
-	local key dir
-	key=$(images_stamp)
-	dir="$TESTS_BUILD/images/$key"
-	if [[ -d "$dir" && -e "$dir/.complete" ]]; then
-		IMAGES_DIR=$dir # filled by an earlier (root) run; read-only is fine
-	elif mkdir -p "$dir" 2>/dev/null && [[ -w "$dir" ]]; then
-		IMAGES_DIR=$dir
+# ---- fixtures kept by key ---------------------------------------------------
+# Every kind of shared fixture (images here, oci-images in oci.bash,
+# buildah-images in buildah.bash) lives in $TESTS_BUILD/KIND/KEY, KEY a stamp
+# of what it is made from, so a stale fixture is never used.  A user who
+# cannot write there (an unprivileged run of a root-owned checkout) reads
+# what root built and builds what is missing in a directory of its own,
+# ${TMPDIR:-/tmp}/gpurun-test-KIND.UID/KEY.
+#
+# keyed_init KIND VAR KEY: the kind's directories, exported as VAR_DIR (the
+# shared one), VAR_OWN (this user's, empty when VAR_DIR is writable) and
+# VAR_BUILD (where this user builds).
+keyed_init() {
+	local kind=$1 var=$2 dir="$TESTS_BUILD/$1/$3" own="" build
+	if mkdir -p "$dir" 2>/dev/null && [[ -w "$dir" ]]; then
+		build=$dir
 	else
-		IMAGES_DIR="${TMPDIR:-/tmp}/gpurun-test-images.$(id -u)/$key"
-		mkdir -p "$IMAGES_DIR"
+		own="${TMPDIR:-/tmp}/gpurun-test-$kind.$(id -u)/$3"
+		build=$own
 	fi
-	export IMAGES_DIR
+	printf -v "${var}_DIR" %s "$dir"
+	printf -v "${var}_OWN" %s "$own"
+	printf -v "${var}_BUILD" %s "$build"
+	export "${var}_DIR" "${var}_OWN" "${var}_BUILD"
+}
+
+# keyed_fixture KIND VAR NAME BUILDER: the path of fixture NAME, built first
+# by `BUILDER NAME TMP` when neither directory has it: one builder at a time
+# (a flock of the directory's .lock, which a fixture built inside another's
+# build, such as docker.tar from oci, does not take again), and it appears
+# by rename(2), so nobody ever sees half of one.  Once a fixture of a new key
+# is built in the shared directory, the older keys go.
+keyed_fixture() {
+	local kind=$1 var=$2 name=$3 builder=$4 d
+	for d in "${var}_DIR" "${var}_OWN"; do
+		if [[ -n "${!d}" && -e "${!d}/$name" ]]; then
+			printf '%s\n' "${!d}/$name"
+			return 0
+		fi
+	done
+	d=${var}_BUILD
+	local dir=${!d} held=${var}_LOCK_HELD
+	local out=$dir/$name
+	mkdir -p "$dir" || return 1
+	(
+		if [[ -z "${!held:-}" ]]; then
+			exec 9>"$dir/.lock" && flock 9 || exit 1
+			export "$held=1"
+		fi
+		[[ -e "$out" ]] && exit 0
+		local tmp="$dir/.tmp.$BASHPID.$name"
+		rm -rf "$tmp"
+		"$builder" "$name" "$tmp" && chmod -R a+rX "$tmp" && mv -T "$tmp" "$out"
+		local rc=$?
+		rm -rf "$tmp" "$tmp.tmp"
+		if [[ $rc -eq 0 && "$dir" == "$TESTS_BUILD/$kind/"* ]]; then
+			for d in "$TESTS_BUILD/$kind"/*; do
+				[[ "$d" == "$dir" ]] || rm -rf "$d"
+			done
+		fi
+		exit $rc
+	) || {
+		echo "could not build the $kind fixture $name" >&2
+		return 1
+	}
+	printf '%s\n' "$out"
+}
+
+images_init() {
+	[[ -n "${IMAGES_BUILD:-}" ]] || keyed_init images IMAGES "$(images_stamp)"
 }
 
 # fixture NAME: print the path of the cached fixture NAME, building it first
 # when missing.
 fixture() {
-	local name=$1
-	images_init
-	local out="$IMAGES_DIR/$name"
-	if [[ ! -e "$out" ]]; then
-		if [[ ! -w "$IMAGES_DIR" ]]; then
-			echo "images.bash: fixture $out is missing and $IMAGES_DIR is not writable;" \
-				"build the fixtures first: tests/run-bats.sh or 'bash tests/lib/images.bash all' as root" >&2
-			return 1
-		fi
-		(
-			# One builder at a time; a fixture built inside the lock (busybox
-			# needs probe) must not take it again.
-			if [[ -z "${IMAGES_LOCK_HELD:-}" ]]; then
-				exec 9>"$IMAGES_DIR/.lock" && flock 9 || exit 1
-				IMAGES_LOCK_HELD=1
-			fi
-			[[ -e "$out" ]] && exit 0
-			local tmp="$IMAGES_DIR/.tmp.$$.$name"
-			rm -rf "$tmp"
-			fixture_build "$name" "$tmp" && mv -T "$tmp" "$out"
-			local rc=$?
-			rm -rf "$tmp"
-			# Older keys are images of older sources: drop them.
-			if [[ $rc -eq 0 && "$IMAGES_DIR" == "$TESTS_BUILD/images/"* ]]; then
-				local d
-				for d in "$TESTS_BUILD"/images/*; do
-					[[ "$d" == "$IMAGES_DIR" ]] || rm -rf "$d"
-				done
-				ln -sfn "images/$(basename "$IMAGES_DIR")/probe" "$TESTS_BUILD/probe" 2>/dev/null
-			fi
-			exit $rc
-		) || {
-			echo "images.bash: could not build fixture $name" >&2
-			return 1
-		}
-	fi
-	printf '%s\n' "$out"
+	images_init && keyed_fixture images IMAGES "$1" fixture_build
 }
 
 fixture_build() {
@@ -267,7 +282,6 @@ if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
 	case ${1:-all} in
 	all)
 		for f in "${IMAGES_ALL[@]}"; do fixture "$f"; done
-		touch "$IMAGES_DIR/.complete"
 		;;
 	*) for f in "$@"; do fixture "$f"; done ;;
 	esac

@@ -443,63 +443,15 @@ oci_stamp() {
 	} 2>/dev/null | sha256sum | cut -c1-12
 }
 
-# Where the fixtures are: the shared cache $TESTS_BUILD/oci-images/KEY
-# (beside images.bash's, not inside: fixture deletes every other key there),
-# looked up fixture by fixture so that an unprivileged run uses what root
-# built and builds what is missing in a cache of its own.
+# Where the fixtures are: images.bash's keyed_init and keyed_fixture, in
+# $TESTS_BUILD/oci-images/KEY (beside images.bash's, not inside: each kind
+# deletes every other key in its directory).
 oci_init() {
-	[[ -n "${OCI_IMAGES_BUILD:-}" ]] && return 0
-	local key
-	key=$(oci_stamp)
-	OCI_IMAGES_DIR="$TESTS_BUILD/oci-images/$key"
-	OCI_IMAGES_OWN=""
-	if mkdir -p "$OCI_IMAGES_DIR" 2>/dev/null && [[ -w "$OCI_IMAGES_DIR" ]]; then
-		OCI_IMAGES_BUILD=$OCI_IMAGES_DIR
-	else
-		OCI_IMAGES_OWN="${TMPDIR:-/tmp}/gpurun-test-oci-images.$(id -u)/$key"
-		OCI_IMAGES_BUILD=$OCI_IMAGES_OWN
-	fi
-	export OCI_IMAGES_DIR OCI_IMAGES_OWN OCI_IMAGES_BUILD
+	[[ -n "${OCI_IMAGES_BUILD:-}" ]] || keyed_init oci-images OCI_IMAGES "$(oci_stamp)"
 }
 
 oci_fixture() {
-	local name=$1 d
-	oci_init || return 1
-	for d in "$OCI_IMAGES_DIR" "$OCI_IMAGES_OWN"; do
-		if [[ -n "$d" && -e "$d/$name" ]]; then
-			printf '%s\n' "$d/$name"
-			return 0
-		fi
-	done
-	local dir=$OCI_IMAGES_BUILD
-	local out=$dir/$name
-	mkdir -p "$dir" || return 1
-	(
-		# One builder at a time; a fixture built inside the lock
-		# (docker.tar needs oci) must not take it again.  images.bash's
-		# lock (fd 9) is only ever taken inside this one, never around it.
-		if [[ -z "${OCI_LOCK_HELD:-}" ]]; then
-			exec 8>"$dir/.lock" && flock 8 || exit 1
-			OCI_LOCK_HELD=1
-		fi
-		[[ -e "$out" ]] && exit 0
-		local tmp="$dir/.tmp.$BASHPID.$name"
-		rm -rf "$tmp"
-		oci_fixture_build "$name" "$tmp" && chmod -R a+rX "$tmp" && mv -T "$tmp" "$out"
-		local rc=$?
-		rm -rf "$tmp" "$tmp.tmp"
-		# Older keys are fixtures of older sources: drop them.
-		if [[ $rc -eq 0 && "$dir" == "$TESTS_BUILD/oci-images/"* ]]; then
-			for d in "$TESTS_BUILD"/oci-images/*; do
-				[[ "$d" == "$dir" ]] || rm -rf "$d"
-			done
-		fi
-		exit $rc
-	) || {
-		echo "oci.bash: could not build fixture $name" >&2
-		return 1
-	}
-	printf '%s\n' "$out"
+	oci_init && keyed_fixture oci-images OCI_IMAGES "$1" oci_fixture_build
 }
 
 oci_fixture_build() {
