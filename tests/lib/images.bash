@@ -8,9 +8,9 @@
 #       build an image at a path the caller chooses (a test that needs a
 #       variant builds its own copy and changes it);
 #   fixture NAME
-#       the shared, cached copy: built once into $IMAGES_DIR (a directory
-#       keyed by a stamp of everything the images are made from) and reused by
-#       every suite and both test modes.  NAME is busybox, busybox.tar,
+#       the shared, cached copy: built once into $TESTS_BUILD/images/KEY (KEY
+#       a stamp of everything the images are made from; keyed_fixture below)
+#       and reused by every suite and both test modes.  NAME is busybox, busybox.tar,
 #       busybox.tar.gz, busybox.tgz, busybox.tar.xz, busybox.tar.zst,
 #       busybox.tar.bz2, glibc, glibc.tar, glibc.tar.gz, ... or probe.
 #       Concurrent builders are serialised with flock and every fixture
@@ -33,7 +33,7 @@ ALICE_UID=1000
 ALICE_GID=1000
 
 # Everything the images are made from: a change to any of these makes a new
-# $IMAGES_DIR, so a stale image is never reused.
+# KEY, so a stale image is never reused.
 images_stamp() {
 	{
 		cat "${BASH_SOURCE[0]}" "$PROBE_SRC"
