@@ -19,6 +19,7 @@
 
 load lib/common
 load lib/gpu
+load lib/subuser
 
 setup_file() {
 	gpu_setup_file
@@ -262,6 +263,28 @@ for g in d["gpus"]:
 	assert_line --index 0 "$(xid_line 0 0)ok kernel ok; ECC 0; persistence on; no Xid during the run"
 	local k=$BATS_TEST_TMPDIR/drv/dev/kmsg
 	assert_line --index 1 "smoke: 1 of 1 GPU ok, driver $DRIVER_VERSION, no Xid during the run; Xids since boot not checked: the kernel log $k: not trusted: $k is writable by group 0 (root) and by others; as root, gpurun uses only what root owns and no one else can write"
+}
+
+@test "unprivileged, a kernel log the kernel keeps from users is one 'not checked' note, and smoke passes" {
+	need_xid_root
+	subuser_need
+	[[ $(cat /proc/sys/kernel/dmesg_restrict) == 1 ]] || skip "this kernel lets users read its log (kernel.dmesg_restrict=0)"
+	# The xid root with the host's own kernel log device in place of its
+	# planted file: opened by a user, the kernel answers EPERM.
+	local d drv
+	d=$(mktemp -d "${TMPDIR:-/tmp}/gpurun-smoke.XXXXXX")
+	chmod 0755 "$d"
+	drv=$d/drv
+	cp -a "$FAKEXID" "$drv"
+	rm "$drv/dev/kmsg"
+	mknod -m 0644 "$drv/dev/kmsg" c 1 11
+	# The glibc tar image, as in the user mode (the default image is the
+	# host's / overlaid, which a user namespace cannot on Linux < 6.6).
+	run --separate-stderr subuser_run "$d/user" "$GPURUN" --driver-root "$drv" smoke --gpus 0 "$GLIBC_TAR"
+	rm -rf "$d"
+	assert_success
+	assert_line --index 1 "smoke: 1 of 1 GPU ok, driver $DRIVER_VERSION, no Xid during the run; Xids since boot not checked: $drv/dev/kmsg: Operation not permitted (kernel.dmesg_restrict is set: reading it needs CAP_SYSLOG)"
+	assert_equal "$stderr" ""
 }
 
 @test "smoke --json gives each GPU's Xids, and whether the kernel log was read" {
