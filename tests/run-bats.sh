@@ -22,9 +22,10 @@
 # Run by root, each suite (one file in one mode) runs in mount and pid
 # namespaces of its own, with its own TMPDIR and HOME on a tmpfs of that
 # namespace (a suite with the line "# run-bats: on-disk" keeps them on the
-# disk), so that suites can run side by side: what a suite's host-state checks see (the mount table, the
-# processes, the temporary directory) is that suite's alone, and a mount or a
-# process one suite's gpurun leaves behind fails that suite and no other.
+# disk), so that suites can run side by side: what a suite's host-state
+# checks see (the mount table, the processes, the temporary directory) is
+# that suite's alone, and a mount or a process one suite's gpurun leaves
+# behind fails that suite and no other.
 # The namespaces are private: nothing a suite mounts reaches the machine.
 #
 # Before both runs, as root, it builds the shared fixtures (the test images
