@@ -285,14 +285,20 @@ assert_cache_empty_of_trees() {
 	assert_output ""
 }
 
-@test "with subordinate ranges, cache rm removes a tree owned by the range and leaves nothing" {
+# apt_tree_cached: the apt image launched once by the subordinate user, in
+# a fresh cache of its own: its tree unpacked under the range.  The host's
+# state before, in $BATS_TEST_TMPDIR/host.before.
+apt_tree_cached() {
 	need_subuser
 	fresh_subuser_cache
 	apt_image
-	local before=$BATS_TEST_TMPDIR/host.before
-	host_snapshot "$before"
+	host_snapshot "$BATS_TEST_TMPDIR/host.before"
 	run as_subuser "$GPURUN" "$APT_TAR" true
 	assert_success
+}
+
+@test "with subordinate ranges, cache rm removes a tree owned by the range and leaves nothing" {
+	apt_tree_cached
 	run find "$(sub_cache)" -user "$((SUB_START + APT_UID - 1))"
 	assert_output --partial /var/lib/apt/lists/partial/deb.debian.org_InRelease
 	local id
@@ -301,24 +307,18 @@ assert_cache_empty_of_trees() {
 	assert_success
 	assert_output "removed $id"
 	assert_cache_empty_of_trees
-	assert_host_unchanged "$before"
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
 }
 
 @test "with subordinate ranges, cache prune removes trees owned by the range and leaves nothing" {
-	need_subuser
-	fresh_subuser_cache
-	apt_image
-	local before=$BATS_TEST_TMPDIR/host.before
-	host_snapshot "$before"
-	run as_subuser "$GPURUN" "$APT_TAR" true
-	assert_success
+	apt_tree_cached
 	run as_subuser env GPURUN_NO_SUBID=1 "$GPURUN" "$APT_TAR" true
 	assert_success
 	run as_subuser "$GPURUN" cache prune --max-size 0
 	assert_success
 	assert_output "pruned 2 images"
 	assert_cache_empty_of_trees
-	assert_host_unchanged "$before"
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
 }
 
 @test "with subordinate ranges, what a killed unpack left is swept by the next launch, files of the range too" {
