@@ -22,7 +22,7 @@ ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) -D_GNU_SOURCE -DGPURUN_VERSION='"$(VERSIO
 # From the static archives only the tar reader, the four filters, the disk
 # writer, SHA-256, libcap-ng, jansson, libyaml and xxHash's XXH64 end up in
 # the binary.  libcurl stays a dlopen() on the first pull only.
-# libseccomp is not linked at all: ns/gen/seccomp_gen.c uses it at build time.
+# libseccomp is not linked at all: tools/seccomp_gen.c uses it at build time.
 ARCHIVE_DEPS = -lacl -llzma -lzstd -llz4 -lbz2 -lz
 LIBS = -Wl,--as-needed -Wl,-Bstatic -larchive -lcrypto $(ARCHIVE_DEPS) -lcap-ng -ljansson -lyaml -lxxhash \
 	-Wl,-Bdynamic -ldl -lpthread
@@ -34,10 +34,13 @@ LIBS = -Wl,--as-needed -Wl,-Bstatic -larchive -lcrypto $(ARCHIVE_DEPS) -lcap-ng 
 # instead of each resolving its own.
 HARDEN_LDFLAGS := -Wl,-z,relro -Wl,-z,now
 
-LIB_SRCS := $(sort $(wildcard base/*.c ns/*.c gpu/*.c rootfs/*.c))
+# The library's folders, one part each (HACKING.md); tests/layering.sh maps
+# each to its floor.  gpu/probe/ is a program of its own (below).
+LIB_DIRS := base base/plan ns ns/userns gpu gpu/cdi rootfs rootfs/unpack rootfs/cache rootfs/image rootfs/registry
+LIB_SRCS := $(sort $(wildcard $(addsuffix /*.c,$(LIB_DIRS))))
 LIB_OBJS := $(LIB_SRCS:.c=.o)
 # ns/seccomp_bpf.h is generated (below): name it, the wildcard may not see it yet.
-HDRS := $(sort $(wildcard base/*.h ns/*.h gpu/*.h rootfs/*.h) ns/seccomp_bpf.h)
+HDRS := $(sort $(wildcard $(addsuffix /*.h,$(LIB_DIRS))) ns/seccomp_bpf.h)
 
 # Debian packages each target needs; `make deps` installs the missing ones.
 DEPS_BUILD := gcc make pkg-config libarchive-dev libcap-ng-dev libseccomp-dev libjansson-dev libssl-dev \
@@ -86,12 +89,12 @@ libgpurun.a: $(LIB_OBJS)
 
 # The seccomp filter, compiled by libseccomp once, here, instead of on every
 # launch (ns/security.c loads the array with one seccomp(2)).
-ns/gen/seccomp_gen: ns/gen/seccomp_gen.c
+tools/seccomp_gen: tools/seccomp_gen.c
 	$(CC) $(CSTD) $(WARN) $(CFLAGS) -D_GNU_SOURCE $(shell $(PKG_CONFIG) --cflags libseccomp 2>/dev/null) \
 		-o $@ $< $(shell $(PKG_CONFIG) --libs libseccomp 2>/dev/null)
 
-ns/seccomp_bpf.h: ns/gen/seccomp_gen
-	./ns/gen/seccomp_gen >$@.tmp && mv $@.tmp $@
+ns/seccomp_bpf.h: tools/seccomp_gen
+	./tools/seccomp_gen >$@.tmp && mv $@.tmp $@
 
 # The man page is written in docs/gpurun.1.md (its synopsis, run options and
 # exit status generated from `gpurun --help` by docs/gen-options.py) and
@@ -122,7 +125,7 @@ spank/gpurun.so: spank/gpurun_spank.c
 		-fstack-protector-strong -D_FORTIFY_SOURCE=2 -o $@ $<
 
 clean:
-	rm -f gpurun gpurun.o libgpurun.a $(LIB_OBJS) ns/gen/seccomp_gen ns/seccomp_bpf.h docs/gpurun.1 spank/gpurun.so \
+	rm -f gpurun gpurun.o libgpurun.a $(LIB_OBJS) tools/seccomp_gen ns/seccomp_bpf.h docs/gpurun.1 spank/gpurun.so \
 		gpu/probe/gpurun-smoke
 	rm -rf tests/build
 
@@ -205,8 +208,8 @@ layering: gpurun
 # Every C file of the tree but the generated seccomp filter, in the layout
 # .clang-format describes: `make lint` fails on one that differs (besides
 # cppcheck's findings), `make format` rewrites them in place.
-FORMAT_SRCS := $(filter-out ns/seccomp_bpf.h tests/build/%,$(sort $(wildcard base/*.[ch] ns/*.[ch] ns/gen/*.c gpu/*.[ch] \
-	rootfs/*.[ch] gpu/probe/*.[ch] spank/*.[ch]) $(wildcard tests/*.c tests/*/*.c))) gpurun.c
+FORMAT_SRCS := $(filter-out ns/seccomp_bpf.h tests/build/%,$(sort $(wildcard $(addsuffix /*.[ch],$(LIB_DIRS)) \
+	tools/*.c gpu/probe/*.[ch] spank/*.[ch]) $(wildcard tests/*.c tests/*/*.c))) gpurun.c
 CLANG_FORMAT ?= clang-format
 
 lint:

@@ -1,5 +1,5 @@
 /* gpurun.c — the command line.  It reads options, the image and the GPU
- * request, and turns them into a plan (base/plan.h): an ordered list of setup
+ * request, and turns them into a plan (base/plan/plan.h): an ordered list of setup
  * steps that ns/ carries out inside fresh namespaces, or prints for
  * --dry-run.  It is the only place that decides to exit.  run_main() reads
  * as the story of a launch:
@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "base/opt.h"
-#include "gpu/cdi.h"
+#include "gpu/cdi/cdi.h"
 #include "gpu/gpu.h"
 #include "gpu/smoke.h"
 #include "ns/ns.h"

@@ -13,7 +13,7 @@
  *   progress.c  progress lines redrawn in place on a terminal
  *
  * Layering (checked by `make layering`): base/ includes nothing of gpurun;
- * base/plan.c uses only this header; rootfs/ and gpu/ use base/; ns/ uses
+ * base/plan/plan.c uses only this header; rootfs/ and gpu/ use base/; ns/ uses
  * base/ and rootfs/; gpurun.c uses everything.
  *
  * Library-like code (rootfs/, gpu/, parsers, the plan executor) reports

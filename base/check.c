@@ -1,5 +1,5 @@
 /* base/check.c — printing the verdicts of `gpurun doctor`.  The checks live
- * where their knowledge lives (ns/doctor.c, gpu/doctor.c, rootfs/cachedoctor.c);
+ * where their knowledge lives (ns/doctor.c, gpu/doctor.c, rootfs/cache/cachedoctor.c);
  * this is only the shared line format and the tally that sets the exit
  * status (or, for --json, the list base/json.c prints). */
 #include "base.h"

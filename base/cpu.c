@@ -9,7 +9,7 @@
  *
  * Not for the decompressor thread: on another CPU its blocks would change
  * CPU at every handoff, where the extracting thread otherwise picks them up
- * warm; its creator yields to it instead (rootfs/stream.c). */
+ * warm; its creator yields to it instead (rootfs/unpack/stream.c). */
 #include "base.h"
 
 #include <sched.h>

@@ -1,8 +1,8 @@
 /* base/progress.c — the one printer of progress on a terminal: lines on
  * stderr redrawn in place (carriage return, erase the line; cursor up over
  * a block of lines), and the clock and megabyte figures they show.  An
- * image's unpack line (rootfs/image.c) and a pull's block of layer lines
- * (rootfs/regpool.c) both print through it; the callers decide that stderr
+ * image's unpack line (rootfs/image/image.c) and a pull's block of layer lines
+ * (rootfs/registry/regpool.c) both print through it; the callers decide that stderr
  * is a terminal.
  *
  * While a line is on the terminal without its newline, a signal that ends

@@ -16,7 +16,7 @@
  * initialising in the confined helper (gpu/helper.c) or not seeing the
  * selected GPUs.  It warns when launches work but worse: no driver on a
  * host with no sign of one, a persistence daemon that is not running or
- * left a stale socket.  The CDI specs' verdict is gpu/cdistale.c's. */
+ * left a stale socket.  The CDI specs' verdict is gpu/cdi/cdistale.c's. */
 #include "gpu.h"
 
 #include <dirent.h>
@@ -33,7 +33,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "cdi.h"
+#include "cdi/cdi.h"
 #include "gpu_int.h"
 
 /* A character node of the driver root with the given numbers? */

@@ -142,7 +142,7 @@ static int collect_libs(struct gpu_driver *drv, unsigned inj, int bits, struct i
 					   err);
 	for (size_t i = 0; i < found.n; i++) {
 		const char *base = strrchr(found.v[i], '/') + 1;
-		/* The image's library directory of that word size (base/plan.h). */
+		/* The image's library directory of that word size (base/plan/plan.h). */
 		inj_add_file(v, n, found.v[i], xasprintf("%s/%s", bits == 64 ? LIBDIR_VAR : LIBDIR32_VAR, base));
 		(*v)[*n - 1].soname = sonames.v[i];
 	}

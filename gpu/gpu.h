@@ -1,5 +1,5 @@
 /* gpu/gpu.h — what gpu/ offers the rest of gpurun for GPUs by --gpus (CDI
- * is gpu/cdi.h), by the file that defines it:
+ * is gpu/cdi/cdi.h), by the file that defines it:
  *   inject.c  gpu_configure (struct gpu_opts, struct gpu_result): NVIDIA
  *             driver discovery under a driver root, GPU selection,
  *             requirement checks, and the plan ops that inject the
@@ -9,14 +9,14 @@
  *             `gpurun list`
  *   doctor.c  gpu_doctor: `gpurun doctor`'s driver checks
  * gpu/ never mounts anything itself: it appends ops to the plan
- * (base/plan.h). */
+ * (base/plan/plan.h). */
 #ifndef GPURUN_GPU_H
 #define GPURUN_GPU_H
 
 #include <stddef.h>
 
 #include "../base/base.h"
-#include "../base/plan.h"
+#include "../base/plan/plan.h"
 
 struct gpu_opts {
 	const char *driver_root; /* --driver-root; NULL: GPURUN_DRIVER_ROOT, else "/" */
@@ -34,7 +34,7 @@ struct gpu_result {
 	char *ldconfig_dirs;    /* ':'-separated dirs for OP_LDCONFIG after the pivot, or NULL */
 	struct strv host_steps; /* dry run: commands a launch would run on the host first */
 	char *compat_driver;    /* the driver version, when libcuda is injected: the image's
-				 * CUDA_COMPAT_DIR goes first if newer (base/plan.h) */
+				 * CUDA_COMPAT_DIR goes first if newer (base/plan/plan.h) */
 };
 
 /* Decide whether this is a GPU container and, if so, append the injection

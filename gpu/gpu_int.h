@@ -1,7 +1,7 @@
 /* gpu/gpu_int.h — what the files of gpu/ share among themselves (and with
  * the fuzz targets and unit tests, which drive the parsers directly),
  * grouped below by the file that defines it.  Nothing here is for the rest
- * of gpurun: that is gpu/gpu.h (and gpu/cdi.h for CDI).
+ * of gpurun: that is gpu/gpu.h (and gpu/cdi/cdi.h for CDI).
  *
  * The pieces, in the order a launch uses them, each with its section here:
  *   ldcache.c   the driver root's /etc/ld.so.cache, parsed natively

@@ -18,7 +18,7 @@
 
 #include "../base/base.h"
 #include "../base/opt.h"
-#include "../base/plan.h"
+#include "../base/plan/plan.h"
 #include "../rootfs/rootfs.h"
 
 struct run_config {
@@ -32,7 +32,7 @@ struct run_config {
 	int import_run;
 	int read_only;
 	int unprivileged;     /* add a user namespace mapping the caller to root */
-	struct subids subids; /* unprivileged with ranges and Debian's uidmap: a full id map (rootfs/idmap.c) */
+	struct subids subids; /* unprivileged with ranges and Debian's uidmap: a full id map (ns/userns/idmap.c) */
 	int fake_ids;         /* one id mapped: setgroups, set*id and chown succeed doing nothing
 				* (ns/security.c), so that package managers run */
 	int keep_owner;       /* root with every id mapped, or the range's map: archives keep their owners */

@@ -26,7 +26,7 @@ const char *image_libdir(int dirfd)
 	return plan_libdir_for(fd >= 0);
 }
 
-/* $LIBDIR32 of the tree at dirfd (see base/plan.h for the rule). */
+/* $LIBDIR32 of the tree at dirfd (see base/plan/plan.h for the rule). */
 const char *image_libdir32(int dirfd)
 {
 	struct stat a, b;

@@ -1,7 +1,7 @@
 /* ns/security.c — what the command (and the image's ldconfig) gets before
  * exec: a reduced capability set (libcap-ng), no_new_privs, and a seccomp
  * deny-list modelled on docker's default profile, compiled by libseccomp at
- * build time (ns/gen/seccomp_gen.c).
+ * build time (tools/seccomp_gen.c).
  *
  * Why these three: a root payload that kept CAP_MKNOD could re-create
  * /dev/nvidia1 and defeat --gpus 0; CAP_SYS_ADMIN would let it mount its way
@@ -88,7 +88,7 @@ int sec_no_new_privs(struct gerr *err)
  * io_uring, open_by_handle_at, every mount call, setns/unshare, clone's
  * namespace flags, clone3 as ENOSYS, the terminal ioctls TIOCSTI, TIOCLINUX,
  * TIOCSETD, TIOCCONS and TIOCVHANGUP, ...) lives in
- * ns/gen/seccomp_gen.c: libseccomp compiles it there, at build time, into
+ * tools/seccomp_gen.c: libseccomp compiles it there, at build time, into
  * the BPF program below, so a launch pays one seccomp(2) instead of
  * libseccomp's rule trees (a quarter of a launch's user CPU). */
 #include "seccomp_bpf.h"
@@ -112,7 +112,7 @@ int sec_seccomp(struct gerr *err)
 
 /* The id calls a single-id user namespace cannot honour (setgroups, set*id,
  * chown to another id) answered with success, so that package managers run
- * (ns/gen/seccomp_gen.c says why that withholds nothing).  A second filter
+ * (tools/seccomp_gen.c says why that withholds nothing).  A second filter
  * on top of the deny-list: the kernel runs both and the stricter answer
  * wins, and "errno 0" is stricter than "allow". */
 int sec_seccomp_fake_ids(struct gerr *err)

@@ -1,13 +1,13 @@
 /* ns/subid.c — who runs gpurun and the user namespace that follows from
  * it: the caller's ids, and whether the container gets the full id map of
- * the caller's subordinate ranges (rootfs/idmap.c reads them and writes the
+ * the caller's subordinate ranges (ns/userns/idmap.c reads them and writes the
  * map with Debian's newuidmap and newgidmap, as podman does) or one id.
  *
  * Why: with one id mapped, no other user exists in the container, so
  * package managers that switch to a service user (apt's _apt) or chown to
  * one cannot work for real (ns/security.c then answers those calls with a
  * harmless success).  A range makes them real.  The image cache makes its
- * trees under the same map, found by the same lookup (rootfs/cache.c), so
+ * trees under the same map, found by the same lookup (rootfs/cache/cache.c), so
  * the image's files keep their owners inside. */
 #include <fcntl.h>
 #include <string.h>
@@ -40,7 +40,7 @@ void ns_caller(struct run_config *cfg)
 	/* Archives keep their owners where the image's ids exist: as root
 	 * with every id mapped, and with the range, whose map P1 is root of
 	 * when it unpacks a --no-cache image (the cache unpacks under the
-	 * same map, rootfs/idmap.c). */
+	 * same map, ns/userns/idmap.c). */
 	cfg->keep_owner = cfg->unprivileged ? cfg->subids.uid_count > 0 : ids_all_mapped();
 	cfg->setgroups_denied = !cfg->unprivileged && setgroups_denied();
 }

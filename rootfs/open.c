@@ -1,10 +1,10 @@
 /* rootfs/open.c — what IMAGE on the command line names, opened once and
  * before any namespace work, so that a bad image fails fast in one line: a
- * registry reference (rootfs/registry.c); a root file system directory
+ * registry reference (rootfs/registry/registry.c); a root file system directory
  * (overlaid, never modified) unless it is an OCI or dir: layout; with
  * --no-cache a root file system archive, opened and sniffed here and
  * unpacked into the run's tmpfs, or a layered image read here and unpacked
- * in the run; anything else through the cache (rootfs/image.c). */
+ * in the run; anything else through the cache (rootfs/image/image.c). */
 #include "rootfs.h"
 
 #include <errno.h>
@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../base/plan.h"
+#include "../base/plan/plan.h"
 
 static int from_registry(const char *arg, const struct image_open_opts *o, unsigned flags, struct cache *cache,
 			 struct image *img, struct opened_image *out, struct gerr *err)

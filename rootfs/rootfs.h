@@ -1,23 +1,35 @@
-/* rootfs/rootfs.h — what rootfs/ offers the rest of gpurun, grouped here by
+/* rootfs/rootfs.h — what rootfs/, where the container's root file system
+ * comes from, offers the rest of gpurun.  rootfs/ has four parts, a folder
+ * each with one header for the other parts (the lower first: a part uses
+ * only those before it):
+ *
+ *   unpack/    safe unpacking of tar archives with libarchive, and the
+ *              decompressor thread (unpack/unpack.h)
+ *   cache/     the image cache: its directory, locks, layers and records,
+ *              `cache ls|rm|prune` and doctor's check (cache/cache.h)
+ *   image/     images as users hold them: archives and layouts, their
+ *              manifests and configs, platforms, --user (image/image.h)
+ *   registry/  images pulled from a registry (registry/registry.h)
+ *
+ * and open.c beside them: what IMAGE on the command line names.  Here, by
  * the file that defines it:
  *
- *   unpack.c       safe unpacking of a root file system tar archive with
- *                  libarchive (rootfs_unpack, and in two steps), the cap
- *                  on an image's size, the check of an entry's path
- *   probe.c        rootfs_probe: is a file an archive gpurun accepts
- *   user.c         --user lookup in the image's own /etc/passwd and
- *                  /etc/group, and its pure parsers
- *   image.c        image_prepare: an image file or layout, into the cache
- *                  (struct image; image_free is cacherecord.c's)
- *   cache.c        opening and closing the cache (struct cache)
- *   registry.c     registry_prepare: an image pulled from a registry
- *                  (the files that help it share registry_int.h)
- *   open.c         image_open: what IMAGE on the command line names
- *   cacheadmin.c   `gpurun cache ls|rm|prune`
- *   cachedoctor.c  `gpurun doctor`'s check of the cache
- *   idmap.c        the caller's subordinate id ranges and the full id map
- *                  made from them (struct subids)
+ *   unpack/unpack.c   rootfs_unpack, and in two steps; the check of an
+ *                     entry's path
+ *   unpack/room.c     the cap on an image's size
+ *   unpack/probe.c    rootfs_probe: is a file an archive gpurun accepts
+ *   image/user.c      --user lookup in the image's own /etc/passwd and
+ *                     /etc/group, and its pure parsers
+ *   image/image.c     image_prepare: an image file or layout, into the
+ *                     cache (struct image; image_free is
+ *                     cache/cacherecord.c's)
+ *   cache/cache.c     opening and closing the cache (struct cache)
+ *   registry/registry.c  registry_prepare: an image pulled from a registry
+ *   open.c            image_open: what IMAGE on the command line names
+ *   cache/cacheadmin.c   `gpurun cache ls|rm|prune`
+ *   cache/cachedoctor.c  `gpurun doctor`'s check of the cache
  *
+ * The caller's subordinate id ranges (struct subids) are ns/userns/'s.
  * Errors come back as values (struct gerr); nothing here exits. */
 #ifndef GPURUN_ROOTFS_H
 #define GPURUN_ROOTFS_H
@@ -26,6 +38,7 @@
 #include <sys/types.h>
 
 #include "../base/base.h"
+#include "../ns/userns/userns.h"
 
 /* rootfs_unpack() flags */
 #define UNPACK_CLEAR_SUID 0x1 /* clear setuid/setgid bits (unprivileged runs) */
@@ -119,24 +132,6 @@ int rootfs_lookup_user(int rootfd, const char *spec, uid_t *uid, gid_t *gid, cha
 int rootfs_user_groups(int rootfd, int group_rootfd, const char *spec, gid_t primary, gid_t *groups, size_t *n,
 		       struct gerr *err);
 
-/* ---- subordinate ids (idmap.c) ------------------------------------------ */
-
-/* The caller's subordinate ranges; uid_count 0: none. */
-struct subids {
-	uid_t uid;
-	gid_t gid;
-	unsigned long uid_start, uid_count, gid_start, gid_count;
-};
-/* The caller's first ranges in /etc/subuid and /etc/subgid (by name or
- * uid), when the caller is not root, newuidmap and newgidmap are installed
- * and GPURUN_NO_SUBID is unset (or 0); -1 when there is no full map to
- * make.  subid_range_parse reads one file's text. */
-int subid_lookup(uid_t uid, gid_t gid, struct subids *out);
-int subid_range_parse(const char *text, const char *name, unsigned long id, unsigned long *start, unsigned long *count);
-/* The full map for the process pid (in its own user namespace), written by
- * newuidmap and newgidmap: 0 -> the caller, 1..N -> the range. */
-int subid_write_maps(const struct subids *s, pid_t pid, struct gerr *err);
-
 /* ---- images and the cache (image.c, cache*.c, registry.c) ---------------- */
 
 /* What an image's config asks for (NULL: it does not say). */
@@ -161,7 +156,7 @@ struct image {
 void image_free(struct image *img);
 
 struct cache {
-	char *root;        /* the area of the launch's id map (rootfs/cache.c) */
+	char *root;        /* the area of the launch's id map (rootfs/cache/cache.c) */
 	int fd;            /* the root directory; -1 without create when the area is not made yet */
 	int lockfd;        /* ROOT/lock, held shared while gpurun runs */
 	int keep_owner;    /* unpack with the entries' owners (root outside a user namespace,
@@ -172,7 +167,7 @@ struct cache {
 };
 
 /* Open the cache (creating it with create) in the area of the id map a
- * launch of this caller gets; see rootfs/cache.c.  Without create, a
+ * launch of this caller gets; see rootfs/cache/cache.c.  Without create, a
  * missing cache is an error with err->errnum ENOENT, and a missing area of
  * a cache that is there is an open cache with fd -1 (nothing in it). */
 int cache_open(struct cache *c, int create, struct gerr *err);
@@ -196,7 +191,7 @@ int image_prepare(const char *path, const char *name, const char *selector, stru
  * dir: layout of skopeo, buildah and podman. */
 int image_is_layout_dir(const char *path);
 
-/* Registry pulls (rootfs/registry.c): IMAGE is "docker://REF". */
+/* Registry pulls (rootfs/registry/registry.c): IMAGE is "docker://REF". */
 #define REGISTRY_PREFIX "docker://"
 struct pull_opts {
 	const char *platform; /* "os/arch[/variant]", or NULL: this machine's */
@@ -230,12 +225,12 @@ struct opened_image {
 int image_open(const char *arg, const struct image_open_opts *o, struct cache *cache, struct image *img,
 	       struct opened_image *out, struct gerr *err);
 
-/* `gpurun cache ls|rm|prune` (rootfs/cacheadmin.c): print or change the
+/* `gpurun cache ls|rm|prune` (rootfs/cache/cacheadmin.c): print or change the
  * cache; 0 or -1 with err.  json: ls prints the docs/json.md document. */
 int cache_list(struct cache *c, int json, struct gerr *err);
 int cache_remove(struct cache *c, const char *what, struct gerr *err);
 int cache_prune(struct cache *c, unsigned long long max_bytes, struct gerr *err);
-/* `gpurun doctor`'s verdict on the cache directory (rootfs/cachedoctor.c);
+/* `gpurun doctor`'s verdict on the cache directory (rootfs/cache/cachedoctor.c);
  * returns its path (malloc'ed) or NULL when there is none to be had. */
 char *cache_doctor(struct checks *ck);
 

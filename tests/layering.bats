@@ -48,7 +48,7 @@ obj() {
 	obj gpu/zz.c 'int rootfs_probe(int, const char *, void *); int zz(void) { return rootfs_probe(0, 0, 0); }'
 	run bash "$COPY/tests/layering.sh"
 	assert_failure
-	assert_output --partial "gpu/zz.c (gpu) uses rootfs_probe from rootfs/probe.c (rootfs)"
+	assert_output --partial "gpu/zz.c (gpu) uses rootfs_probe from rootfs/unpack/probe.c (rootfs)"
 }
 
 @test "two files that call each other are a circle" {

@@ -2,13 +2,16 @@
 # tests/layering.sh — `make layering`: fail when the code's dependencies go
 # against the layers, or when files depend on each other in a circle.
 #
-# Layers, lowest first (a file may use its own layer and any lower one):
-#   base    base/ except the plan: errors, memory, strings, files
-#   plan    base/plan.* and base/planshow.c: the list of ops, its shared description and its printer
-#   rootfs  rootfs/: where the root file system comes from
-#   gpu     gpu/: driver discovery and injection (adds ops to the plan)
+# Layers, lowest first (a file may use its own layer and any lower one),
+# each a set of folders; a file belongs to the layer of its own folder:
+#   base    base/: errors, memory, strings, files
+#   plan    base/plan/: the list of ops, its shared description and its printer
+#   userns  ns/userns/: subordinate id ranges and work under a full id map
+#           (the image cache unpacks under the map the container gets)
+#   rootfs  rootfs/ and its folders: where the root file system comes from
+#   gpu     gpu/ and gpu/cdi/: driver discovery and injection (adds ops to the plan)
 #   ns      ns/: namespaces, mounts, pivot, init, the plan executor
-#   cli     gpurun.c
+#   cli     gpurun.c and cli/: the command line
 # rootfs and gpu are side by side: neither may use the other.
 #
 # Two views are checked: the #include lines of every .c and .h file, and the
@@ -26,8 +29,33 @@ cd "$(dirname "$0")/.." || exit 2
 # Byte order for sort, awk's comparisons and tsort, whatever the caller's locale.
 export LC_ALL=C
 
-sources=(gpurun.c base/*.[ch] rootfs/*.[ch] gpu/*.[ch] ns/*.[ch])
-objects=(gpurun.o base/*.o rootfs/*.o gpu/*.o ns/*.o)
+# Every folder of the tree and its layer: the one table this check reads.
+declare -A layer_dirs=(
+	[.]=cli [cli]=cli
+	[base]=base [base/plan]=plan
+	[ns/userns]=userns [ns]=ns
+	[rootfs]=rootfs [rootfs/unpack]=rootfs [rootfs/cache]=rootfs [rootfs/image]=rootfs [rootfs/registry]=rootfs
+	[gpu]=gpu [gpu/cdi]=gpu [gpu/probe]=gpu
+)
+# A folder of C files that the table does not name would go unchecked.
+while IFS= read -r d; do
+	if [[ -z ${layer_dirs[$d]:-} ]]; then
+		printf 'layering: %s\n' "$d/ holds C files but has no layer: add it to layer_dirs in tests/layering.sh" >&2
+		exit 1
+	fi
+done < <(find base ns gpu rootfs cli -name '*.[ch]' -printf '%h\n' 2>/dev/null | sort -u)
+shopt -s nullglob
+sources=(gpurun.c) objects=(gpurun.o)
+for d in "${!layer_dirs[@]}"; do
+	[[ $d == . ]] && continue
+	sources+=("$d"/*.[ch])
+	objects+=("$d"/*.o)
+done
+shopt -u nullglob
+dirmap=""
+for d in "${!layer_dirs[@]}"; do
+	dirmap+="$d=${layer_dirs[$d]} "
+done
 for o in "${objects[@]}"; do
 	if [[ ! -f $o ]]; then
 		printf 'layering: %s\n' "$o is missing: run 'make gpurun' first" >&2
@@ -44,22 +72,26 @@ nm -A -u "${objects[@]}" >"$tmp/undefined" || exit 2
 # The includes of every source (its input files), then the symbols:
 # complaints to stderr, one "FROM.c TO.c" line per symbol a file takes from
 # another into $tmp/edges, exit status 1 when anything was against the layers.
-awk -v defined="$tmp/defined" -v undefined="$tmp/undefined" -v edges="$tmp/edges" '
+awk -v defined="$tmp/defined" -v undefined="$tmp/undefined" -v edges="$tmp/edges" -v dirmap="$dirmap" '
+BEGIN {
+	n = split(dirmap, pairs, " ")
+	for (i = 1; i <= n; i++) {
+		split(pairs[i], kv, "=")
+		dir_layer[kv[1]] = kv[2]
+	}
+}
+# The layer of the folder a file is in (the top of the tree is gpurun.c).
 function layer_of(p) {
-	if (p ~ /^base\/(plan|planshow)\./) return "plan"
-	if (p ~ /^base\//) return "base"
-	if (p ~ /^rootfs\//) return "rootfs"
-	if (p ~ /^gpu\//) return "gpu"
-	if (p ~ /^ns\//) return "ns"
-	if (p ~ /^gpurun\./) return "cli"
-	return "unknown"
+	d = dir_of(p)
+	return (d in dir_layer) ? dir_layer[d] : "unknown"
 }
 function rank_of(l) {
 	if (l == "base") return 0
 	if (l == "plan") return 1
-	if (l == "rootfs" || l == "gpu") return 2
-	if (l == "ns") return 3
-	if (l == "cli") return 4
+	if (l == "userns") return 2
+	if (l == "rootfs" || l == "gpu") return 3
+	if (l == "ns") return 4
+	if (l == "cli") return 5
 	return 99
 }
 function allowed(from, to) {

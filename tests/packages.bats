@@ -104,7 +104,7 @@ id -u'
 # Run by the root suite as GPURUN_TEST_SUBUSER, an ordinary user to whom
 # useradd gave ranges (tests/run-bats.sh creates it); newuidmap and
 # newgidmap come from Debian's uidmap.  Its cache unpacks images under the
-# same map (an area of their own: rootfs/cache.c), so that files keep the
+# same map (an area of their own: rootfs/cache/cache.c), so that files keep the
 # image's owners.
 
 # as_subuser CMD...: CMD as the subordinate user (lib/subuser.bash), with a

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # A caller with subordinate id ranges pulling from a registry: the layers
 # are unpacked under the full id map a launch of that caller gets
-# (rootfs/unpack.c's child of the map), while this process still streams,
+# (rootfs/unpack/unpack.c's child of the map), while this process still streams,
 # decompresses and verifies each blob as it arrives.  Run by the root suite
 # as GPURUN_TEST_SUBUSER (tests/run-bats.sh gives it ranges), against a
 # plain-HTTP registry on 127.0.0.1 (tests/lib/registry.bash).  The apt and

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# Unpacking a tar image safely (rootfs/unpack.c, rootfs/probe.c,
-# rootfs/user.c).  Each hostile archive is built at
+# Unpacking a tar image safely (rootfs/unpack/unpack.c, rootfs/unpack/probe.c,
+# rootfs/image/user.c).  Each hostile archive is built at
 # test time with python3's tarfile, so the suite documents the attack it
 # refuses.  A refusal is one line "gpurun: unpack IMAGE: entry 'NAME':
 # PROBLEM" (or "gpurun: image IMAGE: PROBLEM" when the file is no tar at all),
@@ -281,7 +281,7 @@ victim_untouched() {
 
 @test "an archive cut short while it is unpacked: one line naming it, exit 125, nothing left (gzip, zstd, tar)" {
 	# The decoders and the plain tar's reader read the file through a
-	# mapping (rootfs/source.c): cut short under it, a read would otherwise
+	# mapping (rootfs/unpack/source.c): cut short under it, a read would otherwise
 	# be a SIGBUS that kills the launch without a word, or zeros that read
 	# as a quiet end of the archive.  tests/lib/cut_on_read.c cuts the file
 	# to 8 MiB when the launch asks for the 4th MiB of its mapping, or at
@@ -428,7 +428,7 @@ victim_untouched() {
 }
 
 # The probe inflates only the first 8 KiB of a .tar.gz to find the first
-# entry (rootfs/probe.c); where that is not enough, the full look decides.
+# entry (rootfs/unpack/probe.c); where that is not enough, the full look decides.
 @test "a .tar.gz whose first gzip member holds less than one tar header still unpacks" {
 	local tgz=$BATS_TEST_TMPDIR/short-first.tar.gz
 	{

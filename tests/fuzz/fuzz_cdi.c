@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../gpu/cdi.h"
+#include "../../gpu/cdi/cdi.h"
 
 static void check_edits(const struct cdi_edits *e)
 {

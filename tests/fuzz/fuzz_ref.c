@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz_ref.c — libFuzzer target for the pure parsers of registry
- * pulls (rootfs/ref.c): image references, WWW-Authenticate challenges and
+ * pulls (rootfs/registry/ref.c): image references, WWW-Authenticate challenges and
  * platform strings, all of which come from users or from a registry.  The
  * first byte picks the parser ('r', 'c', 'p'; anything else: all three).
  * Beyond "no crash, no leak", it checks the promises: an accepted reference
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../rootfs/rootfs_int.h"
+#include "../../rootfs/registry/registry.h"
 
 static int clean(const char *s)
 {

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../rootfs/rootfs_int.h"
+#include "../../rootfs/unpack/unpack.h"
 
 static const struct unpack_limits fuzz_limits = {
 	.max_entries = 512,

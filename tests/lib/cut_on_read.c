@@ -5,7 +5,7 @@
  *   CUT_ON_READ_PATH=FILE   the file to cut (matched by device and inode)
  *   CUT_ON_READ_SIZE=N      the size it is cut to
  *   CUT_ON_READ_AFTER=K     cut when the K-th piece of the mapping is asked
- *                           for (rootfs/source.c faults each piece in with
+ *                           for (rootfs/unpack/source.c faults each piece in with
  *                           one madvise(MADV_POPULATE_READ)); 0: right after
  *                           the mapping is made
  *

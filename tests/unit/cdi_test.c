@@ -1,4 +1,4 @@
-/* tests/unit/cdi_test.c — the CDI spec parser (gpu/cdiparse.c),
+/* tests/unit/cdi_test.c — the CDI spec parser (gpu/cdi/cdiparse.c),
  * table-driven: spec texts in YAML and JSON with what they parse to (cdi
  * versions, kind and device names, containerEdits' env, deviceNodes,
  * mounts and hooks) or the exact "line N: WHERE: problem" they are refused
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../gpu/cdi.h"
+#include "../../gpu/cdi/cdi.h"
 #include "unit.h"
 
 static void put_strv(struct sbuf *b, const char *sep, const struct strv *v)

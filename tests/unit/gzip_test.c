@@ -1,5 +1,5 @@
 /* tests/unit/gzip_test.c — gzip through the decompressor thread with ISA-L
- * (rootfs/gzip.c): the header is read by ISA-L's reader, the trailer by
+ * (rootfs/unpack/gzip.c): the header is read by ISA-L's reader, the trailer by
  * ours (partly out of ISA-L's bit buffer), and each member's CRC-32 is
  * checked by the reading side.  The input arrives in pieces of 1 byte to
  * 1 MiB, as a blob still being downloaded does, so that every header,
@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "../../rootfs/rootfs_int.h"
+#include "../../rootfs/unpack/unpack.h"
 #include "unit.h"
 
 /* Three members: one of 300,000 bytes (more than a block) with a name, a

@@ -1,5 +1,5 @@
 /* tests/unit/handoff_test.c — the blocks between the decompressor thread and
- * the extracting thread (rootfs/handoff.c): blocks arrive whole and in the
+ * the extracting thread (rootfs/unpack/handoff.c): blocks arrive whole and in the
  * order they were filled, a writer can run a whole pool ahead of the reader
  * and then waits, a block given back is the next one filled (so a reader
  * that keeps up touches only the first blocks of the mapping), a block's
@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../rootfs/rootfs_int.h"
+#include "../../rootfs/unpack/unpack.h"
 #include "unit.h"
 
 /* Block n of a stream: n + 1 bytes times 97 (never a whole block, never

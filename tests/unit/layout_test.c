@@ -1,6 +1,6 @@
 /* tests/unit/layout_test.c — the baseline layout of a container, checked as
  * ops (ns/layout.c), not as printed text; and the shared description of the
- * ops (base/plan.c) that the executor and the printer both read.
+ * ops (base/plan/plan.c) that the executor and the printer both read.
  *
  *   layout_test --list     the names of the cases
  *   layout_test CASE       run one case: exit 0, or 1 with what was wrong

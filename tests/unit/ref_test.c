@@ -1,4 +1,4 @@
-/* tests/unit/ref_test.c — the pure parsers of registry pulls (rootfs/ref.c),
+/* tests/unit/ref_test.c — the pure parsers of registry pulls (rootfs/registry/ref.c),
  * table-driven: image references normalised as docker does (docker.io,
  * library/, latest; registries with ports, localhost and IPv6; tags and
  * digests) or refused with their exact message, WWW-Authenticate
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../rootfs/rootfs_int.h"
+#include "../../rootfs/registry/registry.h"
 #include "unit.h"
 
 #define HEX "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"

@@ -1,4 +1,4 @@
-/* tests/unit/source_test.c — the decoders' mapped input (rootfs/source.c):
+/* tests/unit/source_test.c — the decoders' mapped input (rootfs/unpack/source.c):
  * a regular file is read through a mapping from its current offset, the
  * file offset ends where read() would have left it, what cannot be mapped
  * is read as before, and a file cut short under the mapping is an error of
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../rootfs/rootfs_int.h"
+#include "../../rootfs/unpack/unpack.h"
 #include "unit.h"
 
 #define FILE_BYTES (3 * 1024 * 1024 + 123)

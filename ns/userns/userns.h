@@ -1,0 +1,48 @@
+/* ns/userns/userns.h — user namespaces with more than one id: the caller's
+ * subordinate id ranges (/etc/subuid, /etc/subgid), the full map made from
+ * them with Debian's newuidmap and newgidmap as podman makes it, and work
+ * run in a child that is root of a user namespace with that map.  It sits
+ * below rootfs/ (tests/layering.sh): the image cache makes and removes its
+ * trees under the same map the container gets.  All of it is idmap.c's. */
+#ifndef GPURUN_NS_USERNS_H
+#define GPURUN_NS_USERNS_H
+
+#include <sys/types.h>
+
+#include "../../base/base.h"
+
+/* The caller's subordinate ranges; uid_count 0: none. */
+struct subids {
+	uid_t uid;
+	gid_t gid;
+	unsigned long uid_start, uid_count, gid_start, gid_count;
+};
+/* The caller's first ranges in /etc/subuid and /etc/subgid (by name or
+ * uid), when the caller is not root, newuidmap and newgidmap are installed
+ * and GPURUN_NO_SUBID is unset (or 0); -1 when there is no full map to
+ * make.  subid_range_parse reads one file's text. */
+int subid_lookup(uid_t uid, gid_t gid, struct subids *out);
+int subid_range_parse(const char *text, const char *name, unsigned long id, unsigned long *start, unsigned long *count);
+/* The full map for the process pid (in its own user namespace), written by
+ * newuidmap and newgidmap: 0 -> the caller, 1..N -> the range. */
+int subid_write_maps(const struct subids *s, pid_t pid, struct gerr *err);
+
+/* The map as a directory name ("u100000-65536-g100000-65536"), and back
+ * (-1 for any other name); the caller's own uid and gid complete it. */
+#define IDMAP_KEY_MAX 96
+void idmap_key(const struct subids *m, char *buf, size_t cap);
+int idmap_from_key(const char *key, struct subids *m);
+/* fn(arg, result, err) in a child that is root of a new user namespace
+ * with map m; meanwhile this process runs during(during_arg) when set.
+ * The child's result (result_len bytes) and error come back here. */
+struct idmap_work {
+	int (*fn)(void *arg, void *result, struct gerr *err);
+	void *arg;
+	void *result;
+	size_t result_len;
+	int (*during)(void *arg, struct gerr *err);
+	void *during_arg;
+};
+int idmap_run(const struct subids *m, const struct idmap_work *w, struct gerr *err);
+
+#endif

@@ -1,0 +1,455 @@
+/* rootfs/cache/cacheadmin.c — `gpurun cache ls`, `cache rm` and `cache prune`:
+ * listing the image records of every id map's area (every source of each,
+ * and the map it was unpacked under; --json: docs/json.md), and removing
+ * images and whatever no record needs any more, under the cache's exclusive
+ * lock (rootfs/cache/cache.c says what the lock guards and what an area is).  An
+ * area of a subordinate id map is cleaned through that map: its files
+ * belong to the range. */
+#include "cache_int.h"
+
+#include "../../base/json.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- ls, rm, prune ------------------------------------------------------- */
+
+struct entry {
+	char hex[DIGEST_HEX_LEN + 1];
+	struct image img;
+	struct timespec used;
+	size_t area; /* index into struct areas */
+};
+
+/* The cache's areas: TOP itself (the caller's own ids) first, then one per
+ * subordinate id map under TOP/idmaps. */
+struct areas {
+	struct cache *v;
+	size_t n;
+};
+
+static void areas_add(struct areas *a, const char *path, const struct subids *m)
+{
+	struct cache c;
+	struct gerr ignore = {0};
+	if (cache_open_at(&c, path, 0, &ignore) < 0) {
+		cache_close(&c);
+		return;
+	}
+	if (m) {
+		c.map = *m;
+		c.keep_owner = 1;
+	}
+	a->v = xrealloc(a->v, (a->n + 1) * sizeof *a->v);
+	a->v[a->n++] = c;
+}
+
+static struct areas areas_open(const struct cache *c)
+{
+	struct areas a = {0};
+	const char *top = c->top ? c->top : c->root;
+	areas_add(&a, top, NULL);
+	_cleanup_free_ char *dir = xasprintf("%s/idmaps", top);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		struct subids m;
+		if (idmap_from_key(de->d_name, &m) < 0)
+			continue;
+		_cleanup_free_ char *path = xasprintf("%s/%s", dir, de->d_name);
+		areas_add(&a, path, &m);
+	}
+	if (d)
+		closedir(d);
+	else if (fd >= 0)
+		close(fd);
+	return a;
+}
+
+static void areas_close(struct areas *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		cache_close(&a->v[i]);
+	free(a->v);
+	memset(a, 0, sizeof *a);
+}
+
+/* The map an area's trees were unpacked under, as `cache ls` shows it. */
+static void map_words(const struct cache *c, char *buf, size_t cap)
+{
+	const struct subids *m = &c->map;
+	if (!m->uid_count)
+		snprintf(buf, cap, "%s", geteuid() == 0 ? "root" : "one id");
+	else if (m->uid_start == m->gid_start && m->uid_count == m->gid_count)
+		snprintf(buf, cap, "%lu+%lu", m->uid_start, m->uid_count);
+	else
+		snprintf(buf, cap, "%lu+%lu/%lu+%lu", m->uid_start, m->uid_count, m->gid_start, m->gid_count);
+}
+
+static int by_use(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	if (x->used.tv_sec != y->used.tv_sec)
+		return x->used.tv_sec < y->used.tv_sec ? -1 : 1;
+	return (x->used.tv_nsec > y->used.tv_nsec) - (x->used.tv_nsec < y->used.tv_nsec);
+}
+
+/* Every image record of an area, appended to v[*n], area index ai.
+ * Damaged records are skipped (and later removed by prune). */
+static struct entry *area_entries(const struct cache *c, size_t ai, struct entry *v, size_t *n, int remove_bad)
+{
+	int fd = openat(c->fd, "images", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		if (l != DIGEST_HEX_LEN + strlen(".json") || strcmp(de->d_name + DIGEST_HEX_LEN, ".json"))
+			continue;
+		struct entry e = {.area = ai};
+		memcpy(e.hex, de->d_name, DIGEST_HEX_LEN);
+		struct stat st;
+		struct gerr ignore = {0};
+		if (!digest_hex_ok(e.hex) || fstatat(fd, de->d_name, &st, 0) < 0)
+			continue;
+		e.used = st.st_mtim;
+		if (cache_get_image(c, e.hex, &e.img, &ignore) < 0) {
+			image_free(&e.img);
+			if (remove_bad) /* a layer is gone: the record cannot be used */
+				(void)unlinkat(fd, de->d_name, 0);
+			continue;
+		}
+		/* cache_get_image marked it used: put the time back. */
+		struct timespec t[2] = {st.st_atim, st.st_mtim};
+		(void)utimensat(fd, de->d_name, t, 0);
+		v = xrealloc(v, (*n + 1) * sizeof *v);
+		v[(*n)++] = e;
+	}
+	if (d)
+		closedir(d);
+	else if (fd >= 0)
+		close(fd);
+	return v;
+}
+
+/* Every image record of every area, oldest use first. */
+static struct entry *read_entries(const struct areas *a, size_t *n, int remove_bad)
+{
+	struct entry *v = NULL;
+	*n = 0;
+	for (size_t i = 0; i < a->n; i++)
+		v = area_entries(&a->v[i], i, v, n, remove_bad);
+	if (v)
+		qsort(v, *n, sizeof *v, by_use);
+	return v;
+}
+
+static void free_entries(struct entry *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		image_free(&v[i].img);
+	free(v);
+}
+
+void human(char *buf, size_t cap, unsigned long long b)
+{
+	static const char *const units[] = {"B", "kB", "MB", "GB", "TB"};
+	double x = (double)b;
+	size_t u = 0;
+	while (x >= 1000 && u + 1 < COUNT_OF(units)) {
+		x /= 1000;
+		u++;
+	}
+	snprintf(buf, cap, u ? "%.1f%s" : "%.0f%s", x, units[u]);
+}
+
+/* The sources of an entry other than its latest (img.source@img.ref), newest
+ * first: the continuation lines of `cache ls`. */
+/* The sources of an entry other than its latest (img.source@img.ref), newest
+ * first: the continuation lines of `cache ls`, indented past the other
+ * columns (indent: the IDS column's width, or 0 when it is not shown). */
+static void print_other_sources(const struct entry *e, json_t *sources, int indent)
+{
+	for (size_t k = json_array_size(sources); k-- > 0;) {
+		json_t *x = json_array_get(sources, k);
+		const char *src = json_string_value(json_object_get(x, "source"));
+		const char *ref = json_string_value(json_object_get(x, "ref"));
+		if (!src || (e->img.source && !strcmp(src, e->img.source) &&
+			     (ref && e->img.ref ? !strcmp(ref, e->img.ref) : ref == e->img.ref)))
+			continue;
+		_cleanup_free_ char *source = xvisible(src);
+		_cleanup_free_ char *shown = xvisible(ref ? ref : "");
+		printf("%-14s %-9s %-16s %*s%s%s%s\n", "", "", "", indent, "", source, *shown ? "@" : "", shown);
+	}
+}
+
+static json_t *entry_json(const struct entry *e, const struct cache *area, json_t *sources)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "id", json_string(e->hex));
+	json_object_set_new(o, "bytes", json_integer((json_int_t)e->img.bytes));
+	json_object_set_new(o, "last_use", json_integer((json_int_t)e->used.tv_sec));
+	json_put_text(o, "source", e->img.source);
+	json_put_text(o, "ref", e->img.ref);
+	json_t *list = json_array(), *x;
+	size_t k;
+	json_array_foreach(sources, k, x)
+	{
+		json_t *s = json_object();
+		json_put_text(s, "source", json_string_value(json_object_get(x, "source")));
+		json_put_text(s, "ref", json_string_value(json_object_get(x, "ref")));
+		json_array_append_new(list, s);
+	}
+	json_object_set_new(o, "sources", list);
+	json_t *layers = json_array();
+	for (size_t l = 0; l < e->img.layer_ids.n; l++)
+		json_array_append_new(layers, json_string(e->img.layer_ids.v[l]));
+	json_object_set_new(o, "layers", layers);
+	const struct subids *m = &area->map;
+	json_object_set_new(o, "id_map",
+			    m->uid_count ? json_pack("{s:I, s:I, s:I, s:I}", "uid_start", (json_int_t)m->uid_start,
+						     "uid_count", (json_int_t)m->uid_count, "gid_start",
+						     (json_int_t)m->gid_start, "gid_count", (json_int_t)m->gid_count)
+					 : json_null());
+	return o;
+}
+
+#define IDS_WIDTH 14
+
+int cache_list(struct cache *c, int json, struct gerr *err)
+{
+	struct areas a = areas_open(c);
+	size_t n;
+	struct entry *v = read_entries(&a, &n, 0);
+	/* The IDS column only when some image was unpacked under a
+	 * subordinate map: else every tree is the caller's own. */
+	int ids = 0;
+	for (size_t i = 0; i < n; i++)
+		ids |= a.v[v[i].area].map.uid_count != 0;
+	json_t *doc = json ? json_object() : NULL, *images = json ? json_array() : NULL;
+	if (!json && ids)
+		printf("%-14s %-9s %-16s %-*s %s\n", "IMAGE ID", "SIZE", "LAST USE", IDS_WIDTH, "IDS", "SOURCE");
+	else if (!json)
+		printf("%-14s %-9s %-16s %s\n", "IMAGE ID", "SIZE", "LAST USE", "SOURCE");
+	for (size_t i = n; i-- > 0;) {
+		const struct cache *area = &a.v[v[i].area];
+		json_t *sources = cache_image_sources(area, v[i].hex);
+		if (json) {
+			json_array_append_new(images, entry_json(&v[i], area, sources));
+			json_decref(sources);
+			continue;
+		}
+		char size[32], when[32], map[64];
+		struct tm tm;
+		human(size, sizeof size, v[i].img.bytes);
+		strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime_r(&v[i].used.tv_sec, &tm));
+		map_words(area, map, sizeof map);
+		/* Sources and ref names come from images: shown, never acted on. */
+		_cleanup_free_ char *source = xvisible(v[i].img.source ? v[i].img.source : "?");
+		_cleanup_free_ char *ref = xvisible(v[i].img.ref ? v[i].img.ref : "");
+		if (ids)
+			printf("%-14.12s %-9s %-16s %-*s %s%s%s\n", v[i].hex, size, when, IDS_WIDTH, map, source,
+			       *ref ? "@" : "", ref);
+		else
+			printf("%-14.12s %-9s %-16s %s%s%s\n", v[i].hex, size, when, source, *ref ? "@" : "", ref);
+		print_other_sources(&v[i], sources, ids ? IDS_WIDTH + 1 : 0);
+		json_decref(sources);
+	}
+	free_entries(v, n);
+	areas_close(&a);
+	if (json) {
+		json_object_set_new(doc, "images", images);
+		return json_print(doc, err);
+	}
+	return fflush(stdout) == 0 ? 0 : gerr_set(err, errno, "write the list");
+}
+
+/* rm and prune change what running launches read: they wait for none.
+ * Every launch holds TOP/lock shared, whatever its area. */
+static int lock_exclusive(struct cache *c, struct gerr *err)
+{
+	const char *top = c->top ? c->top : c->root;
+	_cleanup_fd_ int dfd = open(top, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return gerr_set(err, errno, "cache %s", top);
+	c->toplockfd = openat(dfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (c->toplockfd < 0)
+		return gerr_set(err, errno, "cache: open %s/lock", top);
+	if (flock(c->toplockfd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno == EWOULDBLOCK)
+			return gerr_set(err, 0, "cache %s is in use by a running gpurun; try again when it ends", top);
+		return gerr_set(err, errno, "cache: lock %s/lock", top);
+	}
+	return 0;
+}
+
+static void remove_image_record(const struct cache *c, const char *hex)
+{
+	char rel[DIGEST_HEX_LEN + 16];
+	snprintf(rel, sizeof rel, "images/%s.json", hex);
+	(void)unlinkat(c->fd, rel, 0);
+}
+
+/* Everything no image record of the area needs: layers, partial unpacks,
+ * sources that point nowhere, and the lock files (under the exclusive lock
+ * no launch can hold or be waiting for one).  A layer's .ok goes first, so
+ * a half-removed layer is never trusted.  The trees of an area of a
+ * subordinate map are removed through that map (cache_remove_tree). */
+static int collect_garbage(const struct cache *c, struct gerr *err)
+{
+	struct areas one = {(struct cache *)c, 1};
+	size_t n;
+	struct entry *v = read_entries(&one, &n, 1);
+	const char *const subdirs[] = {"layers", "sources", "tmp", "locks"};
+	int rc = 0;
+	for (size_t s = 0; s < COUNT_OF(subdirs); s++) {
+		int fd = openat(c->fd, subdirs[s], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			int keep = 0;
+			if (s == 0) {
+				char hex[DIGEST_HEX_LEN + 1];
+				snprintf(hex, sizeof hex, "%.64s", de->d_name);
+				for (size_t i = 0; i < n && !keep; i++)
+					for (size_t l = 0; l < v[i].img.layer_ids.n && !keep; l++)
+						keep = !strcmp(v[i].img.layer_ids.v[l] + strlen(DIGEST_PREFIX), hex);
+			} else if (s == 1) {
+				char hex[DIGEST_HEX_LEN + 1];
+				keep = cache_lookup_source(c, de->d_name, hex);
+				for (size_t i = 0; keep && i < n; i++)
+					if (!strcmp(v[i].hex, hex))
+						keep = 2;
+				keep = keep == 2;
+			}
+			if (keep)
+				continue;
+			_cleanup_free_ char *ok = xasprintf("%s.ok", de->d_name);
+			if (s == 0)
+				(void)unlinkat(fd, ok, 0);
+			if (cache_remove_tree(c, fd, de->d_name) < 0 && rc == 0)
+				rc = gerr_set(err, errno, "cache: remove %s/%s/%s", c->root, subdirs[s], de->d_name);
+		}
+		if (d)
+			closedir(d);
+		else if (fd >= 0)
+			close(fd);
+	}
+	free_entries(v, n);
+	return rc;
+}
+
+static int collect_all(const struct areas *a, struct gerr *err)
+{
+	int rc = 0;
+	for (size_t i = 0; i < a->n; i++)
+		if (collect_garbage(&a->v[i], err) < 0)
+			rc = -1;
+	return rc;
+}
+
+int cache_remove(struct cache *c, const char *what, struct gerr *err)
+{
+	if (lock_exclusive(c, err) < 0)
+		return -1;
+	const char *want = str_after(what, DIGEST_PREFIX) ? str_after(what, DIGEST_PREFIX) : what;
+	char hex[DIGEST_HEX_LEN + 1] = "";
+	struct areas a = areas_open(c);
+	struct stat st;
+	int rc = 0;
+	if (stat(what, &st) == 0) {
+		/* A layout directory is known by the document the others hang
+		 * from, as the import keys it (rootfs/image/image.c). */
+		if (S_ISDIR(st.st_mode)) {
+			_cleanup_fd_ int dir = open(what, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (dir >= 0 && fstatat(dir, "index.json", &st, AT_SYMLINK_NOFOLLOW) < 0)
+				(void)fstatat(dir, "manifest.json", &st, AT_SYMLINK_NOFOLLOW);
+		}
+		_cleanup_free_ char *key = cache_source_key(&st, NULL);
+		for (size_t i = 0; i < a.n && !*hex; i++)
+			(void)cache_lookup_source(&a.v[i], key, hex);
+		if (!*hex)
+			rc = gerr_set(err, 0, "cache: %s is not in the cache %s", what, a.v[0].root);
+	} else {
+		size_t n, found = 0;
+		struct entry *v = read_entries(&a, &n, 0);
+		size_t wl = strlen(want);
+		/* One image may be in more than one area: it counts once. */
+		for (size_t i = 0; i < n; i++) {
+			int again = 0;
+			for (size_t k = 0; k < i && !again; k++)
+				again = !strcmp(v[k].hex, v[i].hex);
+			if (wl >= 4 && !strncmp(v[i].hex, want, wl) && !again) {
+				memcpy(hex, v[i].hex, sizeof hex);
+				found++;
+			}
+		}
+		free_entries(v, n);
+		if (found == 0)
+			rc = gerr_set(err, 0, "cache: no image %s in %s (see gpurun cache ls)", what,
+				      c->top ? c->top : c->root);
+		else if (found > 1)
+			rc = gerr_set(err, 0, "cache: %s names %zu images; give more of the digest", what, found);
+	}
+	/* The image goes from every area: it is one image, unpacked under
+	 * more than one map. */
+	for (size_t i = 0; rc == 0 && i < a.n; i++)
+		remove_image_record(&a.v[i], hex);
+	if (rc == 0)
+		rc = collect_all(&a, err);
+	areas_close(&a);
+	if (rc == 0)
+		printf("removed %.12s\n", hex);
+	return rc;
+}
+
+int cache_prune(struct cache *c, unsigned long long max_bytes, struct gerr *err)
+{
+	if (lock_exclusive(c, err) < 0)
+		return -1;
+	struct areas a = areas_open(c);
+	int rc = collect_all(&a, err);
+	size_t n, removed = 0;
+	struct entry *v = read_entries(&a, &n, 0);
+	/* Least recently used first, until the rest fits.  A layer counts once
+	 * per area: each map has its own tree of it. */
+	for (size_t i = 0; i < n; i++) {
+		unsigned long long total = 0;
+		struct strv seen = {0};
+		for (size_t j = i; j < n; j++)
+			for (size_t l = 0; l < v[j].img.layer_ids.n; l++) {
+				const char *id = v[j].img.layer_ids.v[l];
+				_cleanup_free_ char *key = xasprintf("%zu/%s", v[j].area, id);
+				int dup = 0;
+				for (size_t k = 0; k < seen.n && !dup; k++)
+					dup = !strcmp(seen.v[k], key);
+				if (dup)
+					continue;
+				strv_add(&seen, xstrdup(key));
+				total += cache_layer_bytes(&a.v[v[j].area], id + strlen(DIGEST_PREFIX));
+			}
+		strv_free(&seen);
+		if (total <= max_bytes)
+			break;
+		remove_image_record(&a.v[v[i].area], v[i].hex);
+		removed++;
+	}
+	free_entries(v, n);
+	if (removed && collect_all(&a, err) < 0)
+		rc = -1;
+	areas_close(&a);
+	if (rc < 0)
+		return -1;
+	printf("pruned %zu image%s\n", removed, removed == 1 ? "" : "s");
+	return 0;
+}
