@@ -36,7 +36,7 @@ HARDEN_LDFLAGS := -Wl,-z,relro -Wl,-z,now
 
 # The library's folders, one part each (HACKING.md); tests/layering.sh maps
 # each to its floor.  gpu/probe/ is a program of its own (below).
-LIB_DIRS := base base/plan ns ns/userns gpu gpu/cdi rootfs rootfs/unpack rootfs/cache rootfs/image rootfs/registry
+LIB_DIRS := base base/plan ns ns/userns gpu gpu/cdi rootfs rootfs/unpack rootfs/cache rootfs/image rootfs/registry cli
 LIB_SRCS := $(sort $(wildcard $(addsuffix /*.c,$(LIB_DIRS))))
 LIB_OBJS := $(LIB_SRCS:.c=.o)
 # ns/seccomp_bpf.h is generated (below): name it, the wildcard may not see it yet.
@@ -47,7 +47,7 @@ DEPS_BUILD := gcc make pkg-config libarchive-dev libcap-ng-dev libseccomp-dev li
 	libacl1-dev libzstd-dev liblz4-dev libbz2-dev liblzma-dev zlib1g-dev nettle-dev libxml2-dev \
 	libcurl4-openssl-dev libyaml-dev libisal-dev libxxhash-dev
 DEPS_DEMO := busybox-static libc-bin python3 zstd xz-utils bzip2 gzip tar
-DEPS_TEST := bats bats-assert bats-support bats-file clang libclang-rt-14-dev llvm clang-format \
+DEPS_TEST := bats bats-assert bats-support bats-file clang libclang-rt-14-dev llvm clang-format cppcheck \
 	busybox-static util-linux passwd procps zstd xz-utils bzip2 gzip tar iproute2 libc-bin file python3 \
 	umoci skopeo buildah docker-registry openssl apache2-utils curl python3-jwt python3-cryptography \
 	debootstrap dpkg-dev uidmap apt dpkg debian-archive-keyring slurmctld slurmd slurm-client munge libslurm-dev
@@ -97,7 +97,7 @@ ns/seccomp_bpf.h: tools/seccomp_gen
 	./tools/seccomp_gen >$@.tmp && mv $@.tmp $@
 
 # The man page is written in docs/gpurun.1.md (its synopsis, run options and
-# exit status generated from `gpurun --help` by docs/gen-options.py) and
+# exit status generated from `gpurun --help` by tools/gen-options.py) and
 # rendered here; the markers of those generated parts are not for roff.
 man: docs/gpurun.1
 
@@ -111,7 +111,7 @@ install: gpurun gpu/probe/gpurun-smoke docs/gpurun.1
 	install -d $(DESTDIR)$(LIBEXECDIR)/gpurun
 	install -m 0755 gpu/probe/gpurun-smoke $(DESTDIR)$(LIBEXECDIR)/gpurun/gpurun-smoke
 	install -m 0644 docs/gpurun.1 $(DESTDIR)$(MANDIR)/man1/gpurun.1
-	install -m 0644 docs/gpurun.bash-completion $(DESTDIR)$(BASHCOMPDIR)/gpurun
+	install -m 0644 contrib/gpurun.bash-completion $(DESTDIR)$(BASHCOMPDIR)/gpurun
 	if [ -f spank/gpurun.so ]; then install -d $(DESTDIR)$(SPANKDIR) && \
 		install -m 0755 spank/gpurun.so $(DESTDIR)$(SPANKDIR)/gpurun.so; fi
 
@@ -143,15 +143,15 @@ demo: deps
 	$(MAKE) gpurun
 	sh examples/demo.sh
 
-# Every test: the layering check, C units under sanitizers and the fuzz
-# corpora, then the bats suites as root and as an unprivileged user.  The
+# Every test: the layering check, the lint, C units under sanitizers and the
+# fuzz corpora, then the bats suites as root and as an unprivileged user.  The
 # builds are one parallel make, so that the serial steps (a link, the spank
 # plugin, the corpus replay) overlap with compiles instead of leaving a CPU
 # idle.
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 check: deps-test
 	$(MAKE) -j$(NPROC) all spank sanitize unit
-	$(MAKE) layering
+	$(MAKE) layering lint
 	bash tests/run-bats.sh
 
 test: check
@@ -214,7 +214,7 @@ CLANG_FORMAT ?= clang-format
 
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
-		--std=c11 --inline-suppr -D_GNU_SOURCE gpurun.c base ns gpu rootfs
+		--std=c11 --inline-suppr -D_GNU_SOURCE gpurun.c cli base ns gpu rootfs
 	$(CLANG_FORMAT) --dry-run --Werror $(FORMAT_SRCS)
 
 format:

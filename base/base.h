@@ -3,22 +3,24 @@
  * string buffers and vectors, shell quoting for the teaching view, small-file
  * reading, the one in-root open, and cleanup attributes.
  *
- *   err.c   struct gerr, and the few functions that print and exit
+ *   err.c   struct gerr, and the lines gpurun prints on stderr
  *   mem.c   allocation that cannot return NULL
  *   str.c   sbuf, strv, shell quoting, decimal parsing
  *   file.c  reading small files, writing all of a buffer, openat2 in a root
- *   check.c the one-line verdicts of `gpurun doctor`
+ *   check.c the verdicts `gpurun doctor` collects
  *   cpu.c   starting a child on another CPU than its parent's
- *   trust.c as root, whether a path is root's alone (DESIGN.md §8)
+ *   trust.c as root, whether a path is root's alone (docs/security.md)
  *   progress.c  progress lines redrawn in place on a terminal
  *
- * Layering (checked by `make layering`): base/ includes nothing of gpurun;
- * base/plan/plan.c uses only this header; rootfs/ and gpu/ use base/; ns/ uses
- * base/ and rootfs/; gpurun.c uses everything.
+ * Layering (checked by `make layering`, tests/layering.sh): base/ includes
+ * nothing of gpurun; base/plan/ uses only this header; rootfs/ and gpu/ use
+ * base/, base/plan/ and ns/userns/; ns/ uses those and rootfs/ and gpu/;
+ * gpurun.c and cli/ use everything.
  *
  * Library-like code (rootfs/, gpu/, parsers, the plan executor) reports
- * failure through a `struct gerr` and never exits; only gpurun.c decides to
- * die, and the processes that ns/ starts end themselves with _exit().  The
+ * failure through a `struct gerr` and never exits; only the command line
+ * (gpurun.c, cli/) decides to die, and the processes that ns/ starts end
+ * themselves with _exit().  The
  * one exception is running out of memory (mem.c): there is no caller that
  * could do anything better than stop. */
 #ifndef GPURUN_BASE_H
@@ -61,19 +63,15 @@ void gerr_clear(struct gerr *err);
 struct sbuf;
 void gerr_format(const struct gerr *err, struct sbuf *b);
 
-/* Print the error (gerr_format) to stderr and exit(code).  For gpurun.c. */
-__attribute__((noreturn)) void gerr_die(const struct gerr *err);
-__attribute__((noreturn, format(printf, 2, 3))) void die(int code, const char *fmt, ...);
 __attribute__((format(printf, 1, 2))) void warnx_(const char *fmt, ...);
-/* "gpurun: <message>" on stderr, shown as die() shows it, without exiting. */
+/* "gpurun: <message>" on stderr, shown as gerr_format shows a message. */
 __attribute__((format(printf, 1, 2))) void errorx_(const char *fmt, ...);
 
 /* ---- check.c ------------------------------------------------------------ */
 
 /* `gpurun doctor` collects one verdict per check from ns/, gpu/ and rootfs/;
  * each says in one line what was found and, when it is not "ok", what to
- * change.  Printed as "ok    NAME: text", "warn  NAME: text" or
- * "FAIL  NAME: text" on stdout. */
+ * change.  cli/doctor.c prints them. */
 enum check_level { CHECK_OK, CHECK_WARN, CHECK_FAIL };
 
 struct check_item {
@@ -82,7 +80,10 @@ struct check_item {
 };
 struct checks {
 	unsigned failed, warned;
-	int collect; /* keep the verdicts in items instead of printing them (--json) */
+	/* Called with each verdict as it comes (its strings are the
+	 * caller's only during the call); NULL: the verdicts are kept in
+	 * items instead (--json). */
+	void (*say)(const struct check_item *it);
 	struct check_item *items;
 	size_t nitems;
 };
@@ -90,13 +91,6 @@ struct checks {
 void check_say(struct checks *ck, enum check_level level, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void checks_free(struct checks *ck);
-/* `gpurun doctor --json`: the verdicts ck collected and the tally, as
- * docs/json.md says (base/json.c).  0, or -1 with err. */
-int checks_print_json(const struct checks *ck, struct gerr *err);
-/* The end of `gpurun doctor`: the JSON document when ck collected, else
- * the tally line; frees ck.  Returns doctor's exit status (1: a check
- * failed), or -1 with err. */
-int checks_report(struct checks *ck, struct gerr *err);
 
 /* ---- mem.c -------------------------------------------------------------- */
 

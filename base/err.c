@@ -99,23 +99,6 @@ static void print_line(const char *prefix, const char *fmt, va_list ap)
 	sbuf_free(&b);
 }
 
-void gerr_die(const struct gerr *err)
-{
-	struct sbuf b = {0};
-	gerr_format(err, &b);
-	fputs(b.s, stderr);
-	exit(err->code ? err->code : GPURUN_EXIT_FAIL);
-}
-
-void die(int code, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	print_line("gpurun: ", fmt, ap);
-	va_end(ap);
-	exit(code);
-}
-
 void errorx_(const char *fmt, ...)
 {
 	va_list ap;

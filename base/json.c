@@ -36,21 +36,3 @@ int json_print(json_t *doc, struct gerr *err)
 	free(text);
 	return r;
 }
-
-int checks_print_json(const struct checks *ck, struct gerr *err)
-{
-	static const char *const levels[] = {"ok", "warn", "fail"};
-	json_t *doc = json_object(), *list = json_array();
-	for (size_t i = 0; i < ck->nitems; i++) {
-		json_t *c = json_object();
-		json_put_text(c, "name", ck->items[i].name);
-		json_object_set_new(c, "level", json_string(levels[ck->items[i].level]));
-		json_put_text(c, "text", ck->items[i].text);
-		json_array_append_new(list, c);
-	}
-	json_object_set_new(doc, "checks", list);
-	json_object_set_new(doc, "failed", json_integer(ck->failed));
-	json_object_set_new(doc, "warnings", json_integer(ck->warned));
-	json_object_set_new(doc, "ok", json_boolean(!ck->failed));
-	return json_print(doc, err);
-}

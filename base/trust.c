@@ -1,4 +1,4 @@
-/* base/trust.c — the rule of DESIGN.md §8: run as root, gpurun executes,
+/* base/trust.c — the rule docs/design.md gives under "Modes": run as root, gpurun executes,
  * binds from a host tree or reads as policy only a path that no one but
  * root can change.  See base.h.
  *

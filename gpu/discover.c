@@ -234,7 +234,7 @@ int gpu_discover(const char *root, struct gpu_driver *drv, struct gerr *err)
 	if (drv->rootfd < 0)
 		return gerr_set(err, errno, "no NVIDIA driver found under %s: driver root %s", root, root);
 	/* As root, a driver root someone else can change is refused before
-	 * anything of it is read, run or bound (DESIGN.md §8).  Checked by
+	 * anything of it is read, run or bound (docs/design.md, "Modes").  Checked by
 	 * name after the open: then the name must still lead to what was
 	 * opened, or the fd could be of a tree swapped in before the check. */
 	struct stat opened, named;

@@ -24,7 +24,7 @@
  * The caller's PATH and CUDA_MPS_PIPE_DIRECTORY are not consulted: the
  * host environment does not steer what goes into a container.  Run as
  * root, inj_trust refuses a set with a file or node someone else could
- * have changed (DESIGN.md §8). */
+ * have changed (docs/design.md, "Modes"). */
 #include "gpu_int.h"
 
 #include <dirent.h>

@@ -8,6 +8,7 @@
  *   info.c    gpu_info and gpu_list (struct gpu_query): `gpurun info` and
  *             `gpurun list`
  *   doctor.c  gpu_doctor: `gpurun doctor`'s driver checks
+ *   smoke.c   the smoke probe and the host's facts it is given
  * gpu/ never mounts anything itself: it appends ops to the plan
  * (base/plan/plan.h). */
 #ifndef GPURUN_GPU_H
@@ -63,5 +64,14 @@ int gpu_list(const struct gpu_query *q, struct gerr *err);
  * also that those GPUs are usable end to end: the selection resolves, and
  * NVML and libcuda initialise in the confined helper and see them. */
 int gpu_doctor(struct checks *ck, const char *driver_root, const char *gpus);
+
+/* `gpurun smoke` (gpu/smoke.c): the probe it runs in the container, beside
+ * this gpurun in the build tree or in the installed libexec (malloc'ed), or
+ * NULL with err when it is missing or, run as root, not root's alone; and
+ * the probe's arguments with the host's facts (the Xids the kernel logged
+ * since boot, a libcuda of another version than the kernel module's)
+ * appended to a.  driver_root: --driver-root, or NULL. */
+char *smoke_probe_path(struct gerr *err);
+void smoke_probe_args(const char *driver_root, struct strv *a);
 
 #endif

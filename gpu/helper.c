@@ -13,7 +13,7 @@
  *
  * Run as root, the library (and, chrooted, all the dynamic loader reads in
  * the driver root) must be root's alone before it is loaded: nobody in a
- * chroot is still code of someone else's run by us (DESIGN.md §8).
+ * chroot is still code of someone else's run by us (docs/design.md, "Modes").
  *
  * The answer is a struct helper_status, then, when its status is 0, the
  * caller's own payload. */
@@ -172,7 +172,7 @@ int helper_start(struct helper *h, const struct helper_spec *sp, struct gerr *er
 	h->fd = -1;
 	h->what = sp->what;
 	/* Loading a library runs it.  Run as root, it must be root's alone
-	 * (DESIGN.md §8), and, chrooted in the driver root, so must all the
+	 * (docs/design.md, "Modes"), and, chrooted in the driver root, so must all the
 	 * dynamic loader reads there, even though the child runs as nobody. */
 	if (sp->chroot_fd >= 0 ? drv_trust_loader(sp->drv, "driver library", sp->lib, err)
 			       : drv_trust(sp->drv, "driver library", sp->lib, err))

@@ -381,7 +381,7 @@ static int configure(struct plan *p, const struct gpu_opts *o, const struct gpu_
 		strv_add(&res->host_steps, xasprintf("# GPUs bounded by %s", sel.ceiling));
 	unsigned inj = caps_inject_flags(caps);
 	/* As root, nothing is bound that someone else could have changed
-	 * (DESIGN.md §8): judged before libcuda is loaded for a requirement. */
+	 * (docs/design.md, "Modes"): judged before libcuda is loaded for a requirement. */
 	if (inj_collect_all(&drv, &sel, inj, &set, err) < 0 || inj_trust(&drv, &set, err) < 0 ||
 	    check_requires(&drv, &reqs, &set, err) < 0)
 		goto out;

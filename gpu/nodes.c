@@ -16,7 +16,7 @@
  * modules are the host's business), and never in a dry run, which prints
  * the commands instead.  Before either, the program, its ELF interpreter
  * and all its dynamic loader reads in the driver root must be root's alone
- * (drv_trust_loader, DESIGN.md §8): chrooted with every capability, a
+ * (drv_trust_loader; docs/design.md, "Modes"): chrooted with every capability, a
  * program of someone else's would leave the chroot at once.  Whatever is
  * still missing then is an error that
  * names the node and the command that creates it: a device the requested

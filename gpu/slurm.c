@@ -1,5 +1,5 @@
 /* gpu/slurm.c — the Slurm step's GPU allocation as the ceiling of every GPU
- * selection on this node (DESIGN.md §9): which GPUs the step was given,
+ * selection on this node (docs/slurm.md, "The job's GPUs are the ceiling"): which GPUs the step was given,
  * read from Slurm's own variables and the node's gres.conf, matched to the
  * GPU table by device minor.
  *

@@ -1,7 +1,8 @@
-/* gpu/smoke.c — `gpurun smoke [--gpus SPEC] [--json|--tap] [IMAGE]`: the
- * GPU smoke test a CI job runs, turned into an ordinary `run` of the probe
- * gpurun ships (gpu/probe/smoke.c, installed as libexec/gpurun/gpurun-smoke)
- * bound read-only into the container.  Without IMAGE the container's root
+/* gpu/smoke.c — what `gpurun smoke` (cli/smoke.c) needs from the host for
+ * the GPU smoke test a CI job runs, an ordinary `run` of the probe gpurun
+ * ships (gpu/probe/smoke.c, installed as libexec/gpurun/gpurun-smoke) bound
+ * read-only into the container: where that probe is, and the host's facts
+ * it gets as arguments.  Without IMAGE the container's root
  * is the host's own /, read-only under gpurun's writable layer like any
  * directory image: the probe needs only the C library, and the host's is
  * the one the probe was built against.
@@ -15,7 +16,6 @@
  * from the driver root's dev/kmsg (the container has no kernel log), where
  * NVIDIA's own tools (nvidia-bug-report, DCGM) find them; the probe gets
  * them as arguments, already quoted, and matches them to its GPUs. */
-#include "smoke.h"
 #include "gpu_int.h"
 
 #include <ctype.h>
@@ -28,40 +28,32 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../base/opt.h"
-
-enum { S_GPUS = 1, S_JSON, S_TAP, S_DRIVER_ROOT, S_HELP };
-static const struct opt smoke_opts[] = {
-	{S_GPUS, "gpus", NULL, 0, OPT_VALUE, "SPEC", "the GPUs to test, as run's --gpus (default all)"},
-	{S_JSON, "json", NULL, 0, OPT_FLAG, NULL, "one JSON document (docs/json.md)"},
-	{S_TAP, "tap", NULL, 0, OPT_FLAG, NULL, "Test Anything Protocol"},
-	{S_DRIVER_ROOT, "driver-root", NULL, 0, OPT_VALUE, "DIR", "where the host driver lives"},
-	{S_HELP, "help", NULL, 'h', OPT_FLAG, NULL, "this text"},
-	{0},
-};
-#define SMOKE_USAGE "usage: gpurun smoke [--gpus SPEC] [--json|--tap] [--driver-root DIR] [IMAGE]\n"
-
 /* The probe: beside the gpurun of the build tree, or in the libexec of an
  * installed one.  It runs as the container's process, so when we are root
- * it must be root's alone, as the driver's own files must (DESIGN.md §8). */
-static char *probe_path(void)
+ * it must be root's alone, as the driver's own files must (docs/design.md, "Modes"). */
+char *smoke_probe_path(struct gerr *err)
 {
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n < 0)
-		die(GPURUN_EXIT_FAIL, "cannot read /proc/self/exe: %s", strerror(errno));
+	if (n < 0) {
+		gerr_set(err, errno, "cannot read /proc/self/exe");
+		return NULL;
+	}
 	self[n] = '\0';
 	*strrchr(self, '/') = '\0';
 	char *tree = xasprintf("%s/gpu/probe/gpurun-smoke", self);
 	char *installed = xasprintf("%s/../libexec/gpurun/gpurun-smoke", self);
 	char *p = access(tree, X_OK) == 0 ? tree : installed;
+	free(p == tree ? installed : tree);
 	struct stat st;
 	if (stat(p, &st) < 0)
-		die(GPURUN_EXIT_FAIL, "cannot find the smoke probe: %s: %s", p, strerror(errno));
-	if (geteuid() == 0 && (st.st_uid != 0 || (st.st_mode & 022)))
-		die(GPURUN_EXIT_FAIL, "the smoke probe is not root's alone: %s", p);
-	free(p == tree ? installed : tree);
-	return p;
+		gerr_set(err, errno, "cannot find the smoke probe: %s", p);
+	else if (geteuid() == 0 && (st.st_uid != 0 || (st.st_mode & 022)))
+		gerr_set(err, 0, "the smoke probe is not root's alone: %s", p);
+	else
+		return p;
+	free(p);
+	return NULL;
 }
 
 /* The version in the file name of the driver root's libcuda when it is
@@ -292,60 +284,11 @@ static void xid_args(const char *driver_root, struct strv *a)
 	}
 }
 
-char **smoke_run_argv(int argc, char **argv, const char *driver_root, int *n)
+void smoke_probe_args(const char *driver_root, struct strv *a)
 {
-	const char *gpus = "all", *form = NULL, *image = "/", *v;
-	const struct opt *o;
-	struct gerr err = {0};
-	struct opt_state s = OPT_STATE(argc, argv);
-	for (int r;;) {
-		if ((r = opt_next(&s, smoke_opts, &o, &v, &err)) < 0)
-			die(GPURUN_EXIT_FAIL, "smoke: %s", err.msg);
-		if (r == 0 && s.i < argc) {
-			if (strcmp(image, "/")) {
-				struct sbuf q = {0};
-				sbuf_showquote(&q, argv[s.i]);
-				die(GPURUN_EXIT_FAIL, "smoke: unexpected argument %s", q.s);
-			}
-			image = argv[s.i++];
-			continue;
-		}
-		if (r == 0)
-			break;
-		switch (o->id) {
-		case S_GPUS: gpus = v; break;
-		case S_JSON: form = "--json"; break;
-		case S_TAP: form = "--tap"; break;
-		case S_DRIVER_ROOT: driver_root = v; break;
-		case S_HELP:
-			fputs(SMOKE_USAGE
-			      "\nRun gpurun's GPU smoke test in IMAGE (default: the host's own root) on\n"
-			      "the selected GPUs: a CUDA kernel on each, NVML's health, the driver's versions.\n"
-			      "Exit status 0 all passed, 1 a check failed, 125 gpurun failed.\n\n",
-			      stdout);
-			opt_help(stdout, smoke_opts, NULL);
-			exit(0);
-		}
-	}
-	struct strv a = {0};
-	strv_add(&a, xstrdup("run"));
-	if (driver_root) {
-		strv_add(&a, xstrdup("--driver-root"));
-		strv_add(&a, xstrdup(driver_root));
-	}
-	strv_add(&a, xasprintf("--gpus=%s", gpus));
-	_cleanup_free_ char *probe = probe_path();
-	strv_add(&a, xasprintf("--volume=%s:/.gpurun-smoke:ro", probe));
-	strv_add(&a, xstrdup("--entrypoint=/.gpurun-smoke"));
-	strv_add(&a, xstrdup("--"));
-	strv_add(&a, xstrdup(image));
-	if (form)
-		strv_add(&a, xstrdup(form));
-	xid_args(driver_root, &a);
+	xid_args(driver_root, a);
 	char *stale = stale_libcuda(driver_root);
 	if (stale)
-		strv_add(&a, xasprintf("--host-libcuda=%s", stale));
+		strv_add(a, xasprintf("--host-libcuda=%s", stale));
 	free(stale);
-	*n = (int)a.n;
-	return a.v;
 }

@@ -1,9 +1,9 @@
 /* ns/show.c — the teaching view of a whole launch, as a shell script that
  * runs (`sh plan.sh`, as root or as a user): its head (what no shell tool
  * can do, the scratch directory, the unshare into the new namespaces with
- * the rest as a quoted here-document), the ops (op_describe, base/plan/plan.c,
- * with the libdirs resolved from the image tree when it is known before
- * the launch), the pivot with a helper outside the new root that detaches
+ * the rest as a quoted here-document), the ops (op_describe,
+ * base/plan/planshow.c, with the libdirs resolved from the image tree when
+ * it is known before the launch), the pivot with a helper outside the new root that detaches
  * the old one, and the command, prepared with the host's setpriv before the
  * pivot and waiting for its go-ahead.  --dry-run prints all of it at once;
  * --verbose prints the same lines, each as its step is done (ns/launch.c,

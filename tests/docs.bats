@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # The documentation says what the binary does: `gpurun --help`, the man page
-# (docs/gpurun.1.md) and the bash completion (docs/gpurun.bash-completion)
+# (docs/gpurun.1.md) and the bash completion (contrib/gpurun.bash-completion)
 # name the same verbs and options; the man page's generated parts are what
 # --help makes of them; the README stays short; `make install` installs the
 # binary, the man page and the completion; docs/security.md names tests that
@@ -15,7 +15,7 @@ load lib/common
 
 REPO=${BATS_TEST_DIRNAME%/*}
 MAN_MD=$REPO/docs/gpurun.1.md
-COMPLETION=$REPO/docs/gpurun.bash-completion
+COMPLETION=$REPO/contrib/gpurun.bash-completion
 
 setup_file() {
 	require_gpurun
@@ -117,17 +117,17 @@ same_set() {
 
 @test "the man page's synopsis, run options and exit status are what --help says" {
 	cd "$REPO"
-	run python3 docs/gen-options.py --check "$GPURUN"
+	run python3 tools/gen-options.py --check "$GPURUN"
 	assert_success
 }
 
 @test "a man page whose options drift from --help is caught" {
-	cp -r "$REPO/docs" "$BATS_TEST_TMPDIR/"
+	cp -r "$REPO/docs" "$REPO/tools" "$BATS_TEST_TMPDIR/"
 	sed -i 's/^\*\*--read-only\*\*$/**--read-write**/' "$BATS_TEST_TMPDIR/docs/gpurun.1.md"
 	cd "$BATS_TEST_TMPDIR"
-	run python3 docs/gen-options.py --check "$GPURUN"
+	run python3 tools/gen-options.py --check "$GPURUN"
 	assert_failure
-	assert_output --partial "docs/gpurun.1.md differs from \`gpurun --help\`: run docs/gen-options.py"
+	assert_output --partial "docs/gpurun.1.md differs from \`gpurun --help\`: run tools/gen-options.py"
 }
 
 @test "the man page renders with go-md2man and shows every run option" {

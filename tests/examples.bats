@@ -1,13 +1,13 @@
 #!/usr/bin/env bats
 # The examples the docs show are what gpurun prints today: every command
 # marked `<!-- run: ... -->` in README.md and docs/lesson.md runs against
-# the test suite's fixtures and fake driver (docs/gen-examples.py).  As root
+# the test suite's fixtures and fake driver (tools/gen-examples.py).  As root
 # the output must be what the file shows (the docs show root's plans); as
 # an unprivileged user every command must still exit as marked.
 
 load lib/common
 
-GEN="python3 $BATS_TEST_DIRNAME/../docs/gen-examples.py"
+GEN="python3 $BATS_TEST_DIRNAME/../tools/gen-examples.py"
 DOCS=$BATS_TEST_DIRNAME/..
 
 setup_file() {

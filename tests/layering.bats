@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # `make layering` (tests/layering.sh): the tree keeps its layers (base <
-# plan < rootfs, gpu < ns < gpurun.c) and no two files use each other.  Each
+# plan < userns < rootfs, gpu < ns < gpurun.c and cli/) and no two files use each other.  Each
 # rule is also shown to fail on a copy of the tree with one bad edge added.
 # The check reads files and runs nm: what it finds is the same whoever
 # runs it, so tests/run-bats.sh runs this suite in one mode only.
@@ -14,7 +14,7 @@ setup() {
 	[[ -f "$REPO/ns/exec.o" && -f "$REPO/gpurun.o" ]] || fail "objects missing: run 'make gpurun' first"
 	COPY=$BATS_TEST_TMPDIR/tree
 	mkdir -p "$COPY/tests"
-	(cd "$REPO" && cp -a gpurun.c gpurun.o base rootfs gpu ns "$COPY/") &&
+	(cd "$REPO" && cp -a gpurun.c gpurun.o base rootfs gpu ns cli "$COPY/") &&
 		cp "$REPO/tests/layering.sh" "$COPY/tests/"
 }
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bats
-# Inside a Slurm step the step's GPU allocation is the ceiling (DESIGN.md
-# §9, gpu/slurm.c), tested against a real one-node Slurm that setup_file
-# starts (tests/lib/slurm.bash) with the fake four-GPU driver, whose minors
-# are not in PCI order: gres.conf lists /dev/nvidia[0-3], so the gres index
-# N is minor N, and minor 0 is gpurun's GPU 1, minor 1 its GPU 3.
+# Inside a Slurm step the step's GPU allocation is the ceiling (docs/slurm.md,
+# "The job's GPUs are the ceiling"; gpu/slurm.c), tested against a real
+# one-node Slurm that setup_file starts (tests/lib/slurm.bash) with the
+# fake four-GPU driver, whose minors are not in PCI order: gres.conf lists
+# /dev/nvidia[0-3], so the gres index N is minor N, and minor 0 is gpurun's
+# GPU 1, minor 1 its GPU 3.
 #
 # Slurm's daemons run as root (SlurmUser=root), so the suite runs in the
 # root mode; the unprivileged mode is covered there by a job submitted as

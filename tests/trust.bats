@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# As root, trust only what root owns (DESIGN.md §8): run as root, gpurun
+# As root, trust only what root owns (docs/design.md, "Modes"): run as root, gpurun
 # executes nothing, loads no library, binds no driver file and reads no CDI
 # spec from a path that another user owns or can write, judging every
 # component from / down and through symlinks (base/trust.c); it refuses in

@@ -79,7 +79,7 @@ static void load_file(struct specs *ss, const char *dir, const char *name, size_
 /* Every *.json and *.yaml of every directory, in name order per directory.
  * A missing directory is no error (hosts without CDI have none).  Run as
  * root, a spec decides what root mounts: a directory or spec someone else
- * could change is refused (DESIGN.md §8), before anything of it is read. */
+ * could change is refused (docs/design.md, "Modes"), before anything of it is read. */
 int load_dirs(const struct strv *dirs, struct specs *ss, struct gerr *err)
 {
 	for (size_t d = 0; d < dirs->n; d++) {

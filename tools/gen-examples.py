@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""docs/gen-examples.py — the commands and outputs the docs show, run for real.
+"""tools/gen-examples.py — the commands and outputs the docs show, run for real.
 
 A Markdown file marks an example like this:
 
@@ -143,7 +143,7 @@ def main(argv):
             old = open(path, encoding="utf-8").read().split("\n")
             import difflib
             sys.stderr.writelines(l + "\n" for l in difflib.unified_diff(old, new.split("\n"), path, "now", lineterm=""))
-            print("gen-examples: %s is out of date: run python3 docs/gen-examples.py %s (as root)" % (path, path),
+            print("gen-examples: %s is out of date: run python3 tools/gen-examples.py %s (as root)" % (path, path),
                   file=sys.stderr)
             bad = 1
         elif mode == "write" and not failures:

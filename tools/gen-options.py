@@ -5,7 +5,7 @@ status (its last paragraph), each between a pair of markers
 (<!-- generated:NAME --> ... <!-- generated:end -->).  --help is the one
 source; this keeps the man page from drifting away from it.
 
-  docs/gen-options.py [--check] [GPURUN]     GPURUN defaults to ./gpurun
+  tools/gen-options.py [--check] [GPURUN]     GPURUN defaults to ./gpurun
 
 --check changes nothing: it prints what would change and exits 1 when the
 man page is not what --help makes of it (tests/docs.bats runs it)."""
@@ -98,7 +98,7 @@ def main():
     if check:
         if new != old:
             sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), new.splitlines(True), MAN, MAN + " (from --help)"))
-            print("gen-options: %s differs from `gpurun --help`: run docs/gen-options.py" % MAN)
+            print("gen-options: %s differs from `gpurun --help`: run tools/gen-options.py" % MAN)
             return 1
         return 0
     if new != old:

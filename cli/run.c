@@ -1,0 +1,343 @@
+/* cli/run.c — `gpurun [run] [OPTIONS] IMAGE [COMMAND...]`, the default
+ * verb: its option table (which parses the options and writes their help),
+ * the checks of their values, and run_main(), which reads as the story of a
+ * launch:
+ *
+ *   image -> the baseline layout (ns/layout.c: root, /proc, /dev, /sys,
+ *   /tmp, /run, host network files), GPU injection (gpu/), volumes, --tmpfs
+ *   and --mount, workdir, pivot, ldconfig, read-only root -> run (or print).
+ *
+ * `gpurun smoke` is a run too (cli/smoke.c builds its argv). */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../gpu/cdi/cdi.h"
+#include "../gpu/gpu.h"
+#include "../ns/ns.h"
+#include "../rootfs/rootfs.h"
+
+struct cli {
+	struct strv env, file_env, requires;
+	struct strv mounts;   /* 'v', 't' or 'm' then -v's, --tmpfs's or --mount's value, in order */
+	struct strv devices;  /* --device vendor.com/class=name (CDI) */
+	struct strv cdi_dirs; /* --cdi-spec-dir */
+	const char *workdir, *user, *hostname, *net, *gpus, *caps, *driver_root, *platform;
+	int read_only, dry_run, verbose, no_cache, quiet, insecure, tty, interactive;
+	const char *max_image_size; /* --max-image-size */
+	const char *entrypoint;     /* --entrypoint ("": none), or NULL */
+	const char *ipc, *pull;
+	unsigned long long shm_size;
+	int value_word; /* the word an option took last as its value (to name it when that was IMAGE) */
+	char typed[64]; /* that option, as typed */
+	struct ulimit *ulimits;
+	size_t nulimits;
+};
+
+/* The option table is laid out by hand, one option a line. */
+/* clang-format off */
+/* The options of `run`, the default verb: the table that parses them and
+ * writes their help. */
+enum {
+	R_ENV = 1, R_VOLUME, R_WORKDIR, R_USER, R_HOSTNAME, R_NET, R_READ_ONLY, R_DRY_RUN, R_VERBOSE, R_GPUS,
+	R_CAPS, R_REQUIRE, R_DEVICE, R_CDI_SPEC_DIR, R_DRIVER_ROOT, R_NO_CACHE, R_MAX_IMAGE_SIZE, R_QUIET,
+	R_PLATFORM, R_TLS_VERIFY, R_HELP, R_VERSION, R_ENV_FILE, R_TMPFS, R_MOUNT, R_SHM_SIZE, R_ULIMIT, R_IPC,
+	R_ENTRYPOINT, R_PULL, R_DOCKER_NOOP, R_TTY, R_INTERACTIVE,
+};
+static const struct opt run_opts[] = {
+	{R_GPUS, "gpus", NULL, 0, OPT_VALUE, "SPEC", "all, none, void, or indexes, GPU-<uuid>, PCI bus ids\n"
+	 "(comma list).  --gpus 2 is GPU index 2, where docker reads a\n"
+	 "count; count=2 is docker's two GPUs, device=0,2 docker's list"},
+	{R_CAPS, "caps", NULL, 0, OPT_VALUE, "LIST", "driver capabilities (default utility,compute)"},
+	{R_REQUIRE, "require", NULL, 0, OPT_VALUE, "EXPR", "an NVIDIA_REQUIRE_* style constraint (repeatable)"},
+	{R_DEVICE, "device", NULL, 0, OPT_VALUE, "VENDOR/CLASS=NAME", "a CDI device, e.g. nvidia.com/gpu=0 (repeatable;\n"
+	 "instead of --gpus, --caps and --require)"},
+	{R_CDI_SPEC_DIR, "cdi-spec-dir", NULL, 0, OPT_VALUE, "DIR", "where CDI specs are (repeatable, later wins; else\n"
+	 "GPURUN_CDI_SPEC_DIRS=DIR:DIR, else /etc/cdi:/var/run/cdi)"},
+	{R_ENV, "env", NULL, 'e', OPT_VALUE, "K[=V]", "set a variable; K alone copies the host's value"},
+	{R_ENV_FILE, "env-file", NULL, 0, OPT_VALUE, "FILE", "K=V or K lines (# comments), as docker reads them;\n"
+	 "-e wins over them"},
+	{R_VOLUME, "volume", NULL, 'v', OPT_VALUE, "SRC:DST[:ro]", "bind a host path"},
+	{R_MOUNT, "mount", NULL, 0, OPT_VALUE, "type=bind|tmpfs,...", "docker's syntax: source, target, readonly,\n"
+	 "tmpfs-size, tmpfs-mode (src, dst, destination, ro too)"},
+	{R_TMPFS, "tmpfs", NULL, 0, OPT_VALUE, "DST[:OPTS]", "a tmpfs, noexec,nosuid,nodev unless exec; OPTS:\n"
+	 "ro, exec, size=64m, mode=1777 (mounts go in the order given)"},
+	{R_SHM_SIZE, "shm-size", NULL, 0, OPT_VALUE, "SIZE", "cap /dev/shm (64m, 1g; default: no cap)"},
+	{R_WORKDIR, "workdir", NULL, 'w', OPT_VALUE, "DIR", "working directory inside (created if missing)"},
+	{R_USER, "user", NULL, 'u', OPT_VALUE, "U[:G]", "uid/gid or names from the image's /etc/passwd;\n"
+	 "without G, also the user's groups in its /etc/group"},
+	{R_HOSTNAME, "hostname", NULL, 'h', OPT_VALUE, "NAME", "new UTS namespace with that host name\n"
+	 "(-h alone, as the only argument, is the help)"},
+	{R_NET, "net", "network", 0, OPT_VALUE, "host|none", "share the host network (default) or only lo"},
+	{R_IPC, "ipc", NULL, 0, OPT_CHOICE, "host|private", "share the host's IPC namespace, or a new one (default)"},
+	{R_ULIMIT, "ulimit", NULL, 0, OPT_VALUE, "NAME=SOFT[:HARD]", "a resource limit of the command, as docker's\n"
+	 "(nofile, nproc, core, memlock, stack, ...; repeatable)"},
+	{R_ENTRYPOINT, "entrypoint", NULL, 0, OPT_VALUE, "CMD", "instead of the image's Entrypoint, and its Cmd\n"
+	 "unless COMMAND is given; '' for none"},
+	{R_READ_ONLY, "read-only", NULL, 0, OPT_FLAG, NULL, "the root file system is read-only"},
+	{R_DRIVER_ROOT, "driver-root", NULL, 0, OPT_VALUE, "DIR", "where the host driver lives (GPURUN_DRIVER_ROOT; /)"},
+	{R_NO_CACHE, "no-cache", NULL, 0, OPT_FLAG, NULL, "unpack a root file system archive into memory for this run"},
+	{R_MAX_IMAGE_SIZE, "max-image-size", NULL, 0, OPT_VALUE, "SIZE", "the most an image may unpack to\n"
+	 "(GPURUN_MAX_IMAGE_SIZE; default 64G; 500M, 10G: powers of 1000)"},
+	{R_QUIET, "quiet", NULL, 0, OPT_FLAG, NULL, "no progress display while pulling or unpacking"},
+	{R_PLATFORM, "platform", NULL, 0, OPT_VALUE, "OS/ARCH[/VARIANT]", "the image of a multi-platform index to pull"},
+	{R_PULL, "pull", NULL, 0, OPT_CHOICE, "missing|always|never", "a registry image: from the cache when\n"
+	 "there (default), always asked again, or only from the cache"},
+	{R_TLS_VERIFY, "tls-verify", NULL, 0, OPT_OPTIONAL, "false", "the registry may be plain HTTP or have an\n"
+	 "unverified certificate (also GPURUN_INSECURE_REGISTRIES=HOST[:PORT],...)\n"
+	 "(a pull's time bounds: GPURUN_PULL_STALL_TIMEOUT, 30 s without\n"
+	 "a byte; GPURUN_PULL_ANSWER_TIMEOUT, 120 s an answer)"},
+	{R_DRY_RUN, "dry-run", NULL, 0, OPT_FLAG, NULL, "print the plan as shell commands; change nothing"},
+	{R_VERBOSE, "verbose", NULL, 0, OPT_FLAG, NULL, "print each step as it is done"},
+	{R_DOCKER_NOOP, "rm", NULL, 0, OPT_FLAG, NULL, "accepted: every run is removed when it ends"},
+	{R_DOCKER_NOOP, "init", NULL, 0, OPT_FLAG, NULL, "accepted: gpurun's own init is always pid 1"},
+	{R_TTY, "tty", NULL, 't', OPT_FLAG, NULL, "a pty of the container's own for the command, relayed to\n"
+	 "this terminal (-it: with the keystrokes)"},
+	{R_INTERACTIVE, "interactive", NULL, 'i', OPT_FLAG, NULL, "with -t, relay stdin to the command (without -t,\n"
+	 "stdin always reaches the command; docker closes it)"},
+	{R_HELP, "help", NULL, 0, OPT_FLAG, NULL, "this text (-h too, alone)"},
+	{R_VERSION, "version", NULL, 'V', OPT_FLAG, NULL, "the version"},
+	{0},
+};
+
+/* clang-format on */
+
+void cli_run_help(FILE *out)
+{
+	opt_help(out, run_opts, NULL);
+	opt_help(out, opt_docker_refused,
+		 "\ndocker's options that gpurun does not have, each refused with a line\n"
+		 "saying what to do instead:\n");
+}
+
+/* docker's rules: an option that takes a value takes the next word.  When
+ * that leaves no IMAGE, or IMAGE cannot be opened, the option is named. */
+static int parse_run_args(struct cli *c, int argc, char **argv)
+{
+	struct opt_state s = OPT_STATE(argc, argv);
+	const struct opt *o = NULL;
+	const char *v;
+	struct gerr err = {0};
+	int r, bad = 0;
+	if (argc == 2 && !strcmp(argv[1], "-h")) /* docker's: -h alone is the help */
+		return CLI_HELP;
+	s.also = opt_docker_refused;
+	while ((r = opt_next(&s, run_opts, &o, &v, &err)) == 1) {
+		switch (o->id) {
+		case R_ENV: bad = opt_env(v, &c->env, &err); break;
+		case R_ENV_FILE: bad = opt_env_file(v, &c->file_env, &err); break;
+		case R_VOLUME: strv_add(&c->mounts, xasprintf("v%s", v)); break;
+		case R_TMPFS: strv_add(&c->mounts, xasprintf("t%s", v)); break;
+		case R_MOUNT: strv_add(&c->mounts, xasprintf("m%s", v)); break;
+		case R_SHM_SIZE:
+			if (opt_size1024(v, &c->shm_size) < 0)
+				die(GPURUN_EXIT_FAIL, "--shm-size '%s': expected a size such as 64m or 1g (b, k, m, g)",
+				    v);
+			break;
+		case R_ULIMIT:
+			c->ulimits = xrealloc(c->ulimits, (c->nulimits + 1) * sizeof *c->ulimits);
+			bad = opt_ulimit(v, &c->ulimits[c->nulimits++], &err);
+			break;
+		case R_IPC: c->ipc = v; break;
+		case R_ENTRYPOINT: c->entrypoint = v; break;
+		case R_PULL: c->pull = v; break;
+		case R_WORKDIR: c->workdir = v; break;
+		case R_USER: c->user = v; break;
+		case R_HOSTNAME:
+			if (!strcmp(s.typed, "-h") && *v == '-')
+				die(GPURUN_EXIT_FAIL,
+				    "-h %s: -h takes a host name here (-h NAME, as docker's); "
+				    "for the help, -h must be the only argument",
+				    v);
+			c->hostname = v;
+			break;
+		case R_NET: c->net = v; break;
+		case R_READ_ONLY: c->read_only = 1; break;
+		case R_TTY: c->tty = 1; break;
+		case R_INTERACTIVE: c->interactive = 1; break;
+		case R_DRY_RUN: c->dry_run = 1; break;
+		case R_VERBOSE: c->verbose = 1; break;
+		case R_GPUS: c->gpus = v; break;
+		case R_CAPS: c->caps = v; break;
+		case R_REQUIRE: strv_add(&c->requires, xstrdup(v)); break;
+		case R_DRIVER_ROOT: c->driver_root = v; break;
+		case R_NO_CACHE: c->no_cache = 1; break;
+		case R_QUIET: c->quiet = 1; break;
+		case R_PLATFORM: c->platform = v; break;
+		case R_TLS_VERIFY: bad = opt_tls_verify(v, &c->insecure, &err); break;
+		case R_DEVICE: strv_add(&c->devices, xstrdup(v)); break;
+		case R_CDI_SPEC_DIR: strv_add(&c->cdi_dirs, xstrdup(v)); break;
+		case R_MAX_IMAGE_SIZE: c->max_image_size = v; break;
+		case R_HELP: return CLI_HELP;
+		case R_VERSION: printf("gpurun %s\n", GPURUN_VERSION); exit(0);
+		}
+		if (bad < 0)
+			gerr_die(&err);
+	}
+	if (r < 0) /* a refused option's line says what to do instead */
+		die(GPURUN_EXIT_FAIL, "%s%s", err.msg, o && o->arg == OPT_REFUSED ? "" : " (try gpurun --help)");
+	if (s.i >= argc && s.value_word == argc - 1 && !s.ended)
+		die(GPURUN_EXIT_FAIL, "%s needs a value: it took '%s', and no IMAGE is left", s.typed, argv[argc - 1]);
+	/* --env-file first, so that -e wins, whichever came first. */
+	for (size_t i = 0; i < c->env.n; i++)
+		env_set(&c->file_env, c->env.v[i]);
+	strv_free(&c->env);
+	c->env = c->file_env;
+	c->value_word = s.value_word;
+	memcpy(c->typed, s.typed, sizeof c->typed);
+	return s.i;
+}
+
+static void check_values(const struct cli *c, struct run_config *cfg)
+{
+	/* CDI devices and --gpus are two ways to say what is injected; both at
+	 * once would bind the same driver twice from two descriptions. */
+	if (c->devices.n && (c->gpus || c->caps || c->requires.n))
+		die(GPURUN_EXIT_FAIL, "--device cannot be combined with %s: the CDI spec says what is injected",
+		    c->gpus   ? "--gpus"
+		    : c->caps ? "--caps"
+			      : "--require");
+	if (c->net && strcmp(c->net, "host") && strcmp(c->net, "none"))
+		die(GPURUN_EXIT_FAIL,
+		    "--net/--network: '%s' is not one gpurun has: host (the default) or none; "
+		    "gpurun makes no bridge or user-defined networks",
+		    c->net);
+	cfg->share_ipc = c->ipc && !strcmp(c->ipc, "host");
+	cfg->shm_size = c->shm_size;
+	cfg->ulimits = c->ulimits;
+	cfg->nulimits = c->nulimits;
+	cfg->new_net = c->net && !strcmp(c->net, "none");
+	if (c->hostname) {
+		size_t n = strlen(c->hostname);
+		if (n == 0 || n > 64 || strchr(c->hostname, '/'))
+			die(GPURUN_EXIT_FAIL, "--hostname: invalid host name '%s'", c->hostname);
+		cfg->hostname = c->hostname;
+	}
+	if (c->user && (!*c->user || *c->user == ':' || c->user[strlen(c->user) - 1] == ':'))
+		die(GPURUN_EXIT_FAIL, "--user: invalid value '%s' (expected UID[:GID] or NAME[:GROUP])", c->user);
+	if (c->workdir && c->workdir[0] != '/')
+		die(GPURUN_EXIT_FAIL, "--workdir '%s': must be an absolute path", c->workdir);
+}
+
+/* The image, before any namespace work (rootfs/open.c): a bad image fails
+ * here, in one line. */
+static void open_image(const struct cli *c, struct run_config *cfg, char **argv, int i, struct cache *cache,
+		       struct image *img)
+{
+	struct gerr err = {0};
+	struct image_open_opts o = {.platform = c->platform,
+				    .insecure = c->insecure,
+				    .verbose = c->verbose,
+				    .dry_run = c->dry_run,
+				    .quiet = c->quiet,
+				    .no_cache = c->no_cache,
+				    .pull_always = c->pull && !strcmp(c->pull, "always"),
+				    .pull_never = c->pull && !strcmp(c->pull, "never")};
+	struct opened_image oi;
+	if (image_open(argv[i], &o, cache, img, &oi, &err) < 0) {
+		/* `--gpus IMAGE true`: the option took the image. */
+		struct stat st;
+		if (c->value_word && c->value_word == i - 1 && err.errnum == ENOENT && !err.hint[0] &&
+		    stat(argv[i - 1], &st) == 0)
+			gerr_hint(&err, "%s took '%s' as its value: was its value left out?", c->typed, argv[i - 1]);
+		gerr_die(&err);
+	}
+	cfg->image = oi.image;
+	cfg->image_fd = oi.fd;
+	cfg->image_is_dir = oi.is_dir;
+	cfg->layered = oi.layered;
+	cfg->import_run = oi.import_run;
+	cfg->import_sel = oi.import_sel;
+}
+
+int run_main(int argc, char **argv, const char *driver_root)
+{
+	struct cli c = {.driver_root = driver_root};
+	struct plan plan = {0};
+	struct run_config cfg = {.plan = &plan, .image_fd = -1};
+	struct gerr err = {0};
+
+	/* The parse has already stepped over a "--" before IMAGE. */
+	struct cache cache = {.fd = -1, .lockfd = -1};
+	struct image img = {0};
+	int i = parse_run_args(&c, argc, argv);
+	if (i == CLI_HELP)
+		return CLI_HELP;
+	if (i >= argc)
+		die(GPURUN_EXIT_FAIL, "missing IMAGE (try gpurun --help)");
+	check_values(&c, &cfg);
+	if (rootfs_max_image_size_from(c.max_image_size, &err) < 0)
+		gerr_die(&err);
+	open_image(&c, &cfg, argv, i++, &cache, &img);
+	if (i < argc && !strcmp(argv[i], "--"))
+		i++;
+	/* docker's rules: a COMMAND replaces Cmd, Entrypoint stays; -u and
+	 * -w replace User and WorkingDir; --entrypoint replaces Entrypoint
+	 * and drops Cmd ('' leaves no Entrypoint). */
+	const struct image_config *ic = cfg.layered ? &cfg.layered->config : NULL;
+	static char *default_cmd[] = {(char *)"/bin/sh", NULL};
+	char *entry[] = {(char *)c.entrypoint, NULL};
+	if (c.entrypoint)
+		cfg.argv = argv_join(*c.entrypoint ? entry : NULL, i < argc ? argv + i : NULL);
+	else
+		cfg.argv = argv_join(ic ? ic->entrypoint : NULL, i < argc ? argv + i : ic ? ic->cmd : NULL);
+	if (!cfg.argv[0])
+		cfg.argv = default_cmd;
+	ns_caller(&cfg);
+	cfg.read_only = c.read_only;
+	cfg.verbose = c.verbose;
+	cfg.tty = c.tty;
+	cfg.interactive = c.interactive;
+	cfg.user_spec = c.user ? c.user : ic ? ic->user : NULL;
+	cfg.workdir = c.workdir;
+	if (!cfg.workdir && ic && ic->workdir)
+		cfg.workdir = ic->workdir[0] == '/' ? ic->workdir : xasprintf("/%s", ic->workdir);
+	cfg.env = ns_container_env(ic ? ic->env : NULL, isatty(0) || c.tty, c.hostname, &c.env);
+
+	layout_base(&plan, &cfg);
+	struct gpu_opts go = {.driver_root = c.driver_root,
+			      .gpus = c.gpus,
+			      .caps = c.caps,
+			      .requires = c.requires.v,
+			      .nrequires = c.requires.n,
+			      .env = cfg.env,
+			      .dry_run = c.dry_run,
+			      .verbose = c.verbose};
+	for (char **e = cfg.env; *e; e++)
+		go.nenv++;
+	struct gpu_result gr = {0};
+	struct cdi_request cq = {c.devices.v, c.devices.n, c.cdi_dirs.v, c.cdi_dirs.n, c.env.v, c.env.n, c.driver_root};
+	if (c.devices.n) { /* instead of gpurun's own injection */
+		if (cdi_inject(&plan, &cq, &cfg.env, &gr.ldconfig_dirs, &gr.compat_driver, &err) < 0)
+			gerr_die(&err);
+	} else if (gpu_configure(&plan, &go, &gr, &err) < 0)
+		gerr_die(&err);
+	if (layout_mounts(&plan, &c.mounts, &err) < 0)
+		gerr_die(&err);
+	layout_finish(&plan, &cfg, gr.ldconfig_dirs, gr.compat_driver);
+	free(gr.ldconfig_dirs); /* copied into the plan */
+	free(gr.compat_driver);
+	cfg.host_steps = &gr.host_steps;
+
+	if (c.dry_run) {
+		ns_print_plan(&cfg, stdout);
+		return 0;
+	}
+	int code = ns_run(&cfg, &err);
+	if (code < 0)
+		gerr_die(&err);
+	return code;
+}
+
+static int run_verb(const struct verb *v, int argc, char **argv, const char *driver_root)
+{
+	(void)v;
+	return run_main(argc, argv, driver_root);
+}
+
+const struct verb verb_run = {"run", run_verb, NULL, 0, 1};
