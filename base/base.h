@@ -5,7 +5,7 @@
  *
  *   err.c   struct gerr, and the lines gpurun prints on stderr
  *   mem.c   allocation that cannot return NULL
- *   str.c   sbuf, strv, shell quoting, decimal parsing
+ *   str.c   sbuf, strv, shell quoting, decimal parsing, sizes in words
  *   file.c  reading small files, writing all of a buffer, openat2 in a root
  *   check.c the verdicts `gpurun doctor` collects
  *   cpu.c   starting a child on another CPU than its parent's
@@ -139,6 +139,9 @@ struct strv {
 };
 void strv_add(struct strv *s, char *owned);
 void strv_free(struct strv *s);
+/* A size as `cache ls` and doctor show it: "512B", "1.5MB" (powers of
+ * 1000). */
+void size_human(char *buf, size_t cap, unsigned long long b);
 
 /* Parse exactly n decimal digits (no sign, no spaces) into *out, refusing
  * values above max.  Returns 0, or -1 when malformed or too big.  Shared by
@@ -247,7 +250,7 @@ void cpu_spread_restore(const struct cpu_spread *s);
  * is CLOCK_MONOTONIC. */
 struct timespec;
 double seconds_since(const struct timespec *t);
-double mb_per_s(unsigned long long bytes, double secs);
+double progress_mb_per_s(unsigned long long bytes, double secs);
 void progress_print(int end, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void progress_clear(void);
 void progress_up(size_t lines);

@@ -73,7 +73,7 @@ static const struct opt *find_letter(const struct opt *tab, char c)
 	return NULL;
 }
 
-const char *opt_label(const struct opt *o, char *buf, size_t cap)
+static const char *opt_label(const struct opt *o, char *buf, size_t cap)
 {
 	if (o->letter && o->name)
 		snprintf(buf, cap, "-%c/--%s", o->letter, o->name);
@@ -164,7 +164,7 @@ static int shown(const struct opt *o)
 	return o->help && o->arg != OPT_REFUSED;
 }
 
-void opt_synopsis(struct sbuf *b, const struct opt *tab)
+static void opt_synopsis(struct sbuf *b, const struct opt *tab)
 {
 	for (; tab->id; tab++) {
 		if (!shown(tab) || (tab->name && !strcmp(tab->name, "help")))

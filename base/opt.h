@@ -1,6 +1,6 @@
 /* base/opt.h — the one option parser of every verb: a verb describes its
  * options once, as a table of struct opt, and the same table parses the
- * words (opt_next) and writes the verb's usage (opt_synopsis, opt_help,
+ * words (opt_next) and writes the verb's usage (opt_help,
  * opt_print_uses), so that --help cannot drift from what is accepted; and
  * docker's options gpurun refuses, as such a table.  Also the values
  * options share: sizes, -e, --env-file, --ulimit, --tls-verify, and the
@@ -62,12 +62,6 @@ int opt_next(struct opt_state *s, const struct opt *tab, const struct opt **o, c
  * ...), each OPT_REFUSED with what gpurun does instead: run's s->also. */
 extern const struct opt opt_docker_refused[];
 
-/* "-e/--env": how messages name an option. */
-const char *opt_label(const struct opt *o, char *buf, size_t cap);
-
-/* " [--csv] [--driver-root DIR]": the options of tab that are shown, for a
- * usage line. */
-void opt_synopsis(struct sbuf *b, const struct opt *tab);
 /* One line per shown option ("  -e, --env K[=V]      help"), continued
  * lines aligned under the help.  The refused ones: with refused NULL, as
  * lines too; else named after that heading, a few to a line. */

@@ -58,7 +58,7 @@ double seconds_since(const struct timespec *t)
 	return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) / 1e9;
 }
 
-double mb_per_s(unsigned long long bytes, double secs)
+double progress_mb_per_s(unsigned long long bytes, double secs)
 {
 	return secs > 0 ? (double)bytes / 1e6 / secs : 0.0;
 }

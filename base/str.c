@@ -2,6 +2,7 @@
  * teaching view, and the one decimal parser.  See base.h. */
 #include "base.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -215,4 +216,16 @@ const char *str_after(const char *s, const char *prefix)
 {
 	size_t n = strlen(prefix);
 	return s && !strncmp(s, prefix, n) ? s + n : NULL;
+}
+
+void size_human(char *buf, size_t cap, unsigned long long b)
+{
+	static const char *const units[] = {"B", "kB", "MB", "GB", "TB"};
+	double x = (double)b;
+	size_t u = 0;
+	while (x >= 1000 && u + 1 < COUNT_OF(units)) {
+		x /= 1000;
+		u++;
+	}
+	snprintf(buf, cap, u ? "%.1f%s" : "%.0f%s", x, units[u]);
 }

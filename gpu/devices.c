@@ -47,7 +47,7 @@ int gpu_select(const struct gpu_request *rq, struct gpu_driver *drv, const char 
 			long m = -1;
 			if (bounded && slurm_ceiling_item(&ceil, rq->items.v[i], item, sizeof item) < 0)
 				slurm_outside(&ceil, what, rq->items.v[i], err);
-			else if ((m = match_mig(bounded ? item : rq->items.v[i], drv, what, where, err)) >= 0 &&
+			else if ((m = mig_match(bounded ? item : rq->items.v[i], drv, what, where, err)) >= 0 &&
 				 bounded && !slurm_ceiling_allows(&ceil, drv->migs[m].gpu))
 				m = slurm_outside(&ceil, what, rq->items.v[i], err);
 			if (m < 0 && bounded && strcmp(item, rq->items.v[i]))
@@ -68,9 +68,9 @@ int gpu_select(const struct gpu_request *rq, struct gpu_driver *drv, const char 
 	}
 	if (!x)
 		return 0;
-	if (parse_mig_all(x->mig_config, "NVIDIA_MIG_CONFIG_DEVICES", &sel->mig_config, err) < 0 ||
-	    parse_mig_all(x->mig_monitor, "NVIDIA_MIG_MONITOR_DEVICES", &sel->mig_monitor, err) < 0 ||
-	    parse_imex(x->imex, sel->imex, &sel->nimex, err) < 0)
+	if (mig_parse_all(x->mig_config, "NVIDIA_MIG_CONFIG_DEVICES", &sel->mig_config, err) < 0 ||
+	    mig_parse_all(x->mig_monitor, "NVIDIA_MIG_MONITOR_DEVICES", &sel->mig_monitor, err) < 0 ||
+	    mig_parse_imex(x->imex, sel->imex, &sel->nimex, err) < 0)
 		return -1;
 	if (nmig && (sel->mig_config || sel->mig_monitor))
 		return gerr_set(err, 0, "%s: all: cannot enable mig-%s with specific MIG devices selected",

@@ -5,8 +5,8 @@
  *             requirement checks, and the plan ops that inject the
  *             selected GPUs into a container (what
  *             `nvidia-container-cli configure` does)
- *   info.c    gpu_info and gpu_list (struct gpu_query): `gpurun info` and
- *             `gpurun list`
+ *   info.c    what `gpurun info` and `gpurun list` show (struct
+ *             gpu_inventory, struct gpu_listing)
  *   doctor.c  gpu_doctor: `gpurun doctor`'s driver checks
  *   smoke.c   the smoke probe and the host's facts it is given
  * gpu/ never mounts anything itself: it appends ops to the plan
@@ -45,18 +45,43 @@ struct gpu_result {
  * requirement, no NVIDIA driver under the driver root. */
 int gpu_configure(struct plan *plan, const struct gpu_opts *o, struct gpu_result *res, struct gerr *err);
 
-/* What `gpurun info [--csv] [--driver-root DIR]` and
- * `gpurun list [--gpus SPEC] [--caps LIST] [--driver-root DIR]` print on
- * stdout.  Return 0, or -1 with err. */
-struct gpu_query {
-	const char *driver_root; /* NULL: GPURUN_DRIVER_ROOT, else "/" */
-	const char *gpus;        /* list: NULL for all */
-	const char *caps;        /* list: NULL for all */
-	int csv;                 /* info */
-	int json;                /* info, list: the docs/json.md document */
+/* What `gpurun info` shows (gpu/info.c reads it, cli/gpu.c prints it):
+ * every string as the driver root's files say it, to be shown, never
+ * acted on; NULL where it is not known. */
+struct gpu_inventory_gpu {
+	unsigned index, minor;
+	char *model, *brand, *uuid, *busid, *arch;
 };
-int gpu_info(const struct gpu_query *q, struct gerr *err);
-int gpu_list(const struct gpu_query *q, struct gerr *err);
+struct gpu_inventory_mig {
+	unsigned gpu, index; /* "<gpu>:<index>", as --gpus selects it */
+	unsigned gi, ci;     /* GPU and compute instance ids */
+	char *uuid;
+};
+struct gpu_inventory {
+	char *driver_version, *cuda;
+	char *slurm_ceiling; /* inside a Slurm step: where its GPUs came from */
+	struct gpu_inventory_gpu *gpus;
+	size_t ngpus;
+	struct gpu_inventory_mig *migs;
+	size_t nmigs;
+};
+/* driver_root: --driver-root, or NULL (GPURUN_DRIVER_ROOT, else "/");
+ * mig_uuids: ask the driver root's NVML for the MIG devices' UUIDs.  What
+ * cannot be known (the CUDA version, the UUIDs, a Slurm allocation) is a
+ * warning on stderr.  0, or -1 with err. */
+int gpu_inventory_read(const char *driver_root, int mig_uuids, struct gpu_inventory *inv, struct gerr *err);
+void gpu_inventory_free(struct gpu_inventory *inv);
+
+/* What `gpurun list` shows: what a launch with gpus (NULL: all) and
+ * caps_spec (NULL: every capability) would inject, by kind, in the order
+ * nvidia-container-cli lists them (devices by their /dev path, the rest by
+ * host path).  0, or -1 with err. */
+struct gpu_listing {
+	struct strv devices, mig_capabilities, binaries, libraries, libraries32, ipcs, firmware, configs;
+};
+int gpu_listing_read(const char *driver_root, const char *gpus, const char *caps_spec, struct gpu_listing *l,
+		     struct gerr *err);
+void gpu_listing_free(struct gpu_listing *l);
 
 /* `gpurun doctor`'s driver checks (gpu/doctor.c): the driver, its device
  * nodes, nvidia-uvm, nvidia-persistenced and the ld.so.cache, one verdict

@@ -433,17 +433,17 @@ struct sel_extras {
 	const char *mig_config, *mig_monitor, *imex;
 };
 /* Check their syntax (before the driver is read): 0, or -1 with err. */
-int sel_extras_check(const struct sel_extras *x, struct gerr *err);
+int mig_sel_extras_check(const struct sel_extras *x, struct gerr *err);
 /* NVIDIA_MIG_CONFIG_DEVICES or NVIDIA_MIG_MONITOR_DEVICES (what names it):
  * *out 1 for "all", 0 unset or empty; -1 with err for anything else, or
  * "all" when not root. */
-int parse_mig_all(const char *v, const char *what, int *out, struct gerr *err);
+int mig_parse_all(const char *v, const char *what, int *out, struct gerr *err);
 /* NVIDIA_IMEX_CHANNELS: the channel numbers into ch (IMEX_MAX of them),
  * *n of them; 0, or -1 with err. */
-int parse_imex(const char *v, unsigned *ch, size_t *n, struct gerr *err);
+int mig_parse_imex(const char *v, unsigned *ch, size_t *n, struct gerr *err);
 /* The position in drv->migs of the MIG device an item names ("1:0",
  * "MIG-GPU-<uuid>/2/0", "MIG-<uuid>", which asks NVML), or -1 with err. */
-long match_mig(const char *item, struct gpu_driver *drv, const char *what, const char *where, struct gerr *err);
+long mig_match(const char *item, struct gpu_driver *drv, const char *what, const char *where, struct gerr *err);
 /* The MIG capability nodes and files and the IMEX channels of sel, added
  * to s.  A node the selection needs that is missing is an error naming
  * the fix. */

@@ -370,7 +370,7 @@ static int configure(struct plan *p, const struct gpu_opts *o, const struct gpu_
 				    container_getenv(o, "NVIDIA_MIG_MONITOR_DEVICES"),
 				    container_getenv(o, "NVIDIA_IMEX_CHANNELS")};
 	if (pick_caps(o, rq, &caps, err) < 0 || collect_requires(o, &reqs, err) < 0 ||
-	    sel_extras_check(&extras, err) < 0)
+	    mig_sel_extras_check(&extras, err) < 0)
 		goto out;
 	const char *root = gpu_default_root(o->driver_root);
 	if (gpu_discover(root, &drv, err) < 0)

@@ -202,7 +202,7 @@ static void split_list(const char *s, struct strv *out)
 }
 
 /* NVIDIA_MIG_{CONFIG,MONITOR}_DEVICES: 1 for "all", 0 unset or empty. */
-int parse_mig_all(const char *v, const char *what, int *out, struct gerr *err)
+int mig_parse_all(const char *v, const char *what, int *out, struct gerr *err)
 {
 	struct strv items = {0};
 	int r = 0;
@@ -226,7 +226,7 @@ int parse_mig_all(const char *v, const char *what, int *out, struct gerr *err)
 
 /* NVIDIA_IMEX_CHANNELS: channel numbers; "all" alone, void, none and
  * empty give none (the toolkit ignores "all" from the environment). */
-int parse_imex(const char *v, unsigned *ch, size_t *n, struct gerr *err)
+int mig_parse_imex(const char *v, unsigned *ch, size_t *n, struct gerr *err)
 {
 	struct strv items = {0};
 	int r = 0;
@@ -257,20 +257,20 @@ int parse_imex(const char *v, unsigned *ch, size_t *n, struct gerr *err)
 	return r;
 }
 
-int sel_extras_check(const struct sel_extras *x, struct gerr *err)
+int mig_sel_extras_check(const struct sel_extras *x, struct gerr *err)
 {
 	int all;
 	unsigned ch[IMEX_MAX];
 	size_t n;
-	if (parse_mig_all(x->mig_config, "NVIDIA_MIG_CONFIG_DEVICES", &all, err) < 0 ||
-	    parse_mig_all(x->mig_monitor, "NVIDIA_MIG_MONITOR_DEVICES", &all, err) < 0 ||
-	    parse_imex(x->imex, ch, &n, err) < 0)
+	if (mig_parse_all(x->mig_config, "NVIDIA_MIG_CONFIG_DEVICES", &all, err) < 0 ||
+	    mig_parse_all(x->mig_monitor, "NVIDIA_MIG_MONITOR_DEVICES", &all, err) < 0 ||
+	    mig_parse_imex(x->imex, ch, &n, err) < 0)
 		return -1;
 	return 0;
 }
 
 /* The MIG device an item names ("1:0", "MIG-GPU-<uuid>/2/0"), or -1 with err. */
-long match_mig(const char *item, struct gpu_driver *drv, const char *what, const char *where, struct gerr *err)
+long mig_match(const char *item, struct gpu_driver *drv, const char *what, const char *where, struct gerr *err)
 {
 	unsigned long g, a, b;
 	const char *p;

@@ -59,9 +59,9 @@ static int do_bind(struct exec_state *st, struct op *op, const char *dst, struct
 	}
 	if (target < 0)
 		return -1;
-	if (set_attrs(op->fd, op->flags, !!(op->flags & OPF_REC), dst, err) < 0)
+	if (mountfd_set_attrs(op->fd, op->flags, !!(op->flags & OPF_REC), dst, err) < 0)
 		return -1;
-	if (attach(op->fd, target, dst, err) < 0)
+	if (mountfd_attach(op->fd, target, dst, err) < 0)
 		return -1;
 	close(op->fd);
 	op->fd = -1;
@@ -81,7 +81,7 @@ static int proc_readonly(int procfd, struct gerr *err)
 				continue;
 			return gerr_set(err, errno, "bind /proc/%s", name);
 		}
-		if (set_attrs(t, PROC_READONLY_FLAGS, 1, name, err) < 0)
+		if (mountfd_set_attrs(t, PROC_READONLY_FLAGS, 1, name, err) < 0)
 			return -1;
 		if (move_mount(t, "", procfd, name, MOVE_MOUNT_F_EMPTY_PATH) < 0)
 			return gerr_set(err, errno, "mount /proc/%s read-only", name);
@@ -263,14 +263,14 @@ static int run_op(struct exec_state *st, struct op *op, struct gerr *err)
 	_cleanup_fd_ int target = -1;
 
 	switch (op->kind) {
-	case OP_ROOTFS: return do_rootfs(st, op, err);
+	case OP_ROOTFS: return rootbuild_rootfs(st, op, err);
 	case OP_BIND: return do_bind(st, op, dst, err);
 	case OP_TMPFS:
 	case OP_PROC:
 	case OP_SYSFS:
 	case OP_DEVPTS:
 		target = root_mount_target(st->rootfd, dst, 1, 0, NULL, err);
-		if (target < 0 || mount_op(op, op_kinds[op->kind].fstype, target, dst, err) < 0)
+		if (target < 0 || mountfd_op(op, op_kinds[op->kind].fstype, target, dst, err) < 0)
 			return -1;
 		if (op->kind == OP_PROC) {
 			_cleanup_fd_ int procfd = root_open(st->rootfd, dst, O_PATH | O_DIRECTORY, err);
@@ -286,7 +286,7 @@ static int run_op(struct exec_state *st, struct op *op, struct gerr *err)
 		target = root_open(st->rootfd, dst, O_PATH, err);
 		if (target < 0)
 			return -1;
-		return set_attrs(target, op->flags, 0, dst, err);
+		return mountfd_set_attrs(target, op->flags, 0, dst, err);
 	case OP_HOSTNAME:
 		if (sethostname(op->src, strlen(op->src)) < 0)
 			return gerr_set(err, errno, "sethostname %s", op->src);
@@ -333,7 +333,7 @@ static int plan_run(struct exec_state *st, struct plan *p, struct gerr *err)
 		ns_view_libdirs(st->cfg);
 		ns_view_upper(st->cfg);
 	}
-	if (preopen_sources(p, st->cfg->image_fd, err) < 0)
+	if (rootbuild_preopen_sources(p, st->cfg->image_fd, err) < 0)
 		return -1;
 	struct sbuf line = {0};
 	int r = 0;
@@ -346,10 +346,10 @@ static int plan_run(struct exec_state *st, struct plan *p, struct gerr *err)
 				ns_trace(line.s);
 		}
 		if (!(op->kind == OP_BIND && !(op->flags & OPF_DIR)) && op->kind != OP_SYMLINK)
-			dir_cache_drop(&st->dirs);
+			path_dir_cache_drop(&st->dirs);
 		r = run_op(st, &p->v[i], err);
 	}
-	dir_cache_drop(&st->dirs);
+	path_dir_cache_drop(&st->dirs);
 	sbuf_free(&line);
 	return r;
 }

@@ -25,27 +25,27 @@ int plan_execute(struct exec_state *st, struct gerr *err);
 /* ns/mountfd.c: what is mounted, always through fds (what names the mount
  * in messages). */
 /* Set a mount's flags (OPF_RO, nosuid, ...) on fd, below it too when recursive. */
-int set_attrs(int fd, unsigned flags, int recursive, const char *what, struct gerr *err);
+int mountfd_set_attrs(int fd, unsigned flags, int recursive, const char *what, struct gerr *err);
 /* Move the detached tree onto target. */
-int attach(int tree, int target, const char *what, struct gerr *err);
+int mountfd_attach(int tree, int target, const char *what, struct gerr *err);
 /* A fresh instance of type with data and flags, attached onto target. */
-int mount_fresh(const char *type, const char *source, const char *data, unsigned flags, int target, const char *what,
-		struct gerr *err);
+int mountfd_fresh(const char *type, const char *source, const char *data, unsigned flags, int target, const char *what,
+		  struct gerr *err);
 /* A fresh mount of op's kind (or the overlay of the image) onto target. */
-int mount_op(const struct op *op, const char *type, int target, const char *what, struct gerr *err);
+int mountfd_op(const struct op *op, const char *type, int target, const char *what, struct gerr *err);
 
 /* ns/rootbuild.c: steps 2 and 3. */
 /* $LIBDIR and $LIBDIR32 of the tree at dirfd. */
 const char *image_libdir(int dirfd);
 const char *image_libdir32(int dirfd);
 /* Open every bind source and cached layer as a detached clone. */
-int preopen_sources(struct plan *p, int image_fd, struct gerr *err);
+int rootbuild_preopen_sources(struct plan *p, int image_fd, struct gerr *err);
 /* Unprivileged directory image: the directories of the lower tree (an
  * O_PATH fd) mirrored into the overlay's upper layer before it is
  * mounted, "MODE PATH" each (relative), parents first. */
-void upper_mirror_list(const struct plan *p, int lowerfd, struct strv *out);
+void rootbuild_upper_mirror_list(const struct plan *p, int lowerfd, struct strv *out);
 /* The root on the scratch tmpfs; st->rootfd is set. */
-int do_rootfs(struct exec_state *st, struct op *op, struct gerr *err);
+int rootbuild_rootfs(struct exec_state *st, struct op *op, struct gerr *err);
 
 /* What P1 tells P2 once the root is ready.  P2 is forked before the setup
  * so that it is pid 2 however many helpers (an unpack thread, ldconfig)

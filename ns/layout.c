@@ -245,7 +245,7 @@ static void add_tmpfs(struct plan *p, const char *dst, const struct tmpfs_spec *
 	plan_tmpfs(p, dst, data, t->flags);
 }
 
-int layout_tmpfs(struct plan *p, const char *spec, struct gerr *err)
+static int layout_tmpfs(struct plan *p, const char *spec, struct gerr *err)
 {
 	_cleanup_free_ char *copy = xstrdup(spec);
 	char *opts = strchr(copy, ':');
@@ -277,7 +277,7 @@ int layout_tmpfs(struct plan *p, const char *spec, struct gerr *err)
 }
 
 /* docker's --mount: comma-separated KEY=VALUE (readonly alone). */
-int layout_mount(struct plan *p, const char *spec, struct gerr *err)
+static int layout_mount(struct plan *p, const char *spec, struct gerr *err)
 {
 	_cleanup_free_ char *copy = xstrdup(spec);
 	const char *type = NULL, *src = NULL, *dst = NULL;

@@ -17,7 +17,7 @@
 
 #include "exec.h"
 
-int set_attrs(int fd, unsigned flags, int recursive, const char *what, struct gerr *err)
+int mountfd_set_attrs(int fd, unsigned flags, int recursive, const char *what, struct gerr *err)
 {
 	struct mount_attr attr = {.attr_set = op_mount_attrs(flags)};
 	if (!attr.attr_set)
@@ -28,7 +28,7 @@ int set_attrs(int fd, unsigned flags, int recursive, const char *what, struct ge
 	return 0;
 }
 
-int attach(int tree, int target, const char *what, struct gerr *err)
+int mountfd_attach(int tree, int target, const char *what, struct gerr *err)
 {
 	if (move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
 		return gerr_set(err, errno, "mount on %s", what);
@@ -50,8 +50,8 @@ static int proc_hint(int r, const char *type, struct gerr *err)
 /* A fresh file system instance built with the fs-context API and attached
  * to target.  data is "k=v,flag,..." (op_mount_data); source is what
  * mountinfo shows in place of "none". */
-int mount_fresh(const char *type, const char *source, const char *data, unsigned flags, int target, const char *what,
-		struct gerr *err)
+int mountfd_fresh(const char *type, const char *source, const char *data, unsigned flags, int target, const char *what,
+		  struct gerr *err)
 {
 	_cleanup_fd_ int fs = fsopen(type, FSOPEN_CLOEXEC);
 	if (fs < 0)
@@ -80,16 +80,16 @@ int mount_fresh(const char *type, const char *source, const char *data, unsigned
 	_cleanup_fd_ int mnt = fsmount(fs, FSMOUNT_CLOEXEC, (unsigned)op_mount_attrs(flags));
 	if (mnt < 0)
 		return proc_hint(gerr_set(err, errno, "fsmount %s for %s", type, what), type, err);
-	return attach(mnt, target, what, err);
+	return mountfd_attach(mnt, target, what, err);
 }
 
 /* A fresh mount of op's kind (tmpfs, proc, sysfs, devpts) or the overlay of
  * a directory image, with the data the printer shows. */
-int mount_op(const struct op *op, const char *type, int target, const char *what, struct gerr *err)
+int mountfd_op(const struct op *op, const char *type, int target, const char *what, struct gerr *err)
 {
 	struct sbuf data = {0};
 	op_mount_data(op, &data);
-	int r = mount_fresh(type, type, data.s, op->flags, target, what, err);
+	int r = mountfd_fresh(type, type, data.s, op->flags, target, what, err);
 	sbuf_free(&data);
 	return r;
 }

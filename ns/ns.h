@@ -64,14 +64,13 @@ struct run_config {
  * needs them.  layout_base: root, hostname, lo, /proc, /dev, /sys, /tmp,
  * /run, the host's network files (GPU injection comes after it);
  * layout_volume: one -v SRC:DST[:ro] (-1 with err when malformed or the
- * source is missing); layout_tmpfs: one --tmpfs DST[:OPTS]; layout_mount:
- * one --mount type=bind|tmpfs,... in docker's syntax; layout_finish: workdir, pivot, ldconfig over
- * ldconfig_dirs (NULL: none; with compat_driver, the host driver's version,
- * CUDA_COMPAT_DIR first when the image's is newer), --read-only. */
+ * source is missing); layout_mounts: every -v, --tmpfs DST[:OPTS] and
+ * --mount type=bind|tmpfs,... (docker's syntax); layout_finish: workdir,
+ * pivot, ldconfig over ldconfig_dirs (NULL: none; with compat_driver, the
+ * host driver's version, CUDA_COMPAT_DIR first when the image's is newer),
+ * --read-only. */
 void layout_base(struct plan *p, const struct run_config *cfg);
 int layout_volume(struct plan *p, const char *spec, struct gerr *err);
-int layout_tmpfs(struct plan *p, const char *spec, struct gerr *err);
-int layout_mount(struct plan *p, const char *spec, struct gerr *err);
 /* Each of specs in the order given: 'v', 't' or 'm' (-v, --tmpfs, --mount)
  * then the option's value. */
 int layout_mounts(struct plan *p, const struct strv *specs, struct gerr *err);
@@ -121,10 +120,6 @@ void ns_view_libdirs(const struct run_config *cfg);
 /* The upper-layer directories of an unprivileged directory image (struct
  * op's upper_dirs), from the image tree. */
 void ns_view_upper(const struct run_config *cfg);
-/* --user's ids and home as known before the launch. */
-void ns_plan_user(const struct run_config *cfg, uid_t *uid, gid_t *gid, gid_t *groups, size_t *ngroups, char **home);
-/* The image: where it came from, its layers, the config values used. */
-void ns_describe_image(const struct run_config *cfg, struct sbuf *b);
 /* "+ line" on stderr for each line of text, as `sh -x` shows commands. */
 void ns_trace(const char *text);
 /* The command's PATH unless -e or the image sets one. */
@@ -145,7 +140,7 @@ struct dir_cache {
 	char *path;
 	int fd; /* -1 when empty */
 };
-void dir_cache_drop(struct dir_cache *c);
+void path_dir_cache_drop(struct dir_cache *c);
 /* root_parent through the cache (c may be NULL); *owned says whether the
  * caller must close the fd. */
 int root_parent_cached(int rootfd, const char *path, const char **base, struct dir_cache *c, int *owned,

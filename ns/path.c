@@ -125,7 +125,7 @@ int root_parent(int rootfd, const char *path, const char **base, struct gerr *er
 static int mount_target_in(int rootfd, int pfd, const char *path, const char *base, int dir, int replace,
 			   struct gerr *err);
 
-void dir_cache_drop(struct dir_cache *c)
+void path_dir_cache_drop(struct dir_cache *c)
 {
 	if (c->fd >= 0)
 		close(c->fd);
@@ -145,7 +145,7 @@ int root_parent_cached(int rootfd, const char *path, const char **base, struct d
 	}
 	int fd = root_mkdir_p(rootfd, parent, 0755, err);
 	if (fd >= 0 && c) {
-		dir_cache_drop(c);
+		path_dir_cache_drop(c);
 		c->path = parent;
 		parent = NULL;
 		c->fd = fd;

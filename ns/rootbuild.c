@@ -53,7 +53,7 @@ static int preopen_layers(struct op *op, struct gerr *err)
 		struct stat s;
 		if (fstat(fd, &s) < 0 || !S_ISDIR(s.st_mode))
 			return gerr_set(err, ENOTDIR, "layer %s", op->layers.v[i]);
-		if (set_attrs(fd, OPF_RO, 0, op->layers.v[i], err) < 0)
+		if (mountfd_set_attrs(fd, OPF_RO, 0, op->layers.v[i], err) < 0)
 			return -1;
 	}
 	return 0;
@@ -74,7 +74,7 @@ static int same_image(int image_fd, int tree, const char *src, struct gerr *err)
 	return 0;
 }
 
-int preopen_sources(struct plan *p, int image_fd, struct gerr *err)
+int rootbuild_preopen_sources(struct plan *p, int image_fd, struct gerr *err)
 {
 	for (size_t i = 0; i < p->n; i++) {
 		struct op *op = &p->v[i];
@@ -125,7 +125,7 @@ int preopen_sources(struct plan *p, int image_fd, struct gerr *err)
  * overlay, mirror into the upper layer the deepest existing directory (with
  * symlinks resolved inside the image) above every path the plan will
  * create.  Best effort: a failure here shows up, with its path, later.
- * upper_mirror_list says which, "MODE PATH" each, parents first: the
+ * rootbuild_upper_mirror_list says which, "MODE PATH" each, parents first: the
  * printed plan makes the same (ns/show.c). */
 static void mirror_list_one(int lowerfd, const char *dir, struct strv *out)
 {
@@ -179,7 +179,7 @@ static void mirror_list_one(int lowerfd, const char *dir, struct strv *out)
 	sbuf_free(&path);
 }
 
-void upper_mirror_list(const struct plan *p, int lowerfd, struct strv *out)
+void rootbuild_upper_mirror_list(const struct plan *p, int lowerfd, struct strv *out)
 {
 	/* $LIBDIR, decided from the lower layer (the root is not mounted yet). */
 	const char *libdir = image_libdir(lowerfd), *libdir32 = image_libdir32(lowerfd);
@@ -217,7 +217,7 @@ static void prepare_upper(const struct plan *p)
 	if (lowerfd < 0 || upperfd < 0)
 		return;
 	struct strv dirs = {0};
-	upper_mirror_list(p, lowerfd, &dirs);
+	rootbuild_upper_mirror_list(p, lowerfd, &dirs);
 	/* In order, parents first, in a tmpfs only this run has written to. */
 	for (size_t i = 0; i < dirs.n; i++)
 		if (mkdirat(upperfd, dirs.v[i] + 5, (mode_t)strtoul(dirs.v[i], NULL, 8)) < 0 && errno != EEXIST)
@@ -229,15 +229,15 @@ static void prepare_upper(const struct plan *p)
  * only, and in it either an overlay of the directory image (a tmpfs upper
  * layer takes the run's writes) or the unpacked archive bound onto itself,
  * since pivot_root needs the new root to be a mount point. */
-int do_rootfs(struct exec_state *st, struct op *op, struct gerr *err)
+int rootbuild_rootfs(struct exec_state *st, struct op *op, struct gerr *err)
 {
 	const struct run_config *cfg = st->cfg;
 	{
 		_cleanup_fd_ int tmp = open(PLAN_SCRATCH, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (tmp < 0)
 			return gerr_set(err, errno, "open %s", PLAN_SCRATCH);
-		if (mount_fresh("tmpfs", "gpurun", PLAN_SCRATCH_DATA, PLAN_SCRATCH_FLAGS, tmp,
-				"the scratch tmpfs " PLAN_SCRATCH, err) < 0)
+		if (mountfd_fresh("tmpfs", "gpurun", PLAN_SCRATCH_DATA, PLAN_SCRATCH_FLAGS, tmp,
+				  "the scratch tmpfs " PLAN_SCRATCH, err) < 0)
 			return -1;
 	}
 	if (mkdir(PLAN_ROOT, 0755) < 0)
@@ -302,7 +302,7 @@ int do_rootfs(struct exec_state *st, struct op *op, struct gerr *err)
 		_cleanup_fd_ int root = open(PLAN_ROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (root < 0)
 			return gerr_set(err, errno, "open %s", PLAN_ROOT);
-		if (mount_op(op, "overlay", root, "the overlay of the image", err) < 0) {
+		if (mountfd_op(op, "overlay", root, "the overlay of the image", err) < 0) {
 			gerr_prefix(err, "image %s", op->src);
 			return gerr_hint(err, "overlayfs with a tmpfs upper layer needs Linux >= 6.6 in a "
 					      "user namespace; run as root or use a tar image");
@@ -323,7 +323,7 @@ int do_rootfs(struct exec_state *st, struct op *op, struct gerr *err)
 		_cleanup_fd_ int tree = open_tree(AT_FDCWD, PLAN_ROOT, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 		if (tree < 0)
 			return gerr_set(err, errno, "bind %s", PLAN_ROOT);
-		if (set_attrs(tree, op->flags, 0, "the root", err) < 0)
+		if (mountfd_set_attrs(tree, op->flags, 0, "the root", err) < 0)
 			return -1;
 		if (move_mount(tree, "", AT_FDCWD, PLAN_ROOT, MOVE_MOUNT_F_EMPTY_PATH) < 0)
 			return gerr_set(err, errno, "bind %s onto itself", PLAN_ROOT);

@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+static void ns_describe_image(const struct run_config *cfg, struct sbuf *b);
+
 /* The image tree as gpurun knows it when the plan is printed: a directory
  * image, or the top cached layer that has the path (whiteouts aside); -1
  * when unknown or missing. */
@@ -63,7 +65,7 @@ void ns_view_upper(const struct run_config *cfg)
 	if (!root || root->kind != OP_ROOTFS || !(root->flags & OPF_DIR) || !cfg->unprivileged || cfg->image_fd < 0)
 		return;
 	strv_free(&root->upper_dirs);
-	upper_mirror_list(cfg->plan, cfg->image_fd, &root->upper_dirs);
+	rootbuild_upper_mirror_list(cfg->plan, cfg->image_fd, &root->upper_dirs);
 }
 
 void ns_view_libdirs(const struct run_config *cfg)
@@ -359,7 +361,8 @@ void ns_describe_exec(const struct run_config *cfg, uid_t uid, gid_t gid, const 
 }
 
 /* The command's ids and home as the plan knows them when printed. */
-void ns_plan_user(const struct run_config *cfg, uid_t *uid, gid_t *gid, gid_t *groups, size_t *ngroups, char **home)
+static void ns_plan_user(const struct run_config *cfg, uid_t *uid, gid_t *gid, gid_t *groups, size_t *ngroups,
+			 char **home)
 {
 	*uid = 0;
 	*gid = 0;
@@ -395,7 +398,7 @@ static void describe_field(struct sbuf *b, const char *label, const char *v)
 	sbuf_showquote(b, v);
 }
 
-void ns_describe_image(const struct run_config *cfg, struct sbuf *b)
+static void ns_describe_image(const struct run_config *cfg, struct sbuf *b)
 {
 	const struct image *img = cfg->layered;
 	if (!img)

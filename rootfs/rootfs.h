@@ -36,6 +36,7 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "../base/base.h"
 #include "../ns/userns/userns.h"
@@ -93,7 +94,6 @@ void rootfs_unpack_abandon(struct unpack_job *job);
  * is unpacked: rootfs_max_image_size_from() reads --max-image-size's value,
  * else GPURUN_MAX_IMAGE_SIZE (-1 with err when it is not a size). */
 #define IMAGE_MAX_SIZE_DEFAULT 64000000000ULL /* 64G */
-void rootfs_set_max_image_size(unsigned long long bytes);
 int rootfs_max_image_size_from(const char *opt, struct gerr *err);
 unsigned long long rootfs_max_image_size(void);
 
@@ -225,11 +225,32 @@ struct opened_image {
 int image_open(const char *arg, const struct image_open_opts *o, struct cache *cache, struct image *img,
 	       struct opened_image *out, struct gerr *err);
 
-/* `gpurun cache ls|rm|prune` (rootfs/cache/cacheadmin.c): print or change the
- * cache; 0 or -1 with err.  json: ls prints the docs/json.md document. */
-int cache_list(struct cache *c, int json, struct gerr *err);
-int cache_remove(struct cache *c, const char *what, struct gerr *err);
-int cache_prune(struct cache *c, unsigned long long max_bytes, struct gerr *err);
+/* `gpurun cache ls|rm|prune` (rootfs/cache/cacheadmin.c; cli/image.c
+ * prints what they give).  cache_list: every image of every area of the
+ * cache, the most recently used first, each with every source its record
+ * lists (oldest first) and the map its area is unpacked under.  cache_remove
+ * removes the image what names (an image file, or 4 or more hex digits of
+ * its id) and whatever no record needs any more, and gives its id;
+ * cache_prune removes the least recently used images until the rest take at
+ * most max_bytes (and what no record needs), and gives how many went.  0,
+ * or -1 with err. */
+struct cache_source {
+	char *source, *ref; /* a path or registry reference; the NAME:TAG picked, or NULL */
+};
+struct cache_listed {
+	char hex[64 + 1];
+	unsigned long long bytes;
+	struct timespec used;
+	char *source, *ref; /* the latest source (NULL: unknown) */
+	struct strv layer_ids;
+	struct subids map; /* uid_count 0: the caller's own ids */
+	struct cache_source *sources;
+	size_t nsources;
+};
+int cache_list(struct cache *c, struct cache_listed **v, size_t *n, struct gerr *err);
+void cache_list_free(struct cache_listed *v, size_t n);
+int cache_remove(struct cache *c, const char *what, char removed[64 + 1], struct gerr *err);
+int cache_prune(struct cache *c, unsigned long long max_bytes, size_t *pruned, struct gerr *err);
 /* `gpurun doctor`'s verdict on the cache directory (rootfs/cache/cachedoctor.c);
  * returns its path (malloc'ed) or NULL when there is none to be had. */
 char *cache_doctor(struct checks *ck);

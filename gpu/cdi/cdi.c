@@ -24,6 +24,15 @@
 
 /* ---- applying --------------------------------------------------------------- */
 
+/* What the chosen devices' edits give besides plan ops. */
+struct cdi_result {
+	struct strv env;     /* "K=V" for the container, in spec order */
+	char *ldconfig_dirs; /* ':' list for OP_LDCONFIG (update-ldcache hooks), or NULL */
+	char *compat_driver; /* enable-cuda-compat --host-driver-version, or NULL */
+};
+
+static void cdi_result_free(struct cdi_result *res);
+
 struct apply {
 	struct plan *p;
 	struct cdi_result *res;
@@ -253,7 +262,7 @@ static int resolve(const struct specs *ss, const char *q, const char *kind, cons
 			return gerr_set(err, 0, "CDI spec %s: %s", ss->v[i].file, ss->v[i].err.msg);
 	struct strv names = {0};
 	struct sbuf b = {0};
-	known_names(ss, &names);
+	cdi_known_names(ss, &names);
 	for (size_t i = 0; i < names.n; i++)
 		sbuf_printf(&b, "%s%s", i ? ", " : "", names.v[i]);
 	gerr_set(err, 0, "unknown CDI device %s (known: %s)", q, names.n ? b.s : "none");
@@ -262,8 +271,15 @@ static int resolve(const struct specs *ss, const char *q, const char *kind, cons
 	return -1;
 }
 
-int cdi_configure(struct plan *p, char *const *devices, size_t ndevices, const struct strv *dirs,
-		  struct cdi_result *res, struct gerr *err)
+/* Resolve each requested device in the spec dirs and append its edits to
+ * the plan: device nodes and mounts as binds from the host, create-symlinks
+ * hooks as symlink ops, update-ldcache as ldconfig directories; other hooks
+ * are skipped with a warning (never run).  Returns 0, or -1 with err
+ * (unknown device, listing the known ones; a broken spec; a node that is
+ * not the device the spec says; a mount option gpurun cannot honour; run
+ * as root, a spec directory or spec someone else could change). */
+static int cdi_configure(struct plan *p, char *const *devices, size_t ndevices, const struct strv *dirs,
+			 struct cdi_result *res, struct gerr *err)
 {
 	struct specs ss = {0};
 	struct apply a = {.p = p, .res = res};
@@ -280,7 +296,7 @@ int cdi_configure(struct plan *p, char *const *devices, size_t ndevices, const s
 			goto out;
 		}
 	}
-	if (load_dirs(dirs, &ss, err) < 0)
+	if (cdi_load_dirs(dirs, &ss, err) < 0)
 		goto out;
 	for (size_t i = 0; i < ndevices; i++) {
 		char kind[512];
@@ -322,13 +338,13 @@ out:
 	strv_free(&a.done);
 	strv_free(&a.warned);
 	strv_free(&a.ldirs);
-	specs_free(&ss);
+	cdi_specs_free(&ss);
 	if (r < 0)
 		cdi_result_free(res);
 	return r;
 }
 
-void cdi_result_free(struct cdi_result *res)
+static void cdi_result_free(struct cdi_result *res)
 {
 	strv_free(&res->env);
 	free(res->ldconfig_dirs);

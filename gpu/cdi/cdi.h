@@ -7,10 +7,9 @@
  *               cdi_spec_free, cdi_split_name; the caps it enforces
  *               (CDI_MAX_FILE, CDI_MAX_ITEMS, CDI_MAX_STRING)
  *   cdidirs.c   cdi_spec_dirs (CDI_DEFAULT_DIRS) and cdi_list (CDI_MAX_FILES)
- *   cdi.c       cdi_configure: resolving `--device vendor.com/class=name`
- *               and turning the chosen devices' container edits into plan
- *               ops (struct cdi_result, cdi_result_free); cdi_inject:
- *               that, plus the spec's environment merged into the
+ *   cdi.c       cdi_inject: resolving `--device vendor.com/class=name`,
+ *               turning the chosen devices' container edits into plan
+ *               ops, and merging the spec's environment into the
  *               container's (struct cdi_request)
  *   cdigen.c    cdi_generate: a spec the way `nvidia-ctk cdi generate`
  *               writes it (struct cdi_gen_opts)
@@ -106,28 +105,14 @@ int cdi_list(const struct strv *dirs, struct gerr *err);
 
 /* ---- cdi.c ----------------------------------------------------------------- */
 
-struct cdi_result {
-	struct strv env;     /* "K=V" for the container, in spec order */
-	char *ldconfig_dirs; /* ':' list for OP_LDCONFIG (update-ldcache hooks), or NULL */
-	char *compat_driver; /* enable-cuda-compat --host-driver-version, or NULL */
-};
-
-/* Resolve each requested device in the spec dirs and append its edits to
- * the plan: device nodes and mounts as binds from the host, create-symlinks
- * hooks as symlink ops, update-ldcache as ldconfig directories; other hooks
- * are skipped with a warning (never run).  Returns 0, or -1 with err
- * (unknown device, listing the known ones; a broken spec; a node that is
- * not the device the spec says; a mount option gpurun cannot honour; run
- * as root, a spec directory or spec someone else could change). */
-int cdi_configure(struct plan *p, char *const *devices, size_t ndevices, const struct strv *dirs,
-		  struct cdi_result *res, struct gerr *err);
-void cdi_result_free(struct cdi_result *res);
-
 /* --device as a launch uses it: the spec dirs (dirs given, as
- * cdi_spec_dirs takes them), cdi_configure, then the spec's env set over
- * *env (the image's; NULL-terminated, malloc'ed, grown here) except for a
- * key that user_env (-e K=V) sets, since -e wins.  *ldconfig_dirs and
- * *compat_driver get cdi_result's (the caller frees them).  The image's
+ * cdi_spec_dirs takes them), the devices resolved in them and their edits
+ * appended to the plan (device nodes and mounts as binds from the host,
+ * create-symlinks hooks as symlink ops, update-ldcache as ldconfig
+ * directories; other hooks are skipped with a warning, never run), then the
+ * spec's env set over *env (the image's; NULL-terminated, malloc'ed, grown
+ * here) except for a key that user_env (-e K=V) sets, since -e wins.  *ldconfig_dirs and
+ * *compat_driver get the hooks' (the caller frees them).  The image's
  * NVIDIA_VISIBLE_DEVICES is not read, as with docker's CDI injection. */
 struct cdi_request {
 	char *const *devices;

@@ -1,6 +1,6 @@
 /* gpu/cdi/cdi_int.h — what the CDI files share and no other file: the specs
  * read from the spec directories, defined by cdidirs.c (struct loaded,
- * struct specs, load_dirs, specs_free, known_names) and used by cdi.c to
+ * struct specs, cdi_load_dirs, cdi_specs_free, cdi_known_names) and used by cdi.c to
  * resolve and apply devices, and by cdistale.c (cdi_check_stale, for
  * cdi.c) to find the specs the host has moved away from.  The parser (cdiparse.c) needs nothing from
  * here: cdi.h declares it, for the fuzz target too.  Calls go one way:
@@ -31,10 +31,10 @@ struct specs {
 
 /* Read every spec of dirs into ss (see cdidirs.c); -1 with err when, run as
  * root, a spec directory or spec is not root's alone. */
-int load_dirs(const struct strv *dirs, struct specs *ss, struct gerr *err);
-void specs_free(struct specs *ss);
+int cdi_load_dirs(const struct strv *dirs, struct specs *ss, struct gerr *err);
+void cdi_specs_free(struct specs *ss);
 /* "vendor.com/class=name" of every device, sorted, deduplicated. */
-void known_names(const struct specs *ss, struct strv *out);
+void cdi_known_names(const struct specs *ss, struct strv *out);
 
 /* ---- cdistale.c ------------------------------------------------------------ */
 

@@ -80,7 +80,7 @@ static void load_file(struct specs *ss, const char *dir, const char *name, size_
  * A missing directory is no error (hosts without CDI have none).  Run as
  * root, a spec decides what root mounts: a directory or spec someone else
  * could change is refused (docs/design.md, "Modes"), before anything of it is read. */
-int load_dirs(const struct strv *dirs, struct specs *ss, struct gerr *err)
+int cdi_load_dirs(const struct strv *dirs, struct specs *ss, struct gerr *err)
 {
 	for (size_t d = 0; d < dirs->n; d++) {
 		DIR *dp = opendir(dirs->v[d]);
@@ -118,7 +118,7 @@ int load_dirs(const struct strv *dirs, struct specs *ss, struct gerr *err)
 	return 0;
 }
 
-void specs_free(struct specs *ss)
+void cdi_specs_free(struct specs *ss)
 {
 	for (size_t i = 0; i < ss->n; i++) {
 		free(ss->v[i].file);
@@ -128,7 +128,7 @@ void specs_free(struct specs *ss)
 }
 
 /* "vendor.com/class=name" of every device, sorted, deduplicated. */
-void known_names(const struct specs *ss, struct strv *out)
+void cdi_known_names(const struct specs *ss, struct strv *out)
 {
 	for (size_t i = 0; i < ss->n; i++)
 		for (size_t j = 0; ss->v[i].ok && j < ss->v[i].spec.ndevs; j++)
@@ -152,17 +152,17 @@ int cdi_list(const struct strv *dirs, struct gerr *err)
 {
 	struct specs ss = {0};
 	struct strv names = {0};
-	if (load_dirs(dirs, &ss, err) < 0) {
-		specs_free(&ss);
+	if (cdi_load_dirs(dirs, &ss, err) < 0) {
+		cdi_specs_free(&ss);
 		return -1;
 	}
 	for (size_t i = 0; i < ss.n; i++)
 		if (!ss.v[i].ok)
 			warnx_("CDI spec %s: %s", ss.v[i].file, ss.v[i].err.msg);
-	known_names(&ss, &names);
+	cdi_known_names(&ss, &names);
 	for (size_t i = 0; i < names.n; i++)
 		printf("%s\n", names.v[i]);
 	strv_free(&names);
-	specs_free(&ss);
+	cdi_specs_free(&ss);
 	return 0;
 }

@@ -67,7 +67,7 @@ void cdi_doctor(struct checks *ck)
 	struct sbuf where = {0};
 	for (size_t i = 0; i < dirs.n; i++)
 		sbuf_printf(&where, "%s%s", i ? ":" : "", dirs.v[i]);
-	if (load_dirs(&dirs, &ss, &e) < 0) {
+	if (cdi_load_dirs(&dirs, &ss, &e) < 0) {
 		check_say(ck, CHECK_FAIL, "CDI specs", "%s", e.msg);
 		goto out;
 	}
@@ -99,6 +99,6 @@ void cdi_doctor(struct checks *ck)
 			  ss.n, ss.n == 1 ? "" : "s", where.s, devices, devices == 1 ? "" : "s");
 out:
 	sbuf_free(&where);
-	specs_free(&ss);
+	cdi_specs_free(&ss);
 	strv_free(&dirs);
 }

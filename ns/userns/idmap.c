@@ -28,7 +28,8 @@
 #define NEWUIDMAP "/usr/bin/newuidmap"
 #define NEWGIDMAP "/usr/bin/newgidmap"
 
-int subid_range_parse(const char *text, const char *name, unsigned long id, unsigned long *start, unsigned long *count)
+static int subid_range_parse(const char *text, const char *name, unsigned long id, unsigned long *start,
+			     unsigned long *count)
 {
 	char idstr[32];
 	snprintf(idstr, sizeof idstr, "%lu", id);

@@ -20,9 +20,8 @@ struct subids {
 /* The caller's first ranges in /etc/subuid and /etc/subgid (by name or
  * uid), when the caller is not root, newuidmap and newgidmap are installed
  * and GPURUN_NO_SUBID is unset (or 0); -1 when there is no full map to
- * make.  subid_range_parse reads one file's text. */
+ * make. */
 int subid_lookup(uid_t uid, gid_t gid, struct subids *out);
-int subid_range_parse(const char *text, const char *name, unsigned long id, unsigned long *start, unsigned long *count);
 /* The full map for the process pid (in its own user namespace), written by
  * newuidmap and newgidmap: 0 -> the caller, 1..N -> the range. */
 int subid_write_maps(const struct subids *s, pid_t pid, struct gerr *err);

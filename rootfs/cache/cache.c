@@ -68,7 +68,7 @@ static int mkdir_parents(const char *path, mode_t mode, struct gerr *err)
 	return 0;
 }
 
-char *default_root(void)
+char *cache_default_root(void)
 {
 	const char *env = getenv("GPURUN_CACHE");
 	if (env && *env)
@@ -145,7 +145,7 @@ static int open_area(struct cache *c, const struct cache *top, const struct subi
 
 int cache_open(struct cache *c, int create, struct gerr *err)
 {
-	_cleanup_free_ char *root = default_root();
+	_cleanup_free_ char *root = cache_default_root();
 	if (!root) {
 		memset(c, 0, sizeof *c);
 		c->fd = c->lockfd = c->toplockfd = -1;

@@ -13,13 +13,8 @@
 /* The cache's directory when none is given: $GPURUN_CACHE, else
  * $XDG_CACHE_HOME/gpurun or ~/.cache/gpurun, or /var/cache/gpurun for root
  * (malloc'ed); NULL when there is no place for it. */
-char *default_root(void);
+char *cache_default_root(void);
 /* Write small text to ROOT/rel atomically (tmp file + rename). */
 int write_file_atomic(const struct cache *c, const char *rel, const char *text, struct gerr *err);
-
-/* ---- cacheadmin.c -------------------------------------------------------- */
-
-/* A size as `cache ls` shows it: "512B", "1.5MB" (powers of 1000). */
-void human(char *buf, size_t cap, unsigned long long b);
 
 #endif

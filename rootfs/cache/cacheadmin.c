@@ -1,17 +1,17 @@
-/* rootfs/cache/cacheadmin.c — `gpurun cache ls`, `cache rm` and `cache prune`:
- * listing the image records of every id map's area (every source of each,
- * and the map it was unpacked under; --json: docs/json.md), and removing
+/* rootfs/cache/cacheadmin.c — what `gpurun cache ls`, `cache rm` and
+ * `cache prune` do (cli/image.c prints it): listing the image records of
+ * every id map's area (every source of each, and the map it was unpacked
+ * under), and removing
  * images and whatever no record needs any more, under the cache's exclusive
  * lock (rootfs/cache/cache.c says what the lock guards and what an area is).  An
  * area of a subordinate id map is cleaned through that map: its files
  * belong to the range. */
 #include "cache_int.h"
 
-#include "../../base/json.h"
-
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,18 +83,6 @@ static void areas_close(struct areas *a)
 	memset(a, 0, sizeof *a);
 }
 
-/* The map an area's trees were unpacked under, as `cache ls` shows it. */
-static void map_words(const struct cache *c, char *buf, size_t cap)
-{
-	const struct subids *m = &c->map;
-	if (!m->uid_count)
-		snprintf(buf, cap, "%s", geteuid() == 0 ? "root" : "one id");
-	else if (m->uid_start == m->gid_start && m->uid_count == m->gid_count)
-		snprintf(buf, cap, "%lu+%lu", m->uid_start, m->uid_count);
-	else
-		snprintf(buf, cap, "%lu+%lu/%lu+%lu", m->uid_start, m->uid_count, m->gid_start, m->gid_count);
-}
-
 static int by_use(const void *a, const void *b)
 {
 	const struct entry *x = a, *y = b;
@@ -159,117 +147,63 @@ static void free_entries(struct entry *v, size_t n)
 	free(v);
 }
 
-void human(char *buf, size_t cap, unsigned long long b)
+/* The record's sources as values: the JSON of cacherecord.c stays here. */
+static void listed_sources(json_t *sources, struct cache_listed *out)
 {
-	static const char *const units[] = {"B", "kB", "MB", "GB", "TB"};
-	double x = (double)b;
-	size_t u = 0;
-	while (x >= 1000 && u + 1 < COUNT_OF(units)) {
-		x /= 1000;
-		u++;
-	}
-	snprintf(buf, cap, u ? "%.1f%s" : "%.0f%s", x, units[u]);
-}
-
-/* The sources of an entry other than its latest (img.source@img.ref), newest
- * first: the continuation lines of `cache ls`. */
-/* The sources of an entry other than its latest (img.source@img.ref), newest
- * first: the continuation lines of `cache ls`, indented past the other
- * columns (indent: the IDS column's width, or 0 when it is not shown). */
-static void print_other_sources(const struct entry *e, json_t *sources, int indent)
-{
-	for (size_t k = json_array_size(sources); k-- > 0;) {
+	out->nsources = json_array_size(sources);
+	out->sources = xcalloc(out->nsources ? out->nsources : 1, sizeof *out->sources);
+	for (size_t k = 0; k < out->nsources; k++) {
 		json_t *x = json_array_get(sources, k);
 		const char *src = json_string_value(json_object_get(x, "source"));
 		const char *ref = json_string_value(json_object_get(x, "ref"));
-		if (!src || (e->img.source && !strcmp(src, e->img.source) &&
-			     (ref && e->img.ref ? !strcmp(ref, e->img.ref) : ref == e->img.ref)))
-			continue;
-		_cleanup_free_ char *source = xvisible(src);
-		_cleanup_free_ char *shown = xvisible(ref ? ref : "");
-		printf("%-14s %-9s %-16s %*s%s%s%s\n", "", "", "", indent, "", source, *shown ? "@" : "", shown);
+		out->sources[k].source = src ? xstrdup(src) : NULL;
+		out->sources[k].ref = ref ? xstrdup(ref) : NULL;
 	}
 }
 
-static json_t *entry_json(const struct entry *e, const struct cache *area, json_t *sources)
+int cache_list(struct cache *c, struct cache_listed **out, size_t *nout, struct gerr *err)
 {
-	json_t *o = json_object();
-	json_object_set_new(o, "id", json_string(e->hex));
-	json_object_set_new(o, "bytes", json_integer((json_int_t)e->img.bytes));
-	json_object_set_new(o, "last_use", json_integer((json_int_t)e->used.tv_sec));
-	json_put_text(o, "source", e->img.source);
-	json_put_text(o, "ref", e->img.ref);
-	json_t *list = json_array(), *x;
-	size_t k;
-	json_array_foreach(sources, k, x)
-	{
-		json_t *s = json_object();
-		json_put_text(s, "source", json_string_value(json_object_get(x, "source")));
-		json_put_text(s, "ref", json_string_value(json_object_get(x, "ref")));
-		json_array_append_new(list, s);
-	}
-	json_object_set_new(o, "sources", list);
-	json_t *layers = json_array();
-	for (size_t l = 0; l < e->img.layer_ids.n; l++)
-		json_array_append_new(layers, json_string(e->img.layer_ids.v[l]));
-	json_object_set_new(o, "layers", layers);
-	const struct subids *m = &area->map;
-	json_object_set_new(o, "id_map",
-			    m->uid_count ? json_pack("{s:I, s:I, s:I, s:I}", "uid_start", (json_int_t)m->uid_start,
-						     "uid_count", (json_int_t)m->uid_count, "gid_start",
-						     (json_int_t)m->gid_start, "gid_count", (json_int_t)m->gid_count)
-					 : json_null());
-	return o;
-}
-
-#define IDS_WIDTH 14
-
-int cache_list(struct cache *c, int json, struct gerr *err)
-{
+	(void)err; /* a record that cannot be read is not listed */
 	struct areas a = areas_open(c);
 	size_t n;
 	struct entry *v = read_entries(&a, &n, 0);
-	/* The IDS column only when some image was unpacked under a
-	 * subordinate map: else every tree is the caller's own. */
-	int ids = 0;
-	for (size_t i = 0; i < n; i++)
-		ids |= a.v[v[i].area].map.uid_count != 0;
-	json_t *doc = json ? json_object() : NULL, *images = json ? json_array() : NULL;
-	if (!json && ids)
-		printf("%-14s %-9s %-16s %-*s %s\n", "IMAGE ID", "SIZE", "LAST USE", IDS_WIDTH, "IDS", "SOURCE");
-	else if (!json)
-		printf("%-14s %-9s %-16s %s\n", "IMAGE ID", "SIZE", "LAST USE", "SOURCE");
-	for (size_t i = n; i-- > 0;) {
-		const struct cache *area = &a.v[v[i].area];
-		json_t *sources = cache_image_sources(area, v[i].hex);
-		if (json) {
-			json_array_append_new(images, entry_json(&v[i], area, sources));
-			json_decref(sources);
-			continue;
-		}
-		char size[32], when[32], map[64];
-		struct tm tm;
-		human(size, sizeof size, v[i].img.bytes);
-		strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime_r(&v[i].used.tv_sec, &tm));
-		map_words(area, map, sizeof map);
-		/* Sources and ref names come from images: shown, never acted on. */
-		_cleanup_free_ char *source = xvisible(v[i].img.source ? v[i].img.source : "?");
-		_cleanup_free_ char *ref = xvisible(v[i].img.ref ? v[i].img.ref : "");
-		if (ids)
-			printf("%-14.12s %-9s %-16s %-*s %s%s%s\n", v[i].hex, size, when, IDS_WIDTH, map, source,
-			       *ref ? "@" : "", ref);
-		else
-			printf("%-14.12s %-9s %-16s %s%s%s\n", v[i].hex, size, when, source, *ref ? "@" : "", ref);
-		print_other_sources(&v[i], sources, ids ? IDS_WIDTH + 1 : 0);
+	struct cache_listed *l = xcalloc(n ? n : 1, sizeof *l);
+	for (size_t i = 0; i < n; i++) { /* the most recently used first */
+		const struct entry *e = &v[n - 1 - i];
+		const struct cache *area = &a.v[e->area];
+		struct cache_listed *x = &l[i];
+		memcpy(x->hex, e->hex, sizeof x->hex);
+		x->bytes = e->img.bytes;
+		x->used = e->used;
+		x->source = e->img.source ? xstrdup(e->img.source) : NULL;
+		x->ref = e->img.ref ? xstrdup(e->img.ref) : NULL;
+		for (size_t k = 0; k < e->img.layer_ids.n; k++)
+			strv_add(&x->layer_ids, xstrdup(e->img.layer_ids.v[k]));
+		x->map = area->map;
+		json_t *sources = cache_image_sources(area, e->hex);
+		listed_sources(sources, x);
 		json_decref(sources);
 	}
 	free_entries(v, n);
 	areas_close(&a);
-	if (json) {
-		json_object_set_new(doc, "images", images);
-		return json_print(doc, err);
+	*out = l;
+	*nout = n;
+	return 0;
+}
+
+void cache_list_free(struct cache_listed *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].source);
+		free(v[i].ref);
+		strv_free(&v[i].layer_ids);
+		for (size_t k = 0; k < v[i].nsources; k++) {
+			free(v[i].sources[k].source);
+			free(v[i].sources[k].ref);
+		}
+		free(v[i].sources);
 	}
-	return fflush(stdout) == 0 ? 0 : gerr_set(err, errno, "write the list");
+	free(v);
 }
 
 /* rm and prune change what running launches read: they wait for none.
@@ -358,7 +292,7 @@ static int collect_all(const struct areas *a, struct gerr *err)
 	return rc;
 }
 
-int cache_remove(struct cache *c, const char *what, struct gerr *err)
+int cache_remove(struct cache *c, const char *what, char removed[DIGEST_HEX_LEN + 1], struct gerr *err)
 {
 	if (lock_exclusive(c, err) < 0)
 		return -1;
@@ -409,11 +343,11 @@ int cache_remove(struct cache *c, const char *what, struct gerr *err)
 		rc = collect_all(&a, err);
 	areas_close(&a);
 	if (rc == 0)
-		printf("removed %.12s\n", hex);
+		memcpy(removed, hex, sizeof hex);
 	return rc;
 }
 
-int cache_prune(struct cache *c, unsigned long long max_bytes, struct gerr *err)
+int cache_prune(struct cache *c, unsigned long long max_bytes, size_t *pruned, struct gerr *err)
 {
 	if (lock_exclusive(c, err) < 0)
 		return -1;
@@ -448,8 +382,6 @@ int cache_prune(struct cache *c, unsigned long long max_bytes, struct gerr *err)
 	if (removed && collect_all(&a, err) < 0)
 		rc = -1;
 	areas_close(&a);
-	if (rc < 0)
-		return -1;
-	printf("pruned %zu image%s\n", removed, removed == 1 ? "" : "s");
-	return 0;
+	*pruned = removed;
+	return rc;
 }

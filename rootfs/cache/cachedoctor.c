@@ -52,7 +52,7 @@ static int map_check(struct checks *ck, const char *name, const char *root, char
 char *cache_doctor(struct checks *ck)
 {
 	const char *name = "cache";
-	char *root = default_root();
+	char *root = cache_default_root();
 	if (!root) {
 		check_say(ck, CHECK_FAIL, name,
 			  "no place for it (no GPURUN_CACHE, XDG_CACHE_HOME or HOME): images and "
@@ -130,7 +130,7 @@ char *cache_doctor(struct checks *ck)
 	struct statvfs vs;
 	unsigned long long avail = fstatvfs(fd, &vs) == 0 ? (unsigned long long)vs.f_bavail * vs.f_frsize : 0;
 	char h[32];
-	human(h, sizeof h, avail);
+	size_human(h, sizeof h, avail);
 	check_say(ck, avail < (256ULL << 20) ? CHECK_WARN : CHECK_OK, name, "%s is writable, %s free%s%s", root, h,
 		  avail < (256ULL << 20) ? ": images may not fit; `gpurun cache prune` frees space" : "", map);
 	return root;

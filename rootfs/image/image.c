@@ -54,7 +54,7 @@ static void progress_show(void *ctx, const struct unpack_stats *st)
 	unsigned long long bytes = p->done_bytes + st->bytes;
 	progress_print(0, "gpurun: unpacking %s: layer %zu of %zu, %.1f MB, %llu files, %.1f MB/s", p->image, p->layer,
 		       p->layers, (double)bytes / 1e6, p->done_entries + st->entries,
-		       mb_per_s(bytes, seconds_since(&p->start)));
+		       progress_mb_per_s(bytes, seconds_since(&p->start)));
 	p->shown = 1;
 }
 
@@ -92,7 +92,7 @@ static int layer_input(struct isrc *s, const char *name, struct fd_source *in, i
 	memset(in, 0, sizeof *in);
 	if (s->dirfd >= 0) {
 		struct stat st;
-		int fd = dir_open(s, name, &st, err);
+		int fd = isrc_dir_open(s, name, &st, err);
 		if (fd < 0)
 			return -1;
 		*owned_fd = in->fd = fd;
@@ -100,7 +100,7 @@ static int layer_input(struct isrc *s, const char *name, struct fd_source *in, i
 			return gerr_set(err, EIO, "image %s: %s", s->name, name);
 		return 0;
 	}
-	struct member *m = find_member(s, name);
+	struct member *m = isrc_find_member(s, name);
 	if (!m)
 		return gerr_set(err, 0, "image %s: no member '%s'", s->name, name);
 	if (m->type == 'l')
@@ -247,14 +247,14 @@ static unsigned long long packed_size(struct isrc *s, const struct parsed *p, co
 		if (s->dirfd >= 0) {
 			struct stat st;
 			struct gerr ignore = {0};
-			int fd = dir_open(s, p->layer_members.v[i], &st, &ignore);
+			int fd = isrc_dir_open(s, p->layer_members.v[i], &st, &ignore);
 			if (fd >= 0) {
 				total += (unsigned long long)st.st_size;
 				close(fd);
 			}
 			continue;
 		}
-		const struct member *m = find_member(s, p->layer_members.v[i]);
+		const struct member *m = isrc_find_member(s, p->layer_members.v[i]);
 		if (m && m->type == 'f')
 			total += m->size;
 	}
@@ -267,10 +267,10 @@ static int prepare_layered(struct isrc *s, const char *sel, struct image *img, c
 	struct parsed p = {0};
 	struct strv diff_ids = {0};
 	int rc = -1;
-	int docker = s->dirfd < 0 && find_member(s, "manifest.json");
-	if ((s->dir_layout ? parse_dir(s, sel, &p, err)
-	     : docker      ? parse_docker(s, sel, &p, err)
-			   : parse_oci(s, sel, &p, err)) < 0)
+	int docker = s->dirfd < 0 && isrc_find_member(s, "manifest.json");
+	if ((s->dir_layout ? manifest_parse_dir(s, sel, &p, err)
+	     : docker      ? manifest_parse_docker(s, sel, &p, err)
+			   : manifest_parse_oci(s, sel, &p, err)) < 0)
 		goto out;
 	if (p.layer_members.n > IMAGE_MAX_LAYERS) {
 		gerr_set(err, 0, "image %s: %zu layers (at most %d)", s->name, p.layer_members.n, IMAGE_MAX_LAYERS);
@@ -280,7 +280,7 @@ static int prepare_layered(struct isrc *s, const char *sel, struct image *img, c
 		gerr_set(err, 0, "image %s: no layers", s->name);
 		goto out;
 	}
-	if (parse_config(s, &p, img, &diff_ids, hex, err) < 0)
+	if (manifest_parse_config(s, &p, img, &diff_ids, hex, err) < 0)
 		goto out;
 	img->ref = p.ref ? xstrdup(p.ref) : NULL;
 	if (s->progress)
@@ -309,7 +309,7 @@ static int prepare_layered(struct isrc *s, const char *sel, struct image *img, c
 	rc = 0;
 out:
 	strv_free(&diff_ids);
-	parsed_free(&p);
+	manifest_parsed_free(&p);
 	return rc;
 }
 
@@ -444,7 +444,7 @@ int image_prepare_follow(const char *path, const char *name, const char *selecto
 		/* Before the cache is asked: the version decides how the rest
 		 * is read, and one gpurun does not read is refused whether or
 		 * not the layout was cached. */
-		if (s.dir_layout && dir_layout_version(&s, err) < 0)
+		if (s.dir_layout && manifest_dir_version(&s, err) < 0)
 			goto out;
 		/* The document the others hang from stands for the layout:
 		 * index.json, or a dir: layout's manifest.json. */
@@ -499,7 +499,7 @@ int image_prepare_follow(const char *path, const char *name, const char *selecto
 	if (probe == PROBE_FLAT) {
 		rc = prepare_flat(&s, img, hex, err);
 	} else {
-		if (s.fd >= 0 && index_archive(&s, err) < 0)
+		if (s.fd >= 0 && isrc_index_archive(&s, err) < 0)
 			goto out;
 		rc = prepare_layered(&s, selector, img, hex, err);
 	}

@@ -57,35 +57,35 @@ struct parsed {
  * -1 with err saying how much there is. */
 int room_for(const struct isrc *s, unsigned long long need, const char *what, struct gerr *err);
 /* Read s->fd once, listing its members and keeping the small ones. */
-int index_archive(struct isrc *s, struct gerr *err);
+int isrc_index_archive(struct isrc *s, struct gerr *err);
 /* The member called name (the last of that name), or NULL. */
-struct member *find_member(struct isrc *s, const char *name);
+struct member *isrc_find_member(struct isrc *s, const char *name);
 /* A regular file of a layout directory, never through a symlink:
  * its fd (*st filled), or -1 with err. */
-int dir_open(struct isrc *s, const char *name, struct stat *st, struct gerr *err);
+int isrc_dir_open(struct isrc *s, const char *name, struct stat *st, struct gerr *err);
 /* A JSON document of the image, at most IMAGE_JSON_MAX bytes, parsed; its
  * sha256 must be want_hex when that is set, and goes to hex_out when that
  * is set.  NULL with err. */
-json_t *member_json(struct isrc *s, const char *name, const char *want_hex, char *hex_out, struct gerr *err);
+json_t *isrc_member_json(struct isrc *s, const char *name, const char *want_hex, char *hex_out, struct gerr *err);
 
 /* ---- imgmanifest.c ------------------------------------------------------ */
 
 /* docker save's manifest.json, or an OCI layout's index.json, and the image
  * manifest it leads to: the image picked with sel, into *p. */
-int parse_docker(struct isrc *s, const char *sel, struct parsed *p, struct gerr *err);
-int parse_oci(struct isrc *s, const char *sel, struct parsed *p, struct gerr *err);
+int manifest_parse_docker(struct isrc *s, const char *sel, struct parsed *p, struct gerr *err);
+int manifest_parse_oci(struct isrc *s, const char *sel, struct parsed *p, struct gerr *err);
 /* What a dir: layout's version file says, at most DIR_VERSION_MAX bytes. */
 #define DIR_VERSION_PREFIX "Directory Transport Version: "
 #define DIR_VERSION_MAX 64
 /* A dir: layout's version file: 0 when gpurun reads that version (and
  * s->blob_suffix says how its blobs are named), else -1 with err. */
-int dir_layout_version(struct isrc *s, struct gerr *err);
+int manifest_dir_version(struct isrc *s, struct gerr *err);
 /* A dir: layout's manifest.json: the image manifest itself, or an index
  * whose image for this machine is HEX.manifest.json. */
-int parse_dir(struct isrc *s, const char *sel, struct parsed *p, struct gerr *err);
+int manifest_parse_dir(struct isrc *s, const char *sel, struct parsed *p, struct gerr *err);
 /* The config p names: into img->config, its diff_ids, and hex (its digest). */
-int parse_config(struct isrc *s, const struct parsed *p, struct image *img, struct strv *diff_ids,
-		 char hex[DIGEST_HEX_LEN + 1], struct gerr *err);
-void parsed_free(struct parsed *p);
+int manifest_parse_config(struct isrc *s, const struct parsed *p, struct image *img, struct strv *diff_ids,
+			  char hex[DIGEST_HEX_LEN + 1], struct gerr *err);
+void manifest_parsed_free(struct parsed *p);
 
 #endif

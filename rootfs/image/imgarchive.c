@@ -90,7 +90,7 @@ static int read_member(struct isrc *s, struct archive *a, struct member *m, stru
 	return 0;
 }
 
-int index_archive(struct isrc *s, struct gerr *err)
+int isrc_index_archive(struct isrc *s, struct gerr *err)
 {
 	struct archive *a = reader_new(1, 1);
 	if (!a)
@@ -166,7 +166,7 @@ out:
 	return rc;
 }
 
-struct member *find_member(struct isrc *s, const char *name)
+struct member *isrc_find_member(struct isrc *s, const char *name)
 {
 	name = skip_dot_slash(name);
 	for (size_t i = s->n; i-- > 0;) /* the last one wins, as with tar -x */
@@ -176,7 +176,7 @@ struct member *find_member(struct isrc *s, const char *name)
 }
 
 /* A file of an OCI layout directory: never through a symlink, never out. */
-int dir_open(struct isrc *s, const char *name, struct stat *st, struct gerr *err)
+int isrc_dir_open(struct isrc *s, const char *name, struct stat *st, struct gerr *err)
 {
 	struct open_how how = {.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK,
 			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
@@ -264,7 +264,7 @@ static const char *member_text(struct isrc *s, const char *name, size_t *len, ch
 	*owned = NULL;
 	if (s->dirfd >= 0) {
 		struct stat st;
-		int fd = dir_open(s, name, &st, err);
+		int fd = isrc_dir_open(s, name, &st, err);
 		if (fd < 0)
 			return NULL;
 		if (st.st_size > IMAGE_JSON_MAX) {
@@ -286,7 +286,7 @@ static const char *member_text(struct isrc *s, const char *name, size_t *len, ch
 			gerr_prefix(err, "image %s", s->name);
 		return *owned;
 	}
-	struct member *m = find_member(s, name);
+	struct member *m = isrc_find_member(s, name);
 	if (!m) {
 		gerr_set(err, 0, "image %s: no member '%s'", s->name, name);
 		return NULL;
@@ -309,7 +309,7 @@ static const char *member_text(struct isrc *s, const char *name, size_t *len, ch
 	return m->data;
 }
 
-json_t *member_json(struct isrc *s, const char *name, const char *want_hex, char *hex_out, struct gerr *err)
+json_t *isrc_member_json(struct isrc *s, const char *name, const char *want_hex, char *hex_out, struct gerr *err)
 {
 	size_t len;
 	_cleanup_free_ char *owned = NULL;

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void parsed_free(struct parsed *p)
+void manifest_parsed_free(struct parsed *p)
 {
 	free(p->ref);
 	free(p->config_member);
@@ -91,9 +91,9 @@ static void list_names(struct sbuf *b, const char *name)
 
 /* docker save: manifest.json lists the images, each with RepoTags, Config
  * and Layers (member paths). */
-int parse_docker(struct isrc *s, const char *sel, struct parsed *p, struct gerr *err)
+int manifest_parse_docker(struct isrc *s, const char *sel, struct parsed *p, struct gerr *err)
 {
-	json_t *root = member_json(s, "manifest.json", NULL, NULL, err);
+	json_t *root = isrc_member_json(s, "manifest.json", NULL, NULL, err);
 	if (!root)
 		return -1;
 	int rc = -1;
@@ -196,9 +196,9 @@ static int manifest_blobs(struct isrc *s, const char *what, json_t *manifest, st
 }
 
 /* OCI layout: index.json's manifests, picked by their ref.name. */
-int parse_oci(struct isrc *s, const char *sel, struct parsed *p, struct gerr *err)
+int manifest_parse_oci(struct isrc *s, const char *sel, struct parsed *p, struct gerr *err)
 {
-	json_t *index = member_json(s, "index.json", NULL, NULL, err), *nested = NULL, *manifest = NULL;
+	json_t *index = isrc_member_json(s, "index.json", NULL, NULL, err), *nested = NULL, *manifest = NULL;
 	if (!index)
 		return -1;
 	char *mm = NULL; /* freed at out: no cleanup attribute a goto could jump over */
@@ -229,7 +229,7 @@ int parse_oci(struct isrc *s, const char *sel, struct parsed *p, struct gerr *er
 	p->ref = ref_name(pick) ? xstrdup(ref_name(pick)) : NULL;
 	if (media_kind(json_string_value(json_object_get(pick, "mediaType"))) == MEDIA_INDEX) {
 		_cleanup_free_ char *m = blob_member(s, json_string_value(json_object_get(pick, "digest")), err);
-		if (!m || !(nested = member_json(s, m, str_after(m, OCI_BLOBS), NULL, err)))
+		if (!m || !(nested = isrc_member_json(s, m, str_after(m, OCI_BLOBS), NULL, err)))
 			goto out;
 		/* A multi-platform index: this machine's image, as a pull picks. */
 		struct platform host;
@@ -241,7 +241,7 @@ int parse_oci(struct isrc *s, const char *sel, struct parsed *p, struct gerr *er
 			goto out;
 	}
 	mm = blob_member(s, json_string_value(json_object_get(pick, "digest")), err);
-	if (!mm || !(manifest = member_json(s, mm, str_after(mm, OCI_BLOBS), NULL, err)))
+	if (!mm || !(manifest = isrc_member_json(s, mm, str_after(mm, OCI_BLOBS), NULL, err)))
 		goto out;
 	rc = manifest_blobs(s, mm, manifest, p, err);
 out:
@@ -258,10 +258,10 @@ out:
 /* 1.1 names a blob by its hex alone; 1.0 added ".tar" to every blob, the
  * config included.  Any other version may name them otherwise: refused
  * rather than guessed. */
-int dir_layout_version(struct isrc *s, struct gerr *err)
+int manifest_dir_version(struct isrc *s, struct gerr *err)
 {
 	struct stat st;
-	int fd = dir_open(s, "version", &st, err);
+	int fd = isrc_dir_open(s, "version", &st, err);
 	if (fd < 0)
 		return -1;
 	if (st.st_size > DIR_VERSION_MAX) {
@@ -296,11 +296,11 @@ int dir_layout_version(struct isrc *s, struct gerr *err)
 /* No index names the manifest, so nothing vouches for it: like an OCI
  * layout's index.json, it is the layout's root of trust, and every blob it
  * names is checked against its digest. */
-int parse_dir(struct isrc *s, const char *sel, struct parsed *p, struct gerr *err)
+int manifest_parse_dir(struct isrc *s, const char *sel, struct parsed *p, struct gerr *err)
 {
 	if (sel)
 		return gerr_set(err, 0, "image %s: a dir: layout holds one image; drop @%s", s->name, sel);
-	json_t *top = member_json(s, "manifest.json", NULL, NULL, err), *manifest = top;
+	json_t *top = isrc_member_json(s, "manifest.json", NULL, NULL, err), *manifest = top;
 	if (!top)
 		return -1;
 	char *mm = NULL; /* freed at out: no cleanup attribute a goto could jump over */
@@ -321,7 +321,7 @@ int parse_dir(struct isrc *s, const char *sel, struct parsed *p, struct gerr *er
 			goto out;
 		}
 		mm = xasprintf("%s.manifest.json", hex);
-		if (!(manifest = member_json(s, mm, hex, NULL, err)))
+		if (!(manifest = isrc_member_json(s, mm, hex, NULL, err)))
 			goto out;
 	}
 	const char *what = mm ? mm : "manifest.json", *mt = json_string_value(json_object_get(manifest, "mediaType"));
@@ -354,8 +354,8 @@ static char *config_str(json_t *o, const char *key)
 
 /* The config: what to run, and the layers' diff_ids.  *hex gets the
  * config's own digest, which names the image in the cache. */
-int parse_config(struct isrc *s, const struct parsed *p, struct image *img, struct strv *diff_ids,
-		 char hex[DIGEST_HEX_LEN + 1], struct gerr *err)
+int manifest_parse_config(struct isrc *s, const struct parsed *p, struct image *img, struct strv *diff_ids,
+			  char hex[DIGEST_HEX_LEN + 1], struct gerr *err)
 {
 	const char *promised = p->config_hex;
 	const char *base = strrchr(p->config_member, '/');
@@ -368,7 +368,7 @@ int parse_config(struct isrc *s, const struct parsed *p, struct image *img, stru
 		if (digest_hex_ok(name_hex) && (!base[DIGEST_HEX_LEN] || !strcmp(base + DIGEST_HEX_LEN, ".json")))
 			promised = name_hex;
 	}
-	json_t *cfg = member_json(s, p->config_member, promised, hex, err);
+	json_t *cfg = isrc_member_json(s, p->config_member, promised, hex, err);
 	if (!cfg)
 		return -1;
 	int rc = -1;

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <strings.h>
 
-int creds_hint(const struct reg *r, struct gerr *err)
+int reg_creds_hint(const struct reg *r, struct gerr *err)
 {
 	return gerr_hint(err,
 			 r->basic ? "the credentials found for %s were refused; check them (podman login %s)"
@@ -43,7 +43,7 @@ static int fetch_token(struct reg *r, CURL *h, const struct auth_challenge *ch, 
 	snprintf(authority, sizeof authority, "%.*s", (int)strcspn(at, "/?#"), at);
 	quote_name(qauth, sizeof qauth, authority);
 	snprintf(who, sizeof who, "token service %s", qauth);
-	int named = insecure_listed(authority) ||
+	int named = reg_insecure_listed(authority) ||
 		    (r->insecure && (!strcmp(authority, r->host) || !strcmp(authority, r->ref.registry)));
 	if (!tls && r->basic && !named) {
 		char qrealm[QUOTED_NAME_MAX];
@@ -58,14 +58,14 @@ static int fetch_token(struct reg *r, CURL *h, const struct auth_challenge *ch, 
 				"image %s: the registry's token service is plain HTTP (use --tls-verify=false "
 				"if that is meant)",
 				r->name);
-	char *svc = cu.easy_escape(h, ch->service, 0);
+	char *svc = reg_curl.easy_escape(h, ch->service, 0);
 	_cleanup_free_ char *scope_txt =
 		ch->scope[0] ? xstrdup(ch->scope) : xasprintf("repository:%s:pull", r->ref.repo);
-	char *scope = cu.easy_escape(h, scope_txt, 0);
+	char *scope = reg_curl.easy_escape(h, scope_txt, 0);
 	_cleanup_free_ char *url = xasprintf("%s%sservice=%s&scope=%s", ch->realm, strchr(ch->realm, '?') ? "&" : "?",
 					     svc ? svc : "", scope ? scope : "");
-	cu.free(svc);
-	cu.free(scope);
+	reg_curl.free(svc);
+	reg_curl.free(scope);
 	_cleanup_free_ char *basic = r->basic ? xasprintf("Authorization: Basic %s", r->basic) : NULL;
 	struct sbuf body = {0};
 	struct resp rs = {0};
@@ -75,30 +75,30 @@ static int fetch_token(struct reg *r, CURL *h, const struct auth_challenge *ch, 
 			 .max = TOKEN_MAX,
 			 .fd = -1,
 			 .token = 1,
-			 .deadline = mono_now() + r->answer_s,
+			 .deadline = reg_mono_now() + r->answer_s,
 			 /* Credentials: a certificate not verified is as good as plain HTTP. */
 			 .insecure_tls = named || (!r->basic && r->insecure),
 			 .strict_redirects = tls && r->basic && !named};
 	CURLcode code;
 	int attempt = 0;
-	while ((code = perform(r, &s, url, "Accept: application/json", basic)) != CURLE_OK || rs.status != 200) {
-		if (!(s.limit ? s.limit == LIMIT_STALL : transient(code, rs.status)) || attempt >= r->retries)
+	while ((code = reg_perform(r, &s, url, "Accept: application/json", basic)) != CURLE_OK || rs.status != 200) {
+		if (!(s.limit ? s.limit == LIMIT_STALL : reg_transient(code, rs.status)) || attempt >= r->retries)
 			break;
 		sbuf_reset(&body);
-		backoff(attempt++);
+		reg_backoff(attempt++);
 	}
 	int rc = -1;
 	if (s.limit) {
-		limit_error(r, &s, "token request", who, attempt > 0, err);
+		reg_limit_error(r, &s, "token request", who, attempt > 0, err);
 	} else if (code != CURLE_OK) {
 		gerr_set(err, 0, "image %s: %s: %s", r->name, who,
-			 s.too_big ? "answer too large" : cu.easy_strerror(code));
+			 s.too_big ? "answer too large" : reg_curl.easy_strerror(code));
 		if (!named)
-			tls_hint(code, qauth, 1, err);
+			reg_tls_hint(code, qauth, 1, err);
 	} else if (rs.status == 401 || rs.status == 403) {
 		gerr_set(err, 0, "image %s: the token service refused %s", r->name,
 			 r->basic ? "the credentials" : "anonymous access");
-		creds_hint(r, err);
+		reg_creds_hint(r, err);
 	} else if (rs.status != 200) {
 		gerr_set(err, 0, "image %s: token service answered HTTP %ld", r->name, rs.status);
 	} else {
@@ -126,7 +126,7 @@ static int fetch_token(struct reg *r, CURL *h, const struct auth_challenge *ch, 
 }
 
 /* Answer a 401: its challenge says how. */
-int authenticate(struct reg *r, CURL *h, const struct resp *rs, unsigned gen_seen, struct gerr *err)
+int reg_authenticate(struct reg *r, CURL *h, const struct resp *rs, unsigned gen_seen, struct gerr *err)
 {
 	struct auth_challenge ch;
 	int rc = 0;
@@ -145,7 +145,7 @@ int authenticate(struct reg *r, CURL *h, const struct resp *rs, unsigned gen_see
 	} else if (!strcasecmp(ch.scheme, "Basic")) {
 		rc = gerr_set(err, 0, "image %s: %s asks for credentials and none were found", r->name,
 			      r->ref.registry);
-		creds_hint(r, err);
+		reg_creds_hint(r, err);
 	} else {
 		char q[64];
 		quote_name(q, sizeof q, ch.scheme);
@@ -237,7 +237,7 @@ static int auth_from_file(const char *path, int legacy, const struct image_ref *
  * $XDG_CONFIG_HOME/containers/auth.json, Docker's
  * $DOCKER_CONFIG/config.json or ~/.docker/config.json, and ~/.dockercfg.
  * The first file with an entry for the registry wins. */
-int find_credentials(struct reg *r, struct gerr *err)
+int reg_find_credentials(struct reg *r, struct gerr *err)
 {
 	struct strv files = {0};
 	const char *e, *home = getenv("HOME");

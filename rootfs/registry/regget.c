@@ -1,6 +1,6 @@
 /* rootfs/registry/regget.c — a GET of a registry's API: reg_get(), with its
  * retries, the answer to a 401, a blob's resumption and the message an
- * error answer gets; and on it fetch_doc(), a whole JSON document (a
+ * error answer gets; and on it reg_fetch_doc(), a whole JSON document (a
  * manifest, a config) checked against its digest. */
 #include "registry_int.h"
 
@@ -36,7 +36,7 @@ int reg_get(struct reg *r, struct sink *s, const char *path, const char *accept,
 		_cleanup_free_ char *auth = r->auth ? xstrdup(r->auth) : NULL;
 		unsigned gen = r->auth_gen;
 		pthread_mutex_unlock(&r->lock);
-		CURLcode code = perform(r, s, url, accept, auth);
+		CURLcode code = reg_perform(r, s, url, accept, auth);
 		int cancelled = s->cancel && __atomic_load_n(s->cancel, __ATOMIC_ACQUIRE);
 		if (s->restarted && r->verbose)
 			fprintf(stderr, "gpurun: %s: %s: the registry ignored the range; fetching it from the start\n",
@@ -54,7 +54,7 @@ int reg_get(struct reg *r, struct sink *s, const char *path, const char *accept,
 		if (code == CURLE_OK && !r->scheme_known)
 			r->scheme_known = 1; /* by the first request, before any other thread runs */
 		if (code == CURLE_OK && s->resp->status == 401 && auth_tries++ < 2) {
-			if (authenticate(r, s->h, s->resp, gen, err) < 0)
+			if (reg_authenticate(r, s->h, s->resp, gen, err) < 0)
 				return -1;
 			continue;
 		}
@@ -65,32 +65,32 @@ int reg_get(struct reg *r, struct sink *s, const char *path, const char *accept,
 			if (r->verbose)
 				fprintf(stderr, "gpurun: %s: %s: no data for %d s; trying again%s\n", r->name, what,
 					s->stall_s, s->got ? " from where it stopped" : "");
-			backoff(attempt++);
+			reg_backoff(attempt++);
 			continue;
 		}
 		if (s->limit) {
 			char who[QUOTED_NAME_MAX + 16];
 			snprintf(who, sizeof who, "registry %s", r->host);
-			return limit_error(r, s, what, who, attempt > 0, err);
+			return reg_limit_error(r, s, what, who, attempt > 0, err);
 		}
 		if (s->too_big)
 			return gerr_set(err, 0, "image %s: %s is larger than %s", r->name, what,
 					s->mem ? "the cap on JSON documents (4 MiB)" : "its manifest says");
 		if (code == CURLE_OK && (s->resp->status == 200 || s->resp->status == 206))
 			return 0;
-		if (transient(code, s->resp->status) && attempt < r->retries && !cancelled) {
+		if (reg_transient(code, s->resp->status) && attempt < r->retries && !cancelled) {
 			if (r->verbose)
 				fprintf(stderr, "gpurun: %s: %s: %s; trying again%s\n", r->name, what,
-					code != CURLE_OK ? cu.easy_strerror(code) : "server error",
+					code != CURLE_OK ? reg_curl.easy_strerror(code) : "server error",
 					s->got ? " from where it stopped" : "");
-			backoff(attempt++);
+			reg_backoff(attempt++);
 			continue;
 		}
 		if (code != CURLE_OK) {
-			gerr_set(err, 0, "image %s: %s: %s%s", r->name, what, cu.easy_strerror(code),
+			gerr_set(err, 0, "image %s: %s: %s%s", r->name, what, reg_curl.easy_strerror(code),
 				 attempt ? " (after retries)" : "");
 			if (!r->insecure)
-				tls_hint(code, r->host, 0, err);
+				reg_tls_hint(code, r->host, 0, err);
 			return -1;
 		}
 		char why[256];
@@ -98,7 +98,7 @@ int reg_get(struct reg *r, struct sink *s, const char *path, const char *accept,
 		long st = s->resp->status;
 		if (st == 401 || st == 403) {
 			gerr_set(err, 0, "image %s: %s: access denied%s%s", r->name, what, why[0] ? ": " : "", why);
-			return creds_hint(r, err);
+			return reg_creds_hint(r, err);
 		}
 		if (st == 404)
 			return gerr_set(err, 0, "image %s: %s: not found%s%s", r->name, what, why[0] ? ": " : "", why);
@@ -107,7 +107,7 @@ int reg_get(struct reg *r, struct sink *s, const char *path, const char *accept,
 	}
 }
 
-void doc_free(struct doc *d)
+void reg_doc_free(struct doc *d)
 {
 	sbuf_free(&d->body);
 	json_decref(d->j);
@@ -116,8 +116,8 @@ void doc_free(struct doc *d)
 
 /* A manifest (reference: a tag or a digest) or a config blob, whole, at most
  * IMAGE_JSON_MAX bytes, verified against want_hex when given. */
-int fetch_doc(struct reg *r, CURL *h, const char *path, const char *accept, const char *what, const char *want_hex,
-	      struct doc *d, struct gerr *err)
+int reg_fetch_doc(struct reg *r, CURL *h, const char *path, const char *accept, const char *what, const char *want_hex,
+		  struct doc *d, struct gerr *err)
 {
 	struct resp rs = {0};
 	struct sink s = {.h = h,
@@ -125,7 +125,7 @@ int fetch_doc(struct reg *r, CURL *h, const char *path, const char *accept, cons
 			 .mem = &d->body,
 			 .max = IMAGE_JSON_MAX,
 			 .fd = -1,
-			 .deadline = mono_now() + r->answer_s};
+			 .deadline = reg_mono_now() + r->answer_s};
 	if (reg_get(r, &s, path, accept, what, err) < 0)
 		return -1;
 	struct digest_ctx *dg = digest_new();

@@ -22,21 +22,21 @@
 
 /* ---- libcurl, loaded on demand -------------------------------------------- */
 
-struct curl_api cu;
+struct curl_api reg_curl;
 
-int curl_load(struct gerr *err)
+int reg_curl_load(struct gerr *err)
 {
 	static const struct {
 		size_t off;
 		const char *name;
 	} syms[] = {
-#define SYM(f) {offsetof(__typeof__(cu), f), "curl_" #f}
+#define SYM(f) {offsetof(__typeof__(reg_curl), f), "curl_" #f}
 		SYM(global_init),  SYM(easy_init),      SYM(easy_setopt), SYM(easy_perform),
 		SYM(easy_getinfo), SYM(easy_cleanup),   SYM(easy_reset),  SYM(easy_strerror),
 		SYM(slist_append), SYM(slist_free_all), SYM(easy_escape), SYM(free),
 #undef SYM
 	};
-	if (cu.loaded)
+	if (reg_curl.loaded)
 		return 0;
 	void *h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
 	if (!h)
@@ -46,12 +46,12 @@ int curl_load(struct gerr *err)
 		void *f = dlsym(h, syms[i].name);
 		if (!f)
 			return gerr_set(err, 0, "registry: libcurl.so.4 has no %s", syms[i].name);
-		memcpy((char *)&cu + syms[i].off, &f, sizeof f);
+		memcpy((char *)&reg_curl + syms[i].off, &f, sizeof f);
 	}
 	/* Once, before any thread: curl_global_init is not thread-safe. */
-	if (cu.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+	if (reg_curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		return gerr_set(err, 0, "registry: libcurl cannot initialise");
-	cu.loaded = 1;
+	reg_curl.loaded = 1;
 	return 0;
 }
 
@@ -64,7 +64,7 @@ unsigned long long blob_allowance(const struct reg *r, unsigned long long size)
 	return (unsigned long long)r->answer_s + size / PULL_BLOB_RATE;
 }
 
-double mono_now(void)
+double reg_mono_now(void)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
@@ -93,7 +93,7 @@ static size_t on_header(char *buf, size_t size, size_t n, void *arg)
 {
 	struct sink *s = arg;
 	size_t len = size * n;
-	s->last_byte = mono_now();
+	s->last_byte = reg_mono_now();
 	s->hdr_bytes += len;
 	if (s->hdr_bytes > PULL_HEADERS_MAX) {
 		s->limit = LIMIT_HEADERS;
@@ -126,7 +126,7 @@ static size_t on_header(char *buf, size_t size, size_t n, void *arg)
 		copy_value(num, sizeof num, v, vl);
 		s->resp->length = strtoll(num, NULL, 10);
 		long status = 0;
-		cu.easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &status);
+		reg_curl.easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &status);
 		/* Refused before it is read: a JSON document above the cap. */
 		if (s->mem && status == 200 && s->resp->length > (long long)s->max) {
 			s->too_big = 1;
@@ -141,8 +141,8 @@ static size_t on_body(char *buf, size_t size, size_t n, void *arg)
 	struct sink *s = arg;
 	size_t len = size * n;
 	long status = 0;
-	s->last_byte = mono_now();
-	cu.easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &status);
+	s->last_byte = reg_mono_now();
+	reg_curl.easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &status);
 	if (status < 200 || status >= 300) {
 		s->err_bytes += len;
 		if (s->err_bytes > PULL_ERRBODY_MAX) {
@@ -205,7 +205,7 @@ static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off
 {
 	struct sink *s = arg;
 	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
-	double now = mono_now(), end = s->deadline;
+	double now = reg_mono_now(), end = s->deadline;
 	if (s->cancel && __atomic_load_n(s->cancel, __ATOMIC_ACQUIRE))
 		return 1; /* even while nothing arrives */
 	if (now - s->last_byte >= s->stall_s) {
@@ -222,7 +222,7 @@ static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off
 	return 0;
 }
 
-int transient(CURLcode code, long status)
+int reg_transient(CURLcode code, long status)
 {
 	switch (code) {
 	case CURLE_OK:
@@ -241,7 +241,7 @@ int transient(CURLcode code, long status)
 	}
 }
 
-int tls_hint(CURLcode code, const char *host, int token, struct gerr *err)
+int reg_tls_hint(CURLcode code, const char *host, int token, struct gerr *err)
 {
 	switch (code) {
 	case CURLE_PEER_FAILED_VERIFICATION:
@@ -259,7 +259,7 @@ int tls_hint(CURLcode code, const char *host, int token, struct gerr *err)
 			 host, token ? "name it in GPURUN_INSECURE_REGISTRIES" : "use --tls-verify=false");
 }
 
-void backoff(int attempt)
+void reg_backoff(int attempt)
 {
 	long ms = 250L << (attempt < 5 ? attempt : 5);
 	struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
@@ -269,20 +269,20 @@ void backoff(int attempt)
 
 /* One request: url, the headers (Accept, Authorization, Range), the body
  * into sink.  Returns curl's code; resp has the status and the headers. */
-CURLcode perform(struct reg *r, struct sink *s, const char *url, const char *accept, const char *auth)
+CURLcode reg_perform(struct reg *r, struct sink *s, const char *url, const char *accept, const char *auth)
 {
 	CURL *h = s->h;
 	struct curl_slist *hdrs = NULL;
-	cu.easy_reset(h);
+	reg_curl.easy_reset(h);
 	if (accept)
-		hdrs = cu.slist_append(hdrs, accept);
+		hdrs = reg_curl.slist_append(hdrs, accept);
 	if (auth)
-		hdrs = cu.slist_append(hdrs, auth);
+		hdrs = reg_curl.slist_append(hdrs, auth);
 	char range[48];
 	s->checked = 0;
 	s->range_from = s->mem ? 0 : s->got;
 	resp_reset(s->resp);
-	s->req_start = s->last_byte = mono_now();
+	s->req_start = s->last_byte = reg_mono_now();
 	if (!s->deadline)
 		s->deadline = s->req_start + r->answer_s;
 	s->stall_s = r->stall_s;
@@ -291,45 +291,45 @@ CURLcode perform(struct reg *r, struct sink *s, const char *url, const char *acc
 	s->hdr_bytes = s->err_bytes = 0;
 	s->limit = LIMIT_NONE;
 	int insecure = s->token ? s->insecure_tls : r->insecure;
-	cu.easy_setopt(h, CURLOPT_URL, url);
-	cu.easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-	cu.easy_setopt(h, CURLOPT_USERAGENT, "gpurun/" GPURUN_VERSION);
-	cu.easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-	cu.easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
+	reg_curl.easy_setopt(h, CURLOPT_URL, url);
+	reg_curl.easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	reg_curl.easy_setopt(h, CURLOPT_USERAGENT, "gpurun/" GPURUN_VERSION);
+	reg_curl.easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+	reg_curl.easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
 	/* Never file://, never a redirect to something other than HTTP(S). */
-	cu.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	cu.easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, s->strict_redirects ? "https" : "http,https");
-	cu.easy_setopt(h, CURLOPT_NOSIGNAL, 1L); /* threads: no SIGALRM for timeouts */
-	cu.easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 30L);
+	reg_curl.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	reg_curl.easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, s->strict_redirects ? "https" : "http,https");
+	reg_curl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L); /* threads: no SIGALRM for timeouts */
+	reg_curl.easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 30L);
 	/* The time bounds (on_progress): a stall is resumed, the others end the pull. */
-	cu.easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-	cu.easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-	cu.easy_setopt(h, CURLOPT_XFERINFODATA, s);
-	cu.easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-	cu.easy_setopt(h, CURLOPT_HEADERDATA, s);
-	cu.easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	cu.easy_setopt(h, CURLOPT_WRITEDATA, s);
+	reg_curl.easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	reg_curl.easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+	reg_curl.easy_setopt(h, CURLOPT_XFERINFODATA, s);
+	reg_curl.easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	reg_curl.easy_setopt(h, CURLOPT_HEADERDATA, s);
+	reg_curl.easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	reg_curl.easy_setopt(h, CURLOPT_WRITEDATA, s);
 	if (s->range_from) {
 		snprintf(range, sizeof range, "%llu-", s->range_from);
-		cu.easy_setopt(h, CURLOPT_RANGE, range);
+		reg_curl.easy_setopt(h, CURLOPT_RANGE, range);
 	}
 	if (r->cafile)
-		cu.easy_setopt(h, CURLOPT_CAINFO, r->cafile);
+		reg_curl.easy_setopt(h, CURLOPT_CAINFO, r->cafile);
 	if (r->capath)
-		cu.easy_setopt(h, CURLOPT_CAPATH, r->capath);
+		reg_curl.easy_setopt(h, CURLOPT_CAPATH, r->capath);
 	if (insecure) {
-		cu.easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-		cu.easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+		reg_curl.easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+		reg_curl.easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
-	CURLcode code = cu.easy_perform(h);
-	cu.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &s->resp->status);
-	cu.easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
-	cu.slist_free_all(hdrs);
+	CURLcode code = reg_curl.easy_perform(h);
+	reg_curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &s->resp->status);
+	reg_curl.easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+	reg_curl.slist_free_all(hdrs);
 	return code;
 }
 
 /* HOST[:PORT] exactly as GPURUN_INSECURE_REGISTRIES lists it. */
-int insecure_listed(const char *host)
+int reg_insecure_listed(const char *host)
 {
 	const char *l = getenv("GPURUN_INSECURE_REGISTRIES");
 	size_t hl = strlen(host);
@@ -345,8 +345,8 @@ int insecure_listed(const char *host)
 
 /* The message for a request that a bound ended: who is the server asked
  * ("registry HOST", "token service HOST"), what the object. */
-int limit_error(const struct reg *r, const struct sink *s, const char *what, const char *who, int retried,
-		struct gerr *err)
+int reg_limit_error(const struct reg *r, const struct sink *s, const char *what, const char *who, int retried,
+		    struct gerr *err)
 {
 	const char *again = retried ? " (after retries)" : "";
 	switch (s->limit) {

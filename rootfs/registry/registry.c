@@ -73,10 +73,10 @@ static int pull(struct reg *r, const struct platform *pf, struct cache *c, unsig
 	struct doc man = {0}, cfg = {0};
 	struct job *jobs = NULL;
 	size_t njobs = 0;
-	CURL *h = cu.easy_init();
+	CURL *h = reg_curl.easy_init();
 	if (!h)
 		return gerr_set(err, 0, "image %s: libcurl cannot make a transfer handle", r->name);
-	if (resolve(r, h, pf, &man, err) < 0)
+	if (reg_resolve(r, h, pf, &man, err) < 0)
 		goto out;
 	json_t *layers = json_object_get(man.j, "layers"), *l;
 	const char *cdig = json_string_value(json_object_get(json_object_get(man.j, "config"), "digest"));
@@ -85,7 +85,7 @@ static int pull(struct reg *r, const struct platform *pf, struct cache *c, unsig
 		goto out;
 	}
 	cpath = xasprintf("/v2/%s/blobs/%s", r->ref.repo, cdig);
-	if (fetch_doc(r, h, cpath, NULL, "config", digest_parse(cdig), &cfg, err) < 0)
+	if (reg_fetch_doc(r, h, cpath, NULL, "config", digest_parse(cdig), &cfg, err) < 0)
 		goto out;
 	json_t *ids = json_object_get(json_object_get(cfg.j, "rootfs"), "diff_ids");
 	if (!json_is_array(layers) || !json_is_array(ids) || json_array_size(ids) != json_array_size(layers)) {
@@ -188,7 +188,7 @@ static int pull(struct reg *r, const struct platform *pf, struct cache *c, unsig
 		rc = cache_put_source(c, key, cfg.hex, err);
 out:
 	if (h)
-		cu.easy_cleanup(h);
+		reg_curl.easy_cleanup(h);
 	if (blobdir >= 0)
 		close(blobdir);
 	if (dirfd >= 0)
@@ -203,8 +203,8 @@ out:
 	free(cpath);
 	free(index);
 	free(jobs);
-	doc_free(&man);
-	doc_free(&cfg);
+	reg_doc_free(&man);
+	reg_doc_free(&cfg);
 	return rc;
 }
 
@@ -261,7 +261,7 @@ int registry_prepare(const char *refstr, const struct pull_opts *o, struct cache
 		r.retries = n < 0 ? 0 : n > 20 ? 20 : n;
 	}
 	r.host = xstrdup(!strcmp(r.ref.registry, "docker.io") ? "registry-1.docker.io" : r.ref.registry);
-	r.insecure = o->insecure || insecure_listed(r.ref.registry);
+	r.insecure = o->insecure || reg_insecure_listed(r.ref.registry);
 	r.cafile = getenv("CURL_CA_BUNDLE");
 	if (!r.cafile || !*r.cafile)
 		r.cafile = getenv("SSL_CERT_FILE");
@@ -274,7 +274,7 @@ int registry_prepare(const char *refstr, const struct pull_opts *o, struct cache
 	if (r.verbose)
 		fprintf(stderr, "gpurun: %s: the registry API at https://%s/v2/%s%s\n", r.name, r.host, r.ref.repo,
 			r.insecure ? " (insecure: TLS not verified, plain HTTP allowed)" : "");
-	if (curl_load(err) < 0 || find_credentials(&r, err) < 0)
+	if (reg_curl_load(err) < 0 || reg_find_credentials(&r, err) < 0)
 		goto out;
 	if (!(flags & IMAGE_DRY_RUN)) {
 		/* One pull of a reference at a time: the others then find it. */

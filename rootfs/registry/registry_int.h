@@ -1,14 +1,14 @@
 /* rootfs/registry/registry_int.h — what the files of a registry pull (registry.c and
  * the reg*.c beside it) share, and no other file: the pull's numbers and
  * bounds (PULL_*), and, by the file that defines them:
- *   reghttp.c     libcurl's functions (cu, curl_load), the session
+ *   reghttp.c     libcurl's functions (reg_curl, reg_curl_load), the session
  *                 (struct reg), one request (struct resp, struct sink,
- *                 perform) and its bounds (mono_now, blob_allowance,
- *                 limit_error), the retries (transient, backoff), and
- *                 insecure_listed
- *   regauth.c     authenticate, find_credentials, creds_hint
- *   regget.c      reg_get, and struct doc: fetch_doc, doc_free
- *   regresolve.c  resolve
+ *                 reg_perform) and its bounds (reg_mono_now, blob_allowance,
+ *                 reg_limit_error), the retries (reg_transient, reg_backoff), and
+ *                 reg_insecure_listed
+ *   regauth.c     reg_authenticate, reg_find_credentials, reg_creds_hint
+ *   regget.c      reg_get, and struct doc: reg_fetch_doc, reg_doc_free
+ *   regresolve.c  reg_resolve
  *   regpool.c     struct job, struct pool: pool_start, pool_finish,
  *                 blob_attach
  * Each of those files uses only the ones listed before it, so that calls
@@ -25,7 +25,7 @@
 #include <time.h>
 
 #define PULL_PARALLEL 3      /* layers fetched at once, as docker does */
-#define PULL_RETRIES 4       /* tries after the first, for transient failures */
+#define PULL_RETRIES 4       /* tries after the first, for reg_transient failures */
 #define TOKEN_MAX (64 << 10) /* a token service's answer */
 #define ERRBODY_KEEP 4096    /* the part of an error answer kept for its message */
 
@@ -40,7 +40,7 @@
 
 /* ---- reghttp.c ------------------------------------------------------------ */
 
-/* libcurl's functions, loaded by curl_load() on the first pull. */
+/* libcurl's functions, loaded by reg_curl_load() on the first pull. */
 struct curl_api {
 	CURLcode (*global_init)(long);
 	CURL *(*easy_init)(void);
@@ -56,8 +56,8 @@ struct curl_api {
 	void (*free)(void *);
 	int loaded;
 };
-extern struct curl_api cu;
-int curl_load(struct gerr *err);
+extern struct curl_api reg_curl;
+int reg_curl_load(struct gerr *err);
 
 /* A registry session: one pull's, set up by registry_prepare(). */
 struct reg {
@@ -118,23 +118,23 @@ struct sink {
 };
 
 unsigned long long blob_allowance(const struct reg *r, unsigned long long size);
-double mono_now(void);
-int transient(CURLcode code, long status);
-void backoff(int attempt);
-CURLcode perform(struct reg *r, struct sink *s, const char *url, const char *accept, const char *auth);
-int insecure_listed(const char *host);
-int limit_error(const struct reg *r, const struct sink *s, const char *what, const char *who, int retried,
-		struct gerr *err);
+double reg_mono_now(void);
+int reg_transient(CURLcode code, long status);
+void reg_backoff(int attempt);
+CURLcode reg_perform(struct reg *r, struct sink *s, const char *url, const char *accept, const char *auth);
+int reg_insecure_listed(const char *host);
+int reg_limit_error(const struct reg *r, const struct sink *s, const char *what, const char *who, int retried,
+		    struct gerr *err);
 /* For a TLS failure (an unknown certificate, a failed handshake), the hint
  * that says how to trust host (CURL_CA_BUNDLE, --tls-verify=false or, for
  * a token service, GPURUN_INSECURE_REGISTRIES); -1 for other codes. */
-int tls_hint(CURLcode code, const char *host, int token, struct gerr *err);
+int reg_tls_hint(CURLcode code, const char *host, int token, struct gerr *err);
 
 /* ---- regauth.c ------------------------------------------------------------ */
 
-int creds_hint(const struct reg *r, struct gerr *err);
-int authenticate(struct reg *r, CURL *h, const struct resp *rs, unsigned gen_seen, struct gerr *err);
-int find_credentials(struct reg *r, struct gerr *err);
+int reg_creds_hint(const struct reg *r, struct gerr *err);
+int reg_authenticate(struct reg *r, CURL *h, const struct resp *rs, unsigned gen_seen, struct gerr *err);
+int reg_find_credentials(struct reg *r, struct gerr *err);
 
 /* ---- regget.c ------------------------------------------------------------- */
 
@@ -146,13 +146,13 @@ struct doc {
 	char mt[256];
 	json_t *j;
 };
-void doc_free(struct doc *d);
-int fetch_doc(struct reg *r, CURL *h, const char *path, const char *accept, const char *what, const char *want_hex,
-	      struct doc *d, struct gerr *err);
+void reg_doc_free(struct doc *d);
+int reg_fetch_doc(struct reg *r, CURL *h, const char *path, const char *accept, const char *what, const char *want_hex,
+		  struct doc *d, struct gerr *err);
 
 /* ---- regresolve.c --------------------------------------------------------- */
 
-int resolve(struct reg *r, CURL *h, const struct platform *pf, struct doc *man, struct gerr *err);
+int reg_resolve(struct reg *r, CURL *h, const struct platform *pf, struct doc *man, struct gerr *err);
 
 /* ---- regpool.c ------------------------------------------------------------ */
 

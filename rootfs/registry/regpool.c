@@ -30,7 +30,7 @@ static int fetch_blob(struct pool *p, CURL *h, struct job *j, struct gerr *err)
 			 .expect = j->size,
 			 .progress = &j->got,
 			 .cancel = &p->cancel,
-			 .deadline = mono_now() + (double)blob_allowance(r, j->size)};
+			 .deadline = reg_mono_now() + (double)blob_allowance(r, j->size)};
 	char what[DIGEST_HEX_LEN + 16];
 	snprintf(what, sizeof what, "blob sha256:%s", j->hex);
 	_cleanup_free_ char *path = xasprintf("/v2/%s/blobs/sha256:%s", r->ref.repo, j->hex);
@@ -53,7 +53,7 @@ static int fetch_blob(struct pool *p, CURL *h, struct job *j, struct gerr *err)
 static void *worker(void *arg)
 {
 	struct pool *p = arg;
-	CURL *h = cu.easy_init();
+	CURL *h = reg_curl.easy_init();
 	for (;;) {
 		size_t i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
 		if (i >= p->n)
@@ -77,7 +77,7 @@ static void *worker(void *arg)
 		__atomic_store_n(&j->done, rc < 0 ? -1 : 1, __ATOMIC_RELEASE);
 	}
 	if (h)
-		cu.easy_cleanup(h);
+		reg_curl.easy_cleanup(h);
 	return NULL;
 }
 
@@ -139,13 +139,13 @@ static void draw(const struct pool *p, int redraw)
 		all += got;
 		total += j->size;
 		progress_print(1, "  sha256:%.12s  %7.1f / %.1f MB  %6.1f MB/s%s", j->hex, (double)got / 1e6,
-			       (double)j->size / 1e6, mb_per_s(got, secs),
+			       (double)j->size / 1e6, progress_mb_per_s(got, secs),
 			       done > 0   ? "  done"
 			       : done < 0 ? "  failed"
 					  : "");
 	}
 	progress_print(1, "gpurun: pulling %s: %.1f of %.1f MB, %.1f MB/s", p->r->name, (double)all / 1e6,
-		       (double)total / 1e6, mb_per_s(all, seconds_since(&p->start)));
+		       (double)total / 1e6, progress_mb_per_s(all, seconds_since(&p->start)));
 }
 
 static void *display(void *arg)

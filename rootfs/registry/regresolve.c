@@ -13,12 +13,12 @@
 /* ---- resolving a reference ---------------------------------------------------- */
 
 /* The manifest that ref names, for the platform: *man gets it. */
-int resolve(struct reg *r, CURL *h, const struct platform *pf, struct doc *man, struct gerr *err)
+int reg_resolve(struct reg *r, CURL *h, const struct platform *pf, struct doc *man, struct gerr *err)
 {
 	_cleanup_free_ char *path =
 		xasprintf("/v2/%s/manifests/%s", r->ref.repo, r->ref.digest ? r->ref.digest : r->ref.tag);
-	if (fetch_doc(r, h, path, MANIFEST_ACCEPT, "manifest", r->ref.digest ? digest_parse(r->ref.digest) : NULL, man,
-		      err) < 0)
+	if (reg_fetch_doc(r, h, path, MANIFEST_ACCEPT, "manifest", r->ref.digest ? digest_parse(r->ref.digest) : NULL,
+			  man, err) < 0)
 		return -1;
 	if (media_kind(man->mt) == MEDIA_INDEX) {
 		json_t *d = platform_pick(json_object_get(man->j, "manifests"), pf, r->name, err);
@@ -31,8 +31,8 @@ int resolve(struct reg *r, CURL *h, const struct platform *pf, struct doc *man, 
 			return gerr_set(err, 0, "image %s: the index names a manifest by an invalid digest", r->name);
 		_cleanup_free_ char *p2 = xasprintf("/v2/%s/manifests/%s", r->ref.repo, dig);
 		_cleanup_free_ char *hex = xstrdup(digest_parse(dig));
-		doc_free(man);
-		if (fetch_doc(r, h, p2, MANIFEST_ACCEPT, "manifest", hex, man, err) < 0)
+		reg_doc_free(man);
+		if (reg_fetch_doc(r, h, p2, MANIFEST_ACCEPT, "manifest", hex, man, err) < 0)
 			return -1;
 	}
 	if (media_kind(man->mt) != MEDIA_MANIFEST) {

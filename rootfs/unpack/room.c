@@ -14,7 +14,7 @@
 
 static unsigned long long max_image_bytes = IMAGE_MAX_SIZE_DEFAULT;
 
-void rootfs_set_max_image_size(unsigned long long bytes)
+static void rootfs_set_max_image_size(unsigned long long bytes)
 {
 	max_image_bytes = bytes ? bytes : IMAGE_MAX_SIZE_DEFAULT;
 }
@@ -42,7 +42,7 @@ unsigned long long rootfs_max_image_size(void)
 	return max_image_bytes;
 }
 
-void size_words(char *buf, size_t cap, unsigned long long n)
+static void size_words(char *buf, size_t cap, unsigned long long n)
 {
 	static const char *const units[] = {"kB", "MB", "GB", "TB"};
 	unsigned long long div = 1000ULL * 1000 * 1000 * 1000;

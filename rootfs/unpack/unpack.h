@@ -4,7 +4,7 @@
  * defines it:
  *
  *   room.c         the cap on an image's size and the free-space checks
- *                  (size_words, image_cap_error, room_check,
+ *                  (image_cap_error, room_check,
  *                  archive_room_check)
  *   unpack.c       the unpack limits and the image's budget (struct
  *                  unpack_limits), rootfs_unpack_limited, unpack_source,
@@ -66,9 +66,6 @@ struct image_budget {
 	unsigned long long max;  /* at most this much file data in all */
 	unsigned long long used; /* what the layers below hold (<= max) */
 };
-/* "10 MB" for a size the units divide (powers of 1000, as a size is given
- * to --max-image-size and as `cache ls` shows it), else "N bytes". */
-void size_words(char *buf, size_t cap, unsigned long long n);
 /* The error when an image passes max: "the image unpacks to more than
  * <max>, the cap on an image's size (...)"; returns -1. */
 int image_cap_error(struct gerr *err, unsigned long long max);
