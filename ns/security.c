@@ -87,7 +87,7 @@ int sec_no_new_privs(struct gerr *err)
 /* The deny-list itself (keyrings, kexec, modules, bpf, perf, userfaultfd,
  * io_uring, open_by_handle_at, every mount call, setns/unshare, clone's
  * namespace flags, clone3 as ENOSYS, the terminal ioctls TIOCSTI, TIOCLINUX,
- * TIOCSETD, TIOCCONS and TIOCVHANGUP, ...) lives in
+ * TIOCSETD, TIOCCONS, TIOCVHANGUP and TIOCEXCL, ...) lives in
  * ns/gen/seccomp_gen.c: libseccomp compiles it there, at build time, into
  * the BPF program below, so a launch pays one seccomp(2) instead of
  * libseccomp's rule trees (a quarter of a launch's user CPU). */

@@ -907,6 +907,22 @@ static void esc_tty_ioctl(const char *name, unsigned long req)
 	call_verdict(name, rc, errno);
 }
 
+/* TIOCEXCL keeps everyone but root from opening the terminal again (less,
+ * vim, ssh and sudo's prompts open /dev/tty).  Put back at once when it got
+ * through. */
+static void esc_tiocexcl(const char *name)
+{
+	int fd = tty_fd(name);
+	if (fd < 0)
+		return;
+	if (ioctl(fd, TIOCEXCL) < 0) {
+		call_verdict(name, -1, errno);
+		return;
+	}
+	int e = ioctl(fd, TIOCNXCL) < 0 ? errno : 0;
+	verdict(1, name, "made the terminal exclusive (put back: %s)", e ? errname(e) : "ok");
+}
+
 /* TIOCSETD to N_NULL makes a terminal swallow what is written to it: the
  * caller's shell is left with "write error" once the container is gone.
  * Put back at once when it got through. */
@@ -1146,7 +1162,7 @@ static const char *const escape_names[] = {
 	"mknod", "mount", "umount", "remount-rw", "pivot_root", "userns-mount", "userns-clone", "keyctl",
 	"add_key", "bpf", "perf_event_open", "userfaultfd", "io_uring", "open_by_handle_at", "kexec_load",
 	"ptrace-init", "proc-1-exe", "proc-self-exe", "kcore", "proc-sys", "sysrq-trigger", "core_pattern",
-	"tiocsti", "tioclinux", "tiocsetd", "tioccons", "fds", "fds-pid1", "cwd", "setuid", "gpu-node", "setgroups", "chroot-escape",
+	"tiocsti", "tioclinux", "tiocsetd", "tioccons", "tiocexcl", "fds", "fds-pid1", "cwd", "setuid", "gpu-node", "setgroups", "chroot-escape",
 };
 /* clang-format on */
 
@@ -1220,6 +1236,8 @@ static int run_escape(const char *name)
 		esc_tiocsetd(name);
 	} else if (!strcmp(name, "tioccons")) {
 		esc_tioccons(name);
+	} else if (!strcmp(name, "tiocexcl")) {
+		esc_tiocexcl(name);
 	} else if (!strcmp(name, "fds")) {
 		esc_fds(name, "/proc/self/fd", 0);
 	} else if (!strcmp(name, "fds-pid1")) {
@@ -1316,6 +1334,8 @@ static const struct abi_call abi_calls[] = {
 	{"ioctl-tioccons", 16, 54, 514, {-1, 0x541D /* TIOCCONS */, 0, 0, 0}},
 	{"ioctl-tioccons-high", 16, 54, 514, {-1, 0x10000541DL, 0, 0, 0}},
 	{"ioctl-tiocvhangup", 16, 54, 514, {-1, 0x5437 /* TIOCVHANGUP */, 0, 0, 0}},
+	{"ioctl-tiocexcl", 16, 54, 514, {-1, 0x540C /* TIOCEXCL */, 0, 0, 0}},
+	{"ioctl-tiocexcl-high", 16, 54, 514, {-1, 0x10000540CL, 0, 0, 0}},
 };
 
 /* i386's int $0x80 from 64-bit code: the kernel reads ebx, ecx, edx, esi,
