@@ -34,6 +34,12 @@
  *   ldisc [N]               set the line discipline of the terminal on fd 0
  *                           to N and leave it (a payload), then print it:
  *                           "ldisc: 0"; "ldisc N: EPERM" and exit 1 if refused
+ *   tty-payload [hold]      leave the terminal on fd 0 exclusive, with IXON,
+ *                           ECHO and ICANON off, O_NONBLOCK on its open file
+ *                           and its output stopped (a payload); prints one
+ *                           line first, "tty-payload: TIOCEXCL EPERM, ..."
+ *                           ("ok" when it got through); hold: then wait to
+ *                           be killed
  *
  * Called as "ldconfig" (an image whose ldconfig is this probe), it writes
  * what it was run with, and every escape probe, to /tmp/ldconfig-report.
@@ -58,6 +64,7 @@
 #include <sys/sysmacros.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -988,6 +995,39 @@ static int cmd_ldisc(const char *n)
 	return 0;
 }
 
+/* `tty-payload [hold]`: what a command holding the caller's terminal can
+ * do to it with no capability, left for the caller to find.  The line goes
+ * out before the output is stopped (nothing written after it would), and
+ * O_NONBLOCK comes last: a test that sees it knows the rest is done. */
+static int cmd_tty_payload(const char *arg)
+{
+	int excl = ioctl(0, TIOCEXCL) < 0 ? errno : 0;
+	struct termios t;
+	if (tcgetattr(0, &t) < 0) {
+		printf("tty-payload: tcgetattr: %s\n", errname(errno));
+		return 1;
+	}
+	t.c_iflag &= ~(tcflag_t)IXON;
+	t.c_lflag &= ~(tcflag_t)(ECHO | ICANON);
+	if (tcsetattr(0, TCSANOW, &t) < 0) {
+		printf("tty-payload: tcsetattr: %s\n", errname(errno));
+		return 1;
+	}
+	printf("tty-payload: TIOCEXCL %s, IXON ECHO ICANON off, output stopped, O_NONBLOCK\n",
+	       excl ? errname(excl) : "ok");
+	fflush(stdout);
+	/* Nothing can say so from here on: the exit status does. */
+	if (tcflow(0, TCOOFF) < 0)
+		return 3;
+	int fl = fcntl(0, F_GETFL);
+	if (fl < 0 || fcntl(0, F_SETFL, fl | O_NONBLOCK) < 0)
+		return 4;
+	if (arg && !strcmp(arg, "hold"))
+		for (;;)
+			pause();
+	return 0;
+}
+
 /* fds other than 0-2 (and the directory being read): a leaked host fd is a
  * way out (CVE-2024-21626). */
 static void esc_fds(const char *name, const char *dirpath, int keep_pipes)
@@ -1447,6 +1487,8 @@ int main(int argc, char **argv)
 		return cmd_escape(argc - 2, argv + 2);
 	if (!strcmp(cmd, "ldisc"))
 		return cmd_ldisc(arg);
+	if (!strcmp(cmd, "tty-payload"))
+		return cmd_tty_payload(arg);
 	if (!strcmp(cmd, "privs"))
 		return cmd_privs();
 	if (!strcmp(cmd, "abi-syscall") && argc > 3)
