@@ -1,12 +1,14 @@
 /* ns/exec.h — private to ns/: what the plan executor (ns/exec.c), the
  * container's pid 1 (ns/init.c), the command (ns/command.c), their error
- * report (ns/report.c) and -t's pty (ns/tty.c) share. */
+ * report (ns/report.c), -t's pty (ns/tty.c) and the caller's terminal kept
+ * by P0 (ns/termkeep.c) share. */
 #ifndef GPURUN_EXEC_H
 #define GPURUN_EXEC_H
 
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <termios.h>
 
 #include "ns.h"
 
@@ -95,5 +97,26 @@ void tty_relay_winch(struct tty_relay *t);
 /* gpurun's own text on stderr, while the caller's terminal may be raw. */
 void tty_relay_say(const struct tty_relay *t, const char *buf, size_t n);
 void tty_relay_end(struct tty_relay **t);
+
+/* ns/termkeep.c: P0's note of the terminals on fds 0-2, taken before the
+ * launch, and the state given back from it once the container is gone. */
+struct termkeep {
+	struct kept_tty {
+		int fd;     /* the first of fds 0-2 on this terminal */
+		dev_t rdev; /* which terminal */
+		struct termios modes;
+		int excl;      /* TIOCGEXCL */
+		pid_t fg;      /* gpurun's process group, in the foreground; 0 when another job had it */
+		int own_modes; /* the modes are given back (ns/termkeep.c says when) */
+	} tty[3];
+	size_t ntty;
+	int flags[3]; /* F_GETFL of each of fds 0-2 that is a terminal, else -1 */
+};
+int termkeep_save(struct termkeep *k, struct gerr *err);
+/* With SIGTTOU blocked: the output restarted first, the exclusive flag, the
+ * file status flags, and where gpurun had the foreground, the modes (not in
+ * a pipeline) and the foreground job.  Every step is taken; -1 with the
+ * first failure. */
+int termkeep_restore(const struct termkeep *k, struct gerr *err);
 
 #endif

@@ -1,7 +1,8 @@
 /* ns/launch.c — P0, the host side: clone P1 into the new namespaces, write
  * its id maps, relay signals to it (and with -t the pty, ns/tty.c), print
- * what goes wrong inside, and turn the command's wait status into gpurun's
- * exit status.
+ * what goes wrong inside, give the caller's terminal back as it was
+ * (ns/termkeep.c), and turn the command's wait status into gpurun's exit
+ * status.
  *
  * P0 never dies of SIGINT/SIGTERM itself: it blocks them and forwards them,
  * so the shell does not reclaim the terminal while the command still runs
@@ -97,12 +98,24 @@ static int exit_status_of(int status)
 	return GPURUN_EXIT_FAIL;
 }
 
-/* P0 after a failed start: P1 must not outlive the launch. */
-static int abandon(pid_t pid)
+/* The caller's terminal as it was (ns/termkeep.c), once no process of the
+ * container can touch it again and before gpurun says anything more.  A
+ * failure is a warning: the command ran, and its status stands. */
+static void give_terminal_back(const struct termkeep *keep)
+{
+	struct gerr e = {0};
+	if (termkeep_restore(keep, &e) < 0)
+		warnx_("%s", e.msg);
+}
+
+/* P0 after a failed start: P1 must not outlive the launch.  Its exit waits
+ * for every process of its pid namespace to be gone. */
+static int abandon(pid_t pid, const struct termkeep *keep)
 {
 	kill(pid, SIGKILL);
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
+	give_terminal_back(keep);
 	return -1;
 }
 
@@ -119,7 +132,7 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 	for (size_t i = 0; i < COUNT_OF(forwarded); i++)
 		sigaddset(&mask, forwarded[i]);
 	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGTTOU); /* for giving the terminal back at the end */
+	sigaddset(&mask, SIGTTOU); /* for giving the terminal back at the end (ns/termkeep.c) */
 	if (cfg->tty)
 		sigaddset(&mask, SIGWINCH); /* copied to the pty (ns/tty.c), not forwarded */
 	/* An inherited SIG_IGN for SIGCHLD would make waitpid lose P1's status. */
@@ -129,10 +142,14 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 	if (sfd < 0)
 		return gerr_set(err, errno, "signalfd");
 	/* With -t the command has a terminal of its own (ns/tty.c). */
-	int tty_owner = !cfg->tty && isatty(0) && tcgetpgrp(0) == getpgrp();
-	cfg->tty_foreground = tty_owner;
+	cfg->tty_foreground = !cfg->tty && isatty(0) && tcgetpgrp(0) == getpgrp();
 	struct tty_relay *tr __attribute__((cleanup(tty_relay_end))) = NULL;
 	if (cfg->tty && !(tr = tty_relay_new(cfg, err)))
+		return -1;
+	/* Without -t the command holds the caller's terminal: whatever it
+	 * does to it is undone once it is gone. */
+	struct termkeep keep;
+	if (termkeep_save(&keep, err) < 0)
 		return -1;
 
 	if (cfg->verbose) {
@@ -164,10 +181,10 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 
 	if (cfg->unprivileged &&
 	    (cfg->subids.uid_count ? subid_write_maps(&cfg->subids, pid, err) : write_id_maps(cfg, pid, err)) < 0)
-		return abandon(pid);
+		return abandon(pid, &keep);
 	if (write_all(syncp[1], "g", 1) < 0) {
 		gerr_set(err, errno, "start the container");
-		return abandon(pid);
+		return abandon(pid, &keep);
 	}
 	close(syncp[1]);
 
@@ -183,10 +200,10 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 			if (errno == EINTR)
 				continue;
 			gerr_set(err, errno, "poll");
-			return abandon(pid);
+			return abandon(pid, &keep);
 		}
 		if (tty_relay_step(tr, pfd + 3, err) < 0)
-			return abandon(pid);
+			return abandon(pid, &keep);
 		if (errfd_open && (pfd[2].revents & (POLLIN | POLLHUP))) {
 			char buf[4096];
 			ssize_t r = read(errp[0], buf, sizeof buf);
@@ -207,10 +224,7 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 		else if (si.ssi_signo != SIGCHLD && si.ssi_signo != SIGTTOU)
 			kill(pid, (int)si.ssi_signo);
 	}
-	tty_relay_end(&tr); /* the command's last output, then the caller's terminal back */
-	relay(errp[0], 2);
-	if (tty_owner)
-		tcsetpgrp(0, getpgrp());
+	tty_relay_end(&tr); /* the command's last output, then the caller's terminal out of raw mode */
 
 	/* P1 is reaped here even though every process of the container is
 	 * gone by its status: gpurun must not leave a zombie to a parent
@@ -221,6 +235,10 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 	int have = read(statusp[0], &cmd_status, sizeof cmd_status) == (ssize_t)sizeof cmd_status;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	/* Only now: a P1 that was killed closed its pipes before the kernel
+	 * ended the rest of its pid namespace, which its exit waits for. */
+	give_terminal_back(&keep);
+	relay(errp[0], 2);
 	if (have)
 		return exit_status_of(cmd_status);
 	if (WIFEXITED(status))

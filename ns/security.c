@@ -17,8 +17,8 @@
  * profilers, whose system calls follow new kernels and glibc: an allow-list
  * turns each new call (clone3, faccessat2, rseq, ...) into a breakage that
  * docker has to answer with ENOSYS rules and a release.  The price: a call
- * added by a future kernel is allowed until it is listed (ns/gen/), which is why
- * tests/escape.bats names every dangerous call and checks each one, through
+ * added by a future kernel is allowed until it is listed
+ * (tools/seccomp_gen.c), which is why tests/escape.bats names every dangerous call and checks each one, through
  * all three x86 ABIs (x86-64, x32, i386's int 0x80), with this filter alone
  * and inside a container.  That test found i386's old umount(2), which has no
  * x86-64 twin, missing from the list. */
@@ -87,7 +87,7 @@ int sec_no_new_privs(struct gerr *err)
 /* The deny-list itself (keyrings, kexec, modules, bpf, perf, userfaultfd,
  * io_uring, open_by_handle_at, every mount call, setns/unshare, clone's
  * namespace flags, clone3 as ENOSYS, the terminal ioctls TIOCSTI, TIOCLINUX,
- * TIOCSETD, TIOCCONS and TIOCVHANGUP, ...) lives in
+ * TIOCSETD, TIOCCONS, TIOCVHANGUP and TIOCEXCL, ...) lives in
  * tools/seccomp_gen.c: libseccomp compiles it there, at build time, into
  * the BPF program below, so a launch pays one seccomp(2) instead of
  * libseccomp's rule trees (a quarter of a launch's user CPU). */

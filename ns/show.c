@@ -133,7 +133,8 @@ void ns_describe_head(const struct run_config *cfg, struct sbuf *b)
 		b,
 		"# What no shell tool does here, and gpurun does: the seccomp filter on the command and on\n"
 		"# the image's ldconfig; an init (pid 1) that reaps orphans and relays signals; closing every\n"
-		"# fd the caller left open above 2; setsid(2) for the command (or the terminal's foreground group).\n");
+		"# fd the caller left open above 2; setsid(2) for the command (or the terminal's foreground group);\n"
+		"# the caller's terminal given back as it was (output flow, exclusive flag, flags, modes) at the end.\n");
 	if (cfg->fake_ids)
 		sbuf_puts(
 			b,

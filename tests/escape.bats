@@ -21,7 +21,7 @@ for p in "${GUARDED[@]}"; do ESCAPE_NAMES+=("umount:$p"); done
 for p in "${GUARDED[@]}"; do ESCAPE_NAMES+=("remount-rw:$p"); done
 ESCAPE_NAMES+=(pivot_root userns-mount userns-clone keyctl add_key bpf perf_event_open userfaultfd io_uring
 	open_by_handle_at kexec_load ptrace-init proc-1-exe proc-self-exe kcore proc-sys sysrq-trigger
-	core_pattern tiocsti tioclinux tiocsetd tioccons fds fds-pid1 cwd setuid gpu-node setgroups chroot-escape)
+	core_pattern tiocsti tioclinux tiocsetd tioccons tiocexcl fds fds-pid1 cwd setuid gpu-node setgroups chroot-escape)
 
 # The dangerous system calls of the probes above, as `probe abi-syscall`
 # names them (clone with namespace flags; ioctl with the terminal commands
@@ -34,7 +34,7 @@ ABI_CALLS=(mount umount2 umount pivot_root unshare setns clone-newuser clone-new
 	bpf perf_event_open userfaultfd io_uring_setup io_uring_enter io_uring_register open_by_handle_at
 	name_to_handle_at kexec_load kexec_file_load init_module finit_module delete_module fsopen fsconfig
 	fsmount fspick open_tree move_mount mount_setattr ioctl-tiocsti ioctl-tioclinux ioctl-tiocsetd
-	ioctl-tiocsetd-high ioctl-tioccons ioctl-tioccons-high ioctl-tiocvhangup)
+	ioctl-tiocsetd-high ioctl-tioccons ioctl-tioccons-high ioctl-tiocvhangup ioctl-tiocexcl ioctl-tiocexcl-high)
 
 setup_file() {
 	require_gpurun
@@ -128,22 +128,24 @@ SAFE umount:/proc/driver/nvidia: EPERM"
 	assert_line --index 1 "SAFE setuid: /bin/probe-suid ran with euid 1000 and no new capabilities"
 }
 
-@test "TIOCSTI, TIOCLINUX, TIOCSETD and TIOCCONS on the inherited terminal are refused (root)" {
-	tty_run "$GPURUN" "$ESC_DIR" probe escape tiocsti tioclinux tiocsetd tioccons
+@test "TIOCSTI, TIOCLINUX, TIOCSETD, TIOCCONS and TIOCEXCL on the inherited terminal are refused (root)" {
+	tty_run "$GPURUN" "$ESC_DIR" probe escape tiocsti tioclinux tiocsetd tioccons tiocexcl
 	assert_success
 	assert_output "SAFE tiocsti: EPERM
 SAFE tioclinux: EPERM
 SAFE tiocsetd: EPERM
-SAFE tioccons: EPERM"
+SAFE tioccons: EPERM
+SAFE tiocexcl: EPERM"
 }
 
-@test "TIOCSTI, TIOCLINUX, TIOCSETD and TIOCCONS on the inherited terminal are refused (--user)" {
-	tty_run "$GPURUN" -u 1000:1000 "$ESC_DIR" probe escape tiocsti tioclinux tiocsetd tioccons
+@test "TIOCSTI, TIOCLINUX, TIOCSETD, TIOCCONS and TIOCEXCL on the inherited terminal are refused (--user)" {
+	tty_run "$GPURUN" -u 1000:1000 "$ESC_DIR" probe escape tiocsti tioclinux tiocsetd tioccons tiocexcl
 	assert_success
 	assert_output "SAFE tiocsti: EPERM
 SAFE tioclinux: EPERM
 SAFE tiocsetd: EPERM
-SAFE tioccons: EPERM"
+SAFE tioccons: EPERM
+SAFE tiocexcl: EPERM"
 }
 
 # ldisc_run CMD [ARG...]: run CMD with stdin on a new pty (stdout and stderr
@@ -351,6 +353,13 @@ caller's ldisc: 27"
 	# reopen of the terminal, which the kernel refuses once it is let through.
 	assert_output "RISK tiocsetd: set N_NULL (put back: ok)
 RISK tioccons: not refused: EBADF"
+}
+
+@test "without gpurun, TIOCEXCL makes the terminal exclusive" {
+	# Needs no capability either; the probe puts it back at once.
+	tty_run "$PROBE" escape tiocexcl
+	assert_success
+	assert_output "RISK tiocexcl: made the terminal exclusive (put back: ok)"
 }
 
 @test "without gpurun, an inherited fd and a working directory outside the root say RISK" {

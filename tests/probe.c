@@ -34,6 +34,12 @@
  *   ldisc [N]               set the line discipline of the terminal on fd 0
  *                           to N and leave it (a payload), then print it:
  *                           "ldisc: 0"; "ldisc N: EPERM" and exit 1 if refused
+ *   tty-payload [hold]      leave the terminal on fd 0 exclusive, with IXON,
+ *                           ECHO and ICANON off, O_NONBLOCK on its open file
+ *                           and its output stopped (a payload); prints one
+ *                           line first, "tty-payload: TIOCEXCL EPERM, ..."
+ *                           ("ok" when it got through); hold: then wait to
+ *                           be killed
  *
  * Called as "ldconfig" (an image whose ldconfig is this probe), it writes
  * what it was run with, and every escape probe, to /tmp/ldconfig-report.
@@ -58,6 +64,7 @@
 #include <sys/sysmacros.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -907,6 +914,22 @@ static void esc_tty_ioctl(const char *name, unsigned long req)
 	call_verdict(name, rc, errno);
 }
 
+/* TIOCEXCL keeps everyone but root from opening the terminal again (less,
+ * vim, ssh and sudo's prompts open /dev/tty).  Put back at once when it got
+ * through. */
+static void esc_tiocexcl(const char *name)
+{
+	int fd = tty_fd(name);
+	if (fd < 0)
+		return;
+	if (ioctl(fd, TIOCEXCL) < 0) {
+		call_verdict(name, -1, errno);
+		return;
+	}
+	int e = ioctl(fd, TIOCNXCL) < 0 ? errno : 0;
+	verdict(1, name, "made the terminal exclusive (put back: %s)", e ? errname(e) : "ok");
+}
+
 /* TIOCSETD to N_NULL makes a terminal swallow what is written to it: the
  * caller's shell is left with "write error" once the container is gone.
  * Put back at once when it got through. */
@@ -969,6 +992,39 @@ static int cmd_ldisc(const char *n)
 		return 1;
 	}
 	printf("ldisc: %d\n", disc);
+	return 0;
+}
+
+/* `tty-payload [hold]`: what a command holding the caller's terminal can
+ * do to it with no capability, left for the caller to find.  The line goes
+ * out before the output is stopped (nothing written after it would), and
+ * O_NONBLOCK comes last: a test that sees it knows the rest is done. */
+static int cmd_tty_payload(const char *arg)
+{
+	int excl = ioctl(0, TIOCEXCL) < 0 ? errno : 0;
+	struct termios t;
+	if (tcgetattr(0, &t) < 0) {
+		printf("tty-payload: tcgetattr: %s\n", errname(errno));
+		return 1;
+	}
+	t.c_iflag &= ~(tcflag_t)IXON;
+	t.c_lflag &= ~(tcflag_t)(ECHO | ICANON);
+	if (tcsetattr(0, TCSANOW, &t) < 0) {
+		printf("tty-payload: tcsetattr: %s\n", errname(errno));
+		return 1;
+	}
+	printf("tty-payload: TIOCEXCL %s, IXON ECHO ICANON off, output stopped, O_NONBLOCK\n",
+	       excl ? errname(excl) : "ok");
+	fflush(stdout);
+	/* Nothing can say so from here on: the exit status does. */
+	if (tcflow(0, TCOOFF) < 0)
+		return 3;
+	int fl = fcntl(0, F_GETFL);
+	if (fl < 0 || fcntl(0, F_SETFL, fl | O_NONBLOCK) < 0)
+		return 4;
+	if (arg && !strcmp(arg, "hold"))
+		for (;;)
+			pause();
 	return 0;
 }
 
@@ -1146,7 +1202,7 @@ static const char *const escape_names[] = {
 	"mknod", "mount", "umount", "remount-rw", "pivot_root", "userns-mount", "userns-clone", "keyctl",
 	"add_key", "bpf", "perf_event_open", "userfaultfd", "io_uring", "open_by_handle_at", "kexec_load",
 	"ptrace-init", "proc-1-exe", "proc-self-exe", "kcore", "proc-sys", "sysrq-trigger", "core_pattern",
-	"tiocsti", "tioclinux", "tiocsetd", "tioccons", "fds", "fds-pid1", "cwd", "setuid", "gpu-node", "setgroups", "chroot-escape",
+	"tiocsti", "tioclinux", "tiocsetd", "tioccons", "tiocexcl", "fds", "fds-pid1", "cwd", "setuid", "gpu-node", "setgroups", "chroot-escape",
 };
 /* clang-format on */
 
@@ -1220,6 +1276,8 @@ static int run_escape(const char *name)
 		esc_tiocsetd(name);
 	} else if (!strcmp(name, "tioccons")) {
 		esc_tioccons(name);
+	} else if (!strcmp(name, "tiocexcl")) {
+		esc_tiocexcl(name);
 	} else if (!strcmp(name, "fds")) {
 		esc_fds(name, "/proc/self/fd", 0);
 	} else if (!strcmp(name, "fds-pid1")) {
@@ -1316,6 +1374,8 @@ static const struct abi_call abi_calls[] = {
 	{"ioctl-tioccons", 16, 54, 514, {-1, 0x541D /* TIOCCONS */, 0, 0, 0}},
 	{"ioctl-tioccons-high", 16, 54, 514, {-1, 0x10000541DL, 0, 0, 0}},
 	{"ioctl-tiocvhangup", 16, 54, 514, {-1, 0x5437 /* TIOCVHANGUP */, 0, 0, 0}},
+	{"ioctl-tiocexcl", 16, 54, 514, {-1, 0x540C /* TIOCEXCL */, 0, 0, 0}},
+	{"ioctl-tiocexcl-high", 16, 54, 514, {-1, 0x10000540CL, 0, 0, 0}},
 };
 
 /* i386's int $0x80 from 64-bit code: the kernel reads ebx, ecx, edx, esi,
@@ -1427,6 +1487,8 @@ int main(int argc, char **argv)
 		return cmd_escape(argc - 2, argv + 2);
 	if (!strcmp(cmd, "ldisc"))
 		return cmd_ldisc(arg);
+	if (!strcmp(cmd, "tty-payload"))
+		return cmd_tty_payload(arg);
 	if (!strcmp(cmd, "privs"))
 		return cmd_privs();
 	if (!strcmp(cmd, "abi-syscall") && argc > 3)

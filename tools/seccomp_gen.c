@@ -86,12 +86,15 @@ static int build(scmp_filter_ctx ctx)
 	 * terminal the command may share with its caller: TIOCSTI and
 	 * TIOCLINUX push keystrokes into it (CVE-2017-5226), TIOCSETD swaps its
 	 * line discipline (N_NULL leaves the caller's shell with "write error",
-	 * and it needs no capability), TIOCCONS takes the console's output and
-	 * TIOCVHANGUP hangs it up.  The command is 32-bit, so compare masked:
-	 * high bits set were the bypass of CVE-2019-10063.  TIOCSCTTY stays:
-	 * it cannot take a terminal from another session without
-	 * CAP_SYS_ADMIN, which the command does not have. */
-	static const unsigned long tty_cmds[] = {TIOCSTI, TIOCLINUX, TIOCSETD, TIOCCONS, TIOCVHANGUP};
+	 * and it needs no capability), TIOCCONS takes the console's output,
+	 * TIOCVHANGUP hangs it up and TIOCEXCL keeps everyone but root from
+	 * opening it again (P0 also puts its flag back: ns/termkeep.c).  The
+	 * command is 32-bit, so compare masked: high bits set were the bypass
+	 * of CVE-2019-10063.  TIOCNXCL stays, it only lets others open the
+	 * terminal again; so does TIOCSCTTY: it cannot take a terminal from
+	 * another session without CAP_SYS_ADMIN, which the command does not
+	 * have. */
+	static const unsigned long tty_cmds[] = {TIOCSTI, TIOCLINUX, TIOCSETD, TIOCCONS, TIOCVHANGUP, TIOCEXCL};
 	for (size_t i = 0; i < COUNT_OF(tty_cmds); i++) {
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
 				     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, (scmp_datum_t)tty_cmds[i]));
