@@ -18,9 +18,9 @@
  * turns each new call (clone3, faccessat2, rseq, ...) into a breakage that
  * docker has to answer with ENOSYS rules and a release.  The price: a call
  * added by a future kernel is allowed until it is listed
- * (tools/seccomp_gen.c), which is why tests/escape.bats names every dangerous call and checks each one, through
- * all three x86 ABIs (x86-64, x32, i386's int 0x80), with this filter alone
- * and inside a container.  That test found i386's old umount(2), which has no
+ * (tools/seccomp_gen.c), which is why tests/escape.bats names every
+ * dangerous call and checks each one, through all three x86 ABIs (x86-64,
+ * x32, i386's int 0x80), with this filter alone and inside a container.  That test found i386's old umount(2), which has no
  * x86-64 twin, missing from the list. */
 #include "ns.h"
 
