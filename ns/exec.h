@@ -84,10 +84,10 @@ int tty_recv_fd(int sock);
 /* P2, in a new session: the slave becomes the controlling terminal and
  * fds 0-2. */
 void tty_take(int slave, int err_fd);
-/* P0: the relay.  new() before clone (sets cfg->tty_sock and tty_size),
- * started() after it; every call takes NULL (no -t) and does nothing;
- * end() drains the command's output, puts the caller's terminal back
- * and frees (a cleanup function). */
+/* P0: the relay.  tty_relay_new() before clone (sets cfg->tty_sock and
+ * tty_size), tty_relay_started() after it; every call takes NULL (no -t)
+ * and does nothing; tty_relay_end() drains the command's output, puts the
+ * caller's terminal back and frees (a cleanup function). */
 #define TTY_RELAY_NFDS 4
 struct tty_relay *tty_relay_new(struct run_config *cfg, struct gerr *err);
 void tty_relay_started(struct tty_relay *t, struct run_config *cfg);
