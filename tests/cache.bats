@@ -441,6 +441,51 @@ assert img["sources"] == [{"source": sys.argv[1], "ref": None}], img' "$IMG" <<<
 	done
 }
 
+@test "cache rm does not follow a symlink swapped in where a directory of a layer was: it removes the symlink" {
+	local canary=$BATS_TEST_TMPDIR/canary away=$BATS_TEST_TMPDIR/away shim=$BATS_TEST_TMPDIR/swap_on_unlink.so
+	local layers before stamp
+	gcc -std=gnu11 -Wall -Wextra -Werror -shared -fPIC -o "$shim" "$TESTS_DIR/lib/swap_on_unlink.c"
+	echo canary >"$canary"
+	chmod 0600 "$canary"
+	touch -d '1 hour ago' "$canary"
+	stamp=$(stat -c '%a %Y' "$canary")
+	run "$GPURUN" "$IMG" true
+	assert_success
+	layers=$(realpath "$GPURUN_CACHE/layers")
+	before=$(cd "$layers"/*/bin && find . -printf '%p %m %s\n' | LC_ALL=C sort)
+	host_snapshot "$BATS_TEST_TMPDIR/host"
+	# tests/lib/swap_on_unlink.c: when the removal's unlinkat() of the
+	# layer's bin says EISDIR, bin is moved out of the cache and a symlink
+	# to the canary left in its place, before the removal acts again.
+	run --separate-stderr env LD_PRELOAD="$shim" SWAP_ON_UNLINK_UNDER="$layers" SWAP_ON_UNLINK_NAME=bin \
+		SWAP_ON_UNLINK_AWAY="$away" SWAP_ON_UNLINK_LINK="$canary" "$GPURUN" cache rm "$IMG"
+	assert_success
+	assert_output --regexp '^removed [0-9a-f]{12}$'
+	[[ -d $away ]] || fail "the symlink was never swapped in"
+	assert_equal "$(stat -c '%a %Y' "$canary")" "$stamp"
+	assert_equal "$(cat "$canary")" canary
+	# What was moved out of the cache is as it was: nothing followed it.
+	assert_equal "$(cd "$away" && find . -printf '%p %m %s\n' | LC_ALL=C sort)" "$before"
+	assert_equal "$(layer_dirs)" 0
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host"
+	chmod -R u+w "$away"
+}
+
+@test "cache prune removes nothing through a directory of the cache that is a symlink" {
+	local elsewhere=$BATS_TEST_TMPDIR/elsewhere
+	run "$GPURUN" "$IMG" true
+	assert_success
+	mkdir "$elsewhere"
+	echo canary >"$elsewhere/keep"
+	rmdir "$GPURUN_CACHE/tmp"
+	ln -s "$elsewhere" "$GPURUN_CACHE/tmp"
+	run "$GPURUN" cache prune --max-size 0
+	assert_success
+	assert_output "pruned 1 image"
+	assert_equal "$(cat "$elsewhere/keep")" canary
+	assert_equal "$(layer_dirs)" 0
+}
+
 @test "gpurun cache prune --max-size removes the least recently used images first" {
 	run "$GPURUN" "$IMG" true
 	run "$GPURUN" --gpus void "$(oci_fixture oci)" true

@@ -573,6 +573,149 @@ done" "$IMG" sh -c "$(mounts_look)"'probe mountinfo-has /proc | grep -o "fstype=
 	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
 }
 
+# dev_link_image TARGET: the busybox image at $IMG whose /dev is a link to
+# TARGET.  A ptmx canary in the host directory: runc removed it.
+dev_link_image() {
+	rm -rf "$IMG"
+	cve_image busybox "$IMG"
+	rm -rf "$IMG/dev"
+	ln -s "$1" "$IMG/dev"
+}
+
+ptmx_canary() {
+	echo "$CANARY_SECRET" >"$CANARY_DIR/ptmx"
+	canary_state >"$BATS_TEST_TMPDIR/canary.before"
+}
+
+assert_ptmx_canary_pristine() {
+	assert_equal "$(ls -A "$CANARY_DIR")" "keep
+ptmx"
+	assert_canaries_untouched
+}
+
+# CVE-2026-41579: runc removed /dev/ptmx and made the /dev/fd, stdin,
+# stdout, stderr and ptmx links by paths joined onto the root, so an image
+# whose /dev was a link had them made in the directory it named on the
+# host.  gpurun resolves /dev in the root: a link that leaves it ends
+# there, where nothing is, and the launch is refused; an archive's /dev is
+# never unpacked; a link to a directory the image has gets the fresh /dev
+# mounted there, in the container.
+@test "CVE-2026-41579: an image whose /dev links to a host directory has no ptmx removed and no link made there" {
+	ptmx_canary
+	local target
+	for target in "$CANARY_DIR" "$UP$CANARY_DIR"; do
+		dev_link_image "$target"
+		run --separate-stderr "$GPURUN" "$IMG" true
+		assert_gpurun_error 125 "open /dev in the container root: No such file or directory"
+		run --separate-stderr "$GPURUN" "$(archive "$IMG")" sh -c \
+			'probe mountinfo-has /dev | grep -o "fstype=tmpfs"; readlink /dev/fd; readlink /dev/ptmx'
+		assert_success
+		assert_output "fstype=tmpfs
+/proc/self/fd
+pts/ptmx"
+		assert_ptmx_canary_pristine
+	done
+	# The link's target in the image too: the fresh /dev is mounted on the
+	# image's own directory, in the container.
+	dev_link_image "$CANARY_DIR"
+	mkdir -p "$IMG$CANARY_DIR"
+	run --separate-stderr "$GPURUN" "$IMG" sh -c "probe mountinfo-has $CANARY_DIR | grep -o 'fstype=tmpfs'
+		probe mountinfo-has $CANARY_DIR/pts | grep -o 'fstype=devpts'
+		readlink /dev/fd; readlink /dev/ptmx; probe stat /dev/null | grep -o 'type=chr .*rdev=1:3'"
+	assert_success
+	assert_line --index 0 fstype=tmpfs
+	assert_line --index 1 fstype=devpts
+	assert_line --index 2 /proc/self/fd
+	assert_line --index 3 pts/ptmx
+	assert_line --index 4 --regexp '^type=chr mode=0666 .*rdev=1:3$'
+	assert_equal "$(ls -A "$IMG$CANARY_DIR")" ""
+	assert_ptmx_canary_pristine
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
+}
+
+@test "CVE-2026-41579 without gpurun: /dev's links made by joined paths in an image whose /dev links to a host directory land there, and its ptmx goes" {
+	ptmx_canary
+	dev_link_image "$CANARY_DIR"
+	run naive_ns 'rm -f "$1/dev/ptmx" && ln -s pts/ptmx "$1/dev/ptmx" && ln -s /proc/self/fd "$1/dev/fd" &&
+		ln -s /proc/self/fd/0 "$1/dev/stdin"' "$IMG"
+	assert_success
+	assert_equal "$(readlink "$CANARY_DIR/ptmx")" pts/ptmx
+	assert_equal "$(readlink "$CANARY_DIR/fd")" /proc/self/fd
+	assert_equal "$(readlink "$CANARY_DIR/stdin")" /proc/self/fd/0
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
+}
+
+@test "CVE-2026-41579 with a gpurun built without RESOLVE_IN_ROOT: an image whose /dev links to a host directory runs with no /dev of its own" {
+	need_unsafe_gpurun
+	dev_link_image "$CANARY_DIR"
+	# /dev's tmpfs went to the host directory, in the container's mount
+	# namespace: what the container calls /dev is the image's dangling link.
+	run --separate-stderr "$UNSAFE_GPURUN" "$IMG" sh -c 'probe mountinfo-has /dev; probe stat /dev/null; echo done'
+	assert_success
+	assert_output "/dev: not a mount point
+stat: ENOENT
+done"
+	assert_canary_dir_pristine
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
+}
+
+# dev_entries_image: the busybox image at $IMG whose /dev holds links to
+# the host canaries, absolute and relative, where a runtime makes or
+# mounts its /dev entries.
+dev_entries_image() {
+	cve_image busybox "$IMG"
+	rm -rf "$IMG/dev"
+	mkdir "$IMG/dev"
+	local n
+	for n in pts shm mqueue; do ln -s "$CANARY_DIR" "$IMG/dev/$n"; done
+	ln -s "$UP$CANARY_DIR" "$IMG/dev/fd"
+	for n in null zero full random urandom tty console; do ln -s "$CANARY_FILE" "$IMG/dev/$n"; done
+	for n in ptmx stdin stdout stderr; do ln -s "$UP$CANARY_FILE" "$IMG/dev/$n"; done
+}
+
+# CVE-2026-47766: crun set up /dev following the image's links: /dev/pts,
+# /dev/shm, /dev/null, /dev/ptmx or /dev/fd as links took its mounts and
+# nodes out of the root.  gpurun never looks at the image's /dev: a fresh
+# tmpfs is mounted over it first, and everything else is made in that.
+@test "CVE-2026-47766: an image whose /dev/pts, /dev/shm, /dev/null, /dev/ptmx, /dev/fd and the rest link to host paths gets a fresh /dev that reaches none of them" {
+	dev_entries_image
+	local img
+	for img in "$IMG" "$(archive "$IMG")"; do
+		run --separate-stderr "$GPURUN" "$img" sh -c "$(mounts_look)"'probe mountinfo-has /dev | grep -o "fstype=tmpfs"
+			probe mountinfo-has /dev/pts | grep -o "fstype=devpts"
+			probe mountinfo-has /dev/shm | grep -o "fstype=tmpfs"
+			probe stat /dev/null | grep -o "type=chr .*rdev=1:3"
+			readlink /dev/fd; readlink /dev/ptmx; readlink /dev/stdin
+			echo pwned >/dev/null; echo pwned >/dev/shm/written; ls -A /dev/shm
+			cveprobe open-w /dev/console; echo done'
+		assert_success
+		assert_line --index 0 fstype=tmpfs
+		assert_line --index 1 fstype=devpts
+		assert_line --index 2 fstype=tmpfs
+		assert_line --index 3 --regexp '^type=chr mode=0666 .*rdev=1:3$'
+		assert_line --index 4 /proc/self/fd
+		assert_line --index 5 pts/ptmx
+		assert_line --index 6 /proc/self/fd/0
+		assert_line --index 7 written
+		assert_line --index 8 "SAFE open-w /dev/console: ENOENT"
+		assert_line --index 9 done
+		assert_equal "${#lines[@]}" 10
+		assert_canary_dir_pristine
+	done
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
+}
+
+@test "CVE-2026-47766 without gpurun: /dev/shm and /dev/null set up by path through the image's links land on the host directory and file" {
+	dev_entries_image
+	run naive_ns 'mount -t tmpfs shm "$1/dev/shm" && mount --bind /dev/null "$1/dev/null" &&
+		awk -v d="$2" -v f="$3" '\''$5 == d || $5 == f { print "mounted on " $5 }'\'' /proc/self/mountinfo' \
+		"$IMG" "$CANARY_DIR" "$CANARY_FILE"
+	assert_success
+	assert_output "mounted on $CANARY_DIR
+mounted on $CANARY_FILE"
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
+}
+
 # ---- cgroup v1 ---------------------------------------------------------------------
 
 # CVE-2022-0492: a container could mount a cgroup v1 hierarchy (from a new

@@ -54,6 +54,48 @@ assert_layers_applied() {
 	done
 }
 
+@test "an OCI layout packed with tar -C DIR -cf X.tar . runs as an image, in any member order, plain and gzip" {
+	local dir t=$BATS_TEST_TMPDIR f
+	dir=$(oci_fixture oci)
+	# As a user packs a directory: "./" first, then the rest in the
+	# directory's order; sorted, blobs/ comes before index.json.
+	tar -C "$dir" -cf "$t/dot.tar" .
+	tar -C "$dir" --sort=name -cf "$t/sorted.tar" .
+	run tar -tf "$t/sorted.tar"
+	assert_line --index 0 ./
+	assert_line --index 1 ./blobs/
+	# "./"-prefixed members without a "./" entry, index.json first.
+	tar -C "$dir" -cf "$t/members.tar" ./index.json ./blobs ./oci-layout
+	gzip -k "$t/dot.tar" "$t/sorted.tar"
+	for f in dot.tar dot.tar.gz sorted.tar sorted.tar.gz members.tar; do
+		run "$GPURUN" --gpus void "$t/$f" "$LAYERS_CHECK"
+		assert_layers_applied
+	done
+}
+
+@test "a root file system whose top holds a directory named blobs, first, runs as a root file system" {
+	local root=$BATS_TEST_TMPDIR/root t=$BATS_TEST_TMPDIR f
+	local -a rest
+	cp -a "$(fixture busybox)" "$root"
+	mkdir -p "$root/blobs/sha256"
+	echo kept >"$root/blobs/sha256/notes"
+	mapfile -t rest < <(cd "$root" && find . -mindepth 1 -maxdepth 1 ! -name blobs)
+	# "./", then ./blobs and what it holds, then the rest: an order
+	# tar -C DIR -cf X.tar . may give.
+	tar -C "$root" --no-recursion -cf "$t/dot.tar" .
+	tar -C "$root" -rf "$t/dot.tar" ./blobs "${rest[@]}"
+	# Plain names, blobs/ the very first member.
+	tar -C "$root" -cf "$t/plain.tar" blobs "${rest[@]#./}"
+	run tar -tf "$t/plain.tar"
+	assert_line --index 0 blobs/
+	gzip -k "$t/dot.tar" "$t/plain.tar"
+	for f in dot.tar dot.tar.gz plain.tar plain.tar.gz; do
+		run "$GPURUN" --gpus void "$t/$f" cat /blobs/sha256/notes
+		assert_success
+		assert_output kept
+	done
+}
+
 @test "a docker save archive in the legacy layout (manifest.json, repositories, <id>/layer.tar)" {
 	run "$GPURUN" --gpus void "$(oci_fixture docker-legacy.tar)" "$LAYERS_CHECK"
 	assert_layers_applied

@@ -291,11 +291,27 @@ static int remove_tree_at(int dirfd, const char *name, int depth)
 		return -1;
 	if (depth > 4096)
 		return errno = ELOOP, -1;
-	if (fchmodat(dirfd, name, 0700, 0) < 0 && errno == ENOENT)
-		return 0;
-	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
+	/* The directory is held from here on, never named again until its
+	 * rmdir: what is put at name after the unlink above (a symlink) is
+	 * neither followed by the chmod nor read.  The chmod goes through
+	 * /proc, as fchmod() refuses an O_PATH descriptor. */
+	int at = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (at < 0) {
+		if (errno == ENOENT)
+			return 0;
+		/* No longer a directory: what is there now goes, unfollowed. */
+		if (errno == ENOTDIR || errno == ELOOP)
+			return unlinkat(dirfd, name, 0) == 0 || errno == ENOENT ? 0 : -1;
 		return -1;
+	}
+	char self[32];
+	snprintf(self, sizeof self, "/proc/self/fd/%d", at);
+	(void)chmod(self, 0700); /* a directory not ours fails below, as it would */
+	int fd = openat(at, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int e = errno;
+	close(at);
+	if (fd < 0)
+		return errno = e, -1;
 	DIR *d = fdopendir(fd);
 	if (!d) {
 		close(fd);

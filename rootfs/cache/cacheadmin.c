@@ -95,7 +95,7 @@ static int by_use(const void *a, const void *b)
  * Damaged records are skipped (and later removed by prune). */
 static struct entry *area_entries(const struct cache *c, size_t ai, struct entry *v, size_t *n, int remove_bad)
 {
-	int fd = openat(c->fd, "images", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = openat(c->fd, "images", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *de;
 	while (d && (de = readdir(d))) {
@@ -106,7 +106,7 @@ static struct entry *area_entries(const struct cache *c, size_t ai, struct entry
 		memcpy(e.hex, de->d_name, DIGEST_HEX_LEN);
 		struct stat st;
 		struct gerr ignore = {0};
-		if (!digest_hex_ok(e.hex) || fstatat(fd, de->d_name, &st, 0) < 0)
+		if (!digest_hex_ok(e.hex) || fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		e.used = st.st_mtim;
 		if (cache_get_image(c, e.hex, &e.img, &ignore) < 0) {
@@ -117,7 +117,7 @@ static struct entry *area_entries(const struct cache *c, size_t ai, struct entry
 		}
 		/* cache_get_image marked it used: put the time back. */
 		struct timespec t[2] = {st.st_atim, st.st_mtim};
-		(void)utimensat(fd, de->d_name, t, 0);
+		(void)utimensat(fd, de->d_name, t, AT_SYMLINK_NOFOLLOW);
 		v = xrealloc(v, (*n + 1) * sizeof *v);
 		v[(*n)++] = e;
 	}
@@ -245,7 +245,7 @@ static int collect_garbage(const struct cache *c, struct gerr *err)
 	const char *const subdirs[] = {"layers", "sources", "tmp", "locks"};
 	int rc = 0;
 	for (size_t s = 0; s < COUNT_OF(subdirs); s++) {
-		int fd = openat(c->fd, subdirs[s], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		int fd = openat(c->fd, subdirs[s], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 		struct dirent *de;
 		while (d && (de = readdir(d))) {

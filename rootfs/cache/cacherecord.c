@@ -210,8 +210,9 @@ int cache_get_image(const struct cache *c, const char *hex, struct image *img, s
 	img->config.user = json_strdup(o, "user");
 	img->bytes = (unsigned long long)json_integer_value(json_object_get(o, "bytes"));
 	json_decref(o);
-	/* The record's mtime is the image's last use (for prune). */
-	(void)utimensat(c->fd, rel, NULL, 0);
+	/* The record's mtime is the image's last use (for prune); a symlink
+	 * put in its place since it was read is never followed. */
+	(void)utimensat(c->fd, rel, NULL, AT_SYMLINK_NOFOLLOW);
 	return 0;
 }
 

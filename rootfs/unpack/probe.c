@@ -2,9 +2,9 @@
  * namespace work: is it a tar archive (plain, gzip, xz, zstd or bzip2,
  * judged by content, never by name)?  It runs before every launch of a file
  * that is not in the cache, so the accepting path decompresses a few KiB and
- * reads one tar header.  Only a refusal costs more: a second look at the
- * (decompressed) first bytes, to tell the user what the file is instead of a
- * bare "not a tar archive". */
+ * reads a tar header or two, up to the first whose name settles it.  Only a
+ * refusal costs more: a second look at the (decompressed) first bytes, to
+ * tell the user what the file is instead of a bare "not a tar archive". */
 #include "unpack.h"
 
 #include <archive.h>
@@ -50,10 +50,9 @@ static const struct magic {
 	{32769, 5, "CD001", "ISO 9660 images"},
 };
 
-/* First entries of the archives that hold an image rather than a root file
- * system: an OCI image layout, or what `docker save` writes. */
-static const char *const layout_names[] = {"oci-layout",   "index.json", "manifest.json",
-					   "repositories", "blobs",      "blobs/"};
+/* The top-level names that say an archive holds an image rather than a root
+ * file system: an OCI image layout, or what `docker save` writes. */
+static const char *const layout_names[] = {"oci-layout", "index.json", "manifest.json", "repositories"};
 
 static const char *sniff(const unsigned char *buf, size_t n)
 {
@@ -112,18 +111,50 @@ static int explain_refusal(int fd, const char *name, struct gerr *err)
 	return -1;
 }
 
-static int is_layout_entry(const char *path)
+/* What one entry's name says: PROBE_IMAGE or PROBE_FLAT, or -1 where it says
+ * nothing yet.  `tar -C dir -cf x.tar .` names every member "./NAME" and
+ * starts with "./" itself, and a root file system may have a directory
+ * named blobs at its top too: the entries after those decide.  Within
+ * blobs, a file named by its sha256 digest is the content-addressed store
+ * of an OCI layout (the Docker 25 `docker save` starts with it), which
+ * settles it without reading on through every blob. */
+static int entry_says(struct archive_entry *e)
 {
+	const char *path = archive_entry_pathname(e);
+	if (!path)
+		return PROBE_FLAT;
 	while (path[0] == '.' && path[1] == '/')
 		path += 2;
+	if (!*path || !strcmp(path, "."))
+		return -1;
+	const char *in_blobs = str_after(path, "blobs/");
+	if (in_blobs) {
+		const char *hex = str_after(in_blobs, "sha256/");
+		int digest = hex && strlen(hex) == DIGEST_HEX_LEN && strspn(hex, "0123456789abcdef") == DIGEST_HEX_LEN;
+		return digest && archive_entry_filetype(e) == AE_IFREG ? PROBE_IMAGE : -1;
+	}
+	if (!strcmp(path, "blobs"))
+		return -1;
 	for (size_t i = 0; i < COUNT_OF(layout_names); i++)
-		if (!strcmp(path, layout_names[i]) || str_after(path, "blobs/"))
-			return 1;
+		if (!strcmp(path, layout_names[i]))
+			return PROBE_IMAGE;
 	/* The legacy `docker save` layout starts with a layer directory, a
 	 * config or a layer named by 64 hex digits ("<id>/", "<id>.json",
 	 * "<id>.tar"): no root file system starts that way. */
 	size_t n = strspn(path, "0123456789abcdef");
-	return n == 64 && (path[n] == '/' || !strcmp(path + n, ".json") || !strcmp(path + n, ".tar"));
+	int id = n == 64 && (path[n] == '/' || !strcmp(path + n, ".json") || !strcmp(path + n, ".tar"));
+	return id ? PROBE_IMAGE : PROBE_FLAT;
+}
+
+/* From the entry e just read, the entries of a until one settles it:
+ * PROBE_IMAGE or PROBE_FLAT, or -1 where the archive ends (or cannot be
+ * read on) first. */
+static int entries_say(struct archive *a, struct archive_entry *e)
+{
+	int kind = entry_says(e), r;
+	while (kind < 0 && ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK || r == ARCHIVE_WARN))
+		kind = entry_says(e);
+	return kind;
 }
 
 /* Up to cap bytes of the gzip stream at the start of fd, inflated with zlib
@@ -161,10 +192,10 @@ static size_t head_gzip(int fd, unsigned char *out, size_t cap)
  * inflating would be most of the probe, on the path of every launch of a
  * .tar.gz with --no-cache.  zstd decodes whole blocks of up to 128 KiB, so
  * a smaller head saves it nothing.
- * Returns 1 with *kind set where the head has a first entry, and 0 where it
- * does not settle it (another compression, a damaged or short stream, a
- * long pax header): the full look then decides, and says why a file is
- * refused. */
+ * Returns 1 with *kind set where the head's entries settle it, and 0 where
+ * they do not (another compression, a damaged or short stream, a long pax
+ * header, names that leave it open to the head's end): the full look then
+ * decides, and says why a file is refused. */
 static int quick_probe(int fd, int *kind)
 {
 	const char *comp = compression_of(fd);
@@ -175,9 +206,11 @@ static int quick_probe(int fd, int *kind)
 	int done = 0;
 	if (a && archive_read_open_memory(a, buf, n) == ARCHIVE_OK) {
 		int r = archive_read_next_header(a, &e);
-		if (r == ARCHIVE_OK || r == ARCHIVE_WARN) {
-			const char *path = archive_entry_pathname(e);
-			*kind = path && is_layout_entry(path) ? PROBE_IMAGE : PROBE_FLAT;
+		/* Where the head ends before a name settles it, the full
+		 * look reads on. */
+		int says = r == ARCHIVE_OK || r == ARCHIVE_WARN ? entries_say(a, e) : -1;
+		if (says >= 0) {
+			*kind = says;
 			done = 1;
 		}
 	}
@@ -212,7 +245,7 @@ int rootfs_probe(int fd, const char *name, struct gerr *err)
 		rc = gerr_set(err, 0, "image %s: archive has no entries", name);
 	else if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
 		rc = explain_refusal(fd, name, err);
-	else if (archive_entry_pathname(e) && is_layout_entry(archive_entry_pathname(e)))
+	else if (entries_say(a, e) == PROBE_IMAGE)
 		rc = PROBE_IMAGE;
 	source_free(&src);
 	archive_read_free(a);
