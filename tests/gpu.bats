@@ -447,6 +447,18 @@ $(smi_line 1 1)"
 	assert_line --index 1 --partial "=> $LIBDIR_DEBIAN/libnvidia-ml.so.1"
 }
 
+@test "with -u 1000:1000 the image's ldconfig, run as that user, still lists the libraries and leaves root's cache" {
+	run --separate-stderr gpu4 --gpus 0 -u 1000:1000 "$GLIBC_TAR" sh -c \
+		"ldconfig -p | grep -F -e 'libnvidia-ml.so.1 ' -e 'libcuda.so.1 ' | sort; stat -c %a /etc/ld.so.cache; ls -a / | grep -c '^\.gpurun-ldconfig' || :"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_line --index 0 --partial "libcuda.so.1 (libc6,x86-64) => $LIBDIR_DEBIAN/libcuda.so.1"
+	assert_line --index 1 --partial "libnvidia-ml.so.1 (libc6,x86-64) => $LIBDIR_DEBIAN/libnvidia-ml.so.1"
+	assert_line --index 2 644
+	assert_line --index 3 0
+	assert_equal "${#lines[@]}" 4
+}
+
 @test "with --read-only, ldconfig still ran and nvidia-smi works" {
 	run --separate-stderr gpu4 --read-only --gpus 0 "$GLIBC_TAR" sh -c \
 		"ldconfig -p | grep -cF 'libnvidia-ml.so.1 '; nvidia-smi -L; touch /x 2>/dev/null || echo read-only"
