@@ -197,6 +197,12 @@ int ns_takes_groups(const struct run_config *cfg, uid_t uid, gid_t gid)
 	return !cfg->setgroups_denied;
 }
 
+void ns_ldconfig_ids(const struct run_config *cfg, const struct ns_user *u, uid_t *uid, gid_t *gid)
+{
+	*uid = cfg->fake_ids ? 0 : u->uid;
+	*gid = cfg->fake_ids ? 0 : u->gid;
+}
+
 /* P2: the command.  It is forked before the setup and sheds what it can
  * while P1 builds the root (on two cores the seccomp JIT and the
  * capability drop then cost the launch nothing).  Only a --user with one

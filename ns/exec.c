@@ -16,12 +16,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <net/if.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -179,6 +182,205 @@ static int do_pivot(struct exec_state *st, struct gerr *err)
 	return 0;
 }
 
+int exec_user(struct exec_state *st, struct gerr *err)
+{
+	const struct run_config *cfg = st->cfg;
+	struct ns_user *u = &st->user;
+	if (st->user_known)
+		return 0;
+	if (cfg->user_spec && rootfs_lookup_user(st->rootfd, cfg->user_spec, &u->uid, &u->gid, &st->home, err) < 0)
+		return -1;
+	if (ns_takes_groups(cfg, u->uid, u->gid) &&
+	    rootfs_user_groups(st->rootfd, st->rootfd, cfg->user_spec ? cfg->user_spec : "0", u->gid, u->groups,
+			       &u->ngroups, err) < 0)
+		return -1;
+	st->user_known = 1;
+	return 0;
+}
+
+/* ldconfig's credentials: the command's ids and groups (as ns/command.c
+ * sets them on P2), and no capability at all.  With one id mapped it keeps
+ * that one id, which is what the command's nested --user namespace maps
+ * its ids onto: the same owner of every file, without capabilities. */
+static int ldconfig_become(const struct run_config *cfg, const struct ns_user *u, struct gerr *err)
+{
+	uid_t uid;
+	gid_t gid;
+	ns_ldconfig_ids(cfg, u, &uid, &gid);
+	if (ns_takes_groups(cfg, u->uid, u->gid)) {
+		gid_t list[1 + USER_GROUPS_MAX];
+		size_t n = u->ngroups < USER_GROUPS_MAX ? u->ngroups : USER_GROUPS_MAX;
+		list[0] = u->gid;
+		memcpy(list + 1, u->groups, n * sizeof *list);
+		if (setgroups(1 + n, list) < 0)
+			return gerr_set(err, errno, "set the groups of user %u:%u", (unsigned)u->uid, (unsigned)u->gid);
+	}
+	if (gid && setresgid(gid, gid, gid) < 0)
+		return gerr_set(err, errno, "switch to gid %u", (unsigned)gid);
+	return sec_drop_all_caps(uid, err);
+}
+
+/* The image's own binary, run before the command: it gets no more than
+ * the command, and less where it can.  The command's ids and groups
+ * (ldconfig_become), no capabilities at all (a --user command may have
+ * none either), no_new_privs, the command's seccomp filter, an empty
+ * environment (CVE-2025-23266: no inherited LD_PRELOAD reaches it), no
+ * terminal (a session of its own, stdin from /dev/null: no TIOCSTI into
+ * the caller's shell) and no fd above 2.  It is pid 1 of a pid namespace
+ * of its own, nested in the container's: when it exits the kernel kills
+ * whatever it started there (a daemon, a double fork: no orphan reaches
+ * our init), and from in there neither P1 nor the command has a pid it
+ * could name.  An intermediate process makes that namespace (a fork, then
+ * unshare(CLONE_NEWPID), then a fork: what `unshare --pid --fork` does in
+ * the plan) and passes on ldconfig's exit status once all of it is gone.
+ * tests/escape.bats runs an image whose ldconfig is a probe. */
+static int ldconfig_run(struct exec_state *st, const char *path, char **argv, int *status, struct gerr *err)
+{
+	const struct run_config *cfg = st->cfg;
+	pid_t mid = fork();
+	if (mid < 0)
+		return gerr_set(err, errno, "fork for ldconfig");
+	if (mid == 0) {
+		if (unshare(CLONE_NEWPID) < 0)
+			_exit(122);
+		pid_t pid = fork();
+		if (pid < 0)
+			_exit(122);
+		if (pid > 0) {
+			int ws;
+			while (waitpid(pid, &ws, 0) < 0)
+				if (errno != EINTR)
+					_exit(122);
+			_exit(WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws));
+		}
+		struct gerr e = {0};
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null < 0 || dup2(null, 0) < 0)
+			_exit(120);
+		if (!cfg->verbose && (dup2(null, 1) < 0 || dup2(null, 2) < 0))
+			_exit(120);
+		char *envp[] = {NULL};
+		if (setsid() < 0 || close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+			_exit(120);
+		if (ldconfig_become(cfg, &st->user, &e) < 0 || sec_no_new_privs(&e) < 0 || sec_seccomp(&e) < 0)
+			_exit(120);
+		execve(path, argv, envp);
+		_exit(121);
+	}
+	while (waitpid(mid, status, 0) < 0)
+		if (errno != EINTR)
+			return gerr_set(err, errno, "wait for ldconfig");
+	return 0;
+}
+
+/* The directory ldconfig writes its cache into (its -C): made for it in
+ * the root with a name no image has (a random one), its own and 0700.
+ * Not the image's /etc, which the command's user may not write, nor a
+ * path that goes through anything of the image's: no symlink of the image
+ * is followed to reach it, and nothing can be mounted there.  The plan
+ * makes it with mktemp -d. */
+static int scratch_make(struct exec_state *st, uid_t uid, gid_t gid, char *name, size_t cap, struct gerr *err)
+{
+	static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	for (int tries = 0;; tries++) {
+		unsigned char rnd[6];
+		if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+			return gerr_set(err, errno, "getrandom");
+		size_t n = (size_t)snprintf(name, cap, "%s", LDCONFIG_SCRATCH);
+		for (size_t i = 0; i < sizeof rnd && n + 1 < cap; i++)
+			name[n++] = chars[rnd[i] % (sizeof chars - 1)];
+		name[n] = '\0';
+		if (mkdirat(st->rootfd, name, 0700) == 0)
+			break;
+		if (errno != EEXIST || tries == 100)
+			return gerr_set(err, errno, "mkdir /%s in the container root", name);
+	}
+	int fd = openat(st->rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fchown(fd, uid, gid) < 0) {
+		gerr_set(err, errno, "give /%s to %u:%u", name, (unsigned)uid, (unsigned)gid);
+		if (fd >= 0)
+			close(fd);
+		unlinkat(st->rootfd, name, AT_REMOVEDIR);
+		return -1;
+	}
+	return fd;
+}
+
+/* Its cache, put in place in the image's /etc as root's and 0644, the way
+ * ldconfig itself does it: a file beside it, then rename(2), which
+ * replaces a symlink there instead of following it.  What ldconfig left is
+ * opened in the scratch directory's fd, not through a symlink, and taken
+ * only as a regular file of ldconfig's user (no other file moved in there,
+ * which that user could move but not read), of a cache's size; every
+ * process of ldconfig's is gone by now, so none changes it meanwhile.
+ * /etc must be the image's directory, not a symlink: the plan does this
+ * step with the host's tools (ns/show.c), for which an image symlink would
+ * lead out of the root, and gpurun does what the plan does. */
+static int cache_in_place(struct exec_state *st, int dir, uid_t uid, struct gerr *err)
+{
+	static const char tmp[] = LDCONFIG_CACHE_NAME "~";
+	_cleanup_fd_ int src = openat(dir, LDCONFIG_CACHE_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat s;
+	if (src < 0 && errno == ENOENT)
+		return 0; /* nothing written: an ldconfig that failed, or a stub (Alpine's) */
+	if ((src < 0 && errno != ELOOP) || (src >= 0 && fstat(src, &s) < 0))
+		return gerr_set(err, errno, "read the cache the image's ldconfig wrote");
+	if (src < 0 || !S_ISREG(s.st_mode) || s.st_uid != uid || s.st_size > LDCONFIG_CACHE_MAX)
+		return gerr_set(err, 0,
+				"the cache the image's ldconfig wrote is not a regular file of uid %u of at most %ld "
+				"bytes; not put in place",
+				(unsigned)uid, LDCONFIG_CACHE_MAX);
+	_cleanup_fd_ int etc = open_beneath_nofollow(st->rootfd, LDCONFIG_CACHE_DIR + 1, O_PATH | O_DIRECTORY);
+	if (etc < 0)
+		return gerr_set(err, errno, "put the cache the image's ldconfig wrote in %s", LDCONFIG_CACHE_DIR);
+	if (unlinkat(etc, tmp, 0) < 0 && errno != ENOENT)
+		return gerr_set(err, errno, "remove %s/%s", LDCONFIG_CACHE_DIR, tmp);
+	_cleanup_fd_ int dst = openat(etc, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (dst < 0)
+		return gerr_set(err, errno, "write %s/%s", LDCONFIG_CACHE_DIR, tmp);
+	char buf[65536];
+	ssize_t n;
+	while ((n = read(src, buf, sizeof buf)) != 0) {
+		if ((n < 0 && errno != EINTR) || (n > 0 && write_all(dst, buf, (size_t)n) < 0)) {
+			gerr_set(err, errno, "write %s/%s", LDCONFIG_CACHE_DIR, tmp);
+			unlinkat(etc, tmp, 0);
+			return -1;
+		}
+	}
+	if (renameat(etc, tmp, etc, LDCONFIG_CACHE_NAME) < 0) {
+		gerr_set(err, errno, "rename %s/%s to %s", LDCONFIG_CACHE_DIR, tmp, LDCONFIG_CACHE_NAME);
+		unlinkat(etc, tmp, 0);
+		return -1;
+	}
+	return 0;
+}
+
+/* The scratch directory must still be the one made: ldconfig, where the
+ * image gave its user the root directory, could have renamed it and put
+ * another in its place. */
+static int scratch_ours(struct exec_state *st, int dir, const char *name, struct gerr *err)
+{
+	struct stat a, b;
+	if (fstat(dir, &a) < 0 || fstatat(st->rootfd, name, &b, AT_SYMLINK_NOFOLLOW) < 0 || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino)
+		return gerr_set(err, 0, "the image's ldconfig moved its directory /%s", name);
+	return 0;
+}
+
+/* Gone before the command starts, holding no more than ldconfig's cache
+ * and its temporary: nothing is removed recursively, since what ldconfig's
+ * user moved in there may hold files that user could not remove. */
+static int scratch_remove(struct exec_state *st, int dir, const char *name, struct gerr *err)
+{
+	static const char *const files[] = {LDCONFIG_CACHE_NAME, LDCONFIG_CACHE_NAME "~"};
+	for (size_t i = 0; i < COUNT_OF(files); i++)
+		if (unlinkat(dir, files[i], 0) < 0 && errno != ENOENT)
+			return gerr_set(err, errno, "remove /%s/%s", name, files[i]);
+	if (unlinkat(st->rootfd, name, AT_REMOVEDIR) < 0)
+		return gerr_set(err, errno, "remove the image's ldconfig's directory /%s", name);
+	return 0;
+}
+
 static int do_ldconfig(struct exec_state *st, const struct op *op, struct gerr *err)
 {
 	const char *ldconfig = NULL;
@@ -192,10 +394,23 @@ static int do_ldconfig(struct exec_state *st, const struct op *op, struct gerr *
 			ns_trace("# the image has no ldconfig: skipped");
 		return 0;
 	}
+	if (exec_user(st, err) < 0)
+		return -1;
+	uid_t uid;
+	gid_t gid;
+	ns_ldconfig_ids(st->cfg, &st->user, &uid, &gid);
+	char name[64];
+	struct gerr e = {0};
+	_cleanup_fd_ int dir = scratch_make(st, uid, gid, name, sizeof name, &e);
+	if (dir < 0) {
+		warnx_("%s; the image's ldconfig is not run, libraries are still injected", e.msg);
+		return 0;
+	}
 	struct strv argv = {0};
 	strv_add(&argv, xstrdup("ldconfig"));
 	for (size_t i = 0; i < ldconfig_nargs; i++)
 		strv_add(&argv, xstrdup(ldconfig_args[i]));
+	strv_add(&argv, xasprintf("/%s/%s", name, LDCONFIG_CACHE_NAME));
 	if (op->data) {
 		/* After the pivot "/" is the image: its compat directory, never
 		 * a host path.  First on the command line = first in the cache
@@ -213,47 +428,24 @@ static int do_ldconfig(struct exec_state *st, const struct op *op, struct gerr *
 	}
 	for (const char *s = op->src ? op->src : ""; *s;) {
 		size_t n = strcspn(s, ":");
-		_cleanup_free_ char *dir = xstrndup(s, n);
+		_cleanup_free_ char *d = xstrndup(s, n);
 		char buf[4096];
-		strv_add(&argv, xstrdup(expand_libdir(st, dir, buf, sizeof buf)));
+		strv_add(&argv, xstrdup(expand_libdir(st, d, buf, sizeof buf)));
 		s += n + (s[n] == ':');
 	}
 
-	pid_t pid = fork();
-	if (pid == 0) {
-		/* The image's own binary, run before the command and as root:
-		 * it gets less than the command, not more.  No capabilities at
-		 * all (a --user command may have none either), no_new_privs,
-		 * the command's seccomp filter, an empty environment
-		 * (CVE-2025-23266: no inherited LD_PRELOAD reaches it), no
-		 * terminal (a session of its own, stdin from /dev/null: no
-		 * TIOCSTI into the caller's shell) and no fd above 2.
-		 * tests/escape.bats runs an image whose ldconfig is a probe. */
-		struct gerr e = {0};
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-		if (null < 0 || dup2(null, 0) < 0)
-			_exit(120);
-		if (!st->cfg->verbose && (dup2(null, 1) < 0 || dup2(null, 2) < 0))
-			_exit(120);
-		char *envp[] = {NULL};
-		if (setsid() < 0 || close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-			_exit(120);
-		if (sec_drop_all_caps(&e) < 0 || sec_no_new_privs(&e) < 0 || sec_seccomp(&e) < 0)
-			_exit(120);
-		execve(ldconfig, argv.v, envp);
-		_exit(121);
-	}
+	int status = 0, r = ldconfig_run(st, ldconfig, argv.v, &status, err);
 	strv_free(&argv);
-	if (pid < 0)
-		return gerr_set(err, errno, "fork for ldconfig");
-	int status;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return gerr_set(err, errno, "wait for ldconfig");
+	if (r < 0)
+		return -1;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		warnx_("%s in the image failed (status %d); libraries are still injected", ldconfig,
 		       WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-	return 0;
+	if (scratch_ours(st, dir, name, err) < 0)
+		return -1;
+	if (cache_in_place(st, dir, uid, &e) < 0)
+		warnx_("%s; libraries are still injected", e.msg);
+	return scratch_remove(st, dir, name, err);
 }
 
 static int run_op(struct exec_state *st, struct op *op, struct gerr *err)
@@ -340,8 +532,11 @@ static int plan_run(struct exec_state *st, struct plan *p, struct gerr *err)
 	for (size_t i = 0; i < p->n && r == 0; i++) {
 		const struct op *op = &p->v[i];
 		if (st->cfg->verbose) {
+			/* The pivot's lines name ldconfig's ids: the root is built. */
+			if (op->kind == OP_PIVOT && (r = exec_user(st, err)) < 0)
+				break;
 			sbuf_reset(&line);
-			ns_describe_op(st->cfg, i, &line);
+			ns_describe_op(st->cfg, i, &st->user, &line);
 			if (line.len)
 				ns_trace(line.s);
 		}

@@ -109,15 +109,15 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 		close(image_fd);
 
 	struct go_ahead ga = {0};
-	_cleanup_free_ char *home = NULL;
-	if (cfg->user_spec && rootfs_lookup_user(st.rootfd, cfg->user_spec, &ga.uid, &ga.gid, &home, &err) < 0)
+	if (exec_user(&st, &err) < 0)
 		setup_fail(err_fd, &err);
-	if (ns_takes_groups(cfg, ga.uid, ga.gid) &&
-	    rootfs_user_groups(st.rootfd, st.rootfd, cfg->user_spec ? cfg->user_spec : "0", ga.gid, ga.groups,
-			       &ga.ngroups, &err) < 0)
-		setup_fail(err_fd, &err);
-	if (home)
-		snprintf(ga.home, sizeof ga.home, "%s", home);
+	ga.uid = st.user.uid;
+	ga.gid = st.user.gid;
+	ga.ngroups = st.user.ngroups;
+	memcpy(ga.groups, st.user.groups, sizeof ga.groups);
+	if (st.home)
+		snprintf(ga.home, sizeof ga.home, "%s", st.home);
+	free(st.home);
 	close(st.rootfd);
 	if (cfg->verbose) {
 		struct sbuf b = {0};

@@ -95,14 +95,25 @@ int ns_run(struct run_config *cfg, struct gerr *err);
  * started. */
 int ns_doctor(struct checks *ck, const char *cache_dir, struct gerr *err);
 
+/* The command's credentials: --user's ids as the image's /etc/passwd
+ * gives them (0:0 without), and the supplementary groups of the image's
+ * /etc/group where ns_takes_groups() says they are set.  The image's
+ * ldconfig, run before the command, gets these too and never more. */
+struct ns_user {
+	uid_t uid;
+	gid_t gid;
+	size_t ngroups;
+	gid_t groups[USER_GROUPS_MAX];
+};
+
 /* ns/show.c: the teaching view of a whole launch — what --dry-run prints,
  * and the pieces --verbose prints around the ops as they run. */
 void ns_print_plan(const struct run_config *cfg, FILE *out);
 /* The plan's first lines, through the unshare into the new namespaces. */
 void ns_describe_head(const struct run_config *cfg, struct sbuf *b);
 /* Op i of cfg->plan as the plan's lines (the pivot with the steps after it;
- * nothing for those). */
-void ns_describe_op(const struct run_config *cfg, size_t i, struct sbuf *b);
+ * nothing for those); user: the command's, whose ids ldconfig runs with. */
+void ns_describe_op(const struct run_config *cfg, size_t i, const struct ns_user *user, struct sbuf *b);
 /* The command, prepared before the pivot, and the plan's closing lines. */
 void ns_describe_exec(const struct run_config *cfg, uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups,
 		      const char *home, struct sbuf *b);
@@ -114,6 +125,10 @@ void ns_describe_exec(const struct run_config *cfg, uid_t uid, gid_t gid, const 
  * caller's groups, which the host's device nodes may need); never with
  * one id mapped, where setgroups is denied. */
 int ns_takes_groups(const struct run_config *cfg, uid_t uid, gid_t gid);
+/* The ids the image's ldconfig switches to: the command's (u), except
+ * with one id mapped, where the command's --user is a nested user
+ * namespace over the one id there is, which ldconfig keeps. */
+void ns_ldconfig_ids(const struct run_config *cfg, const struct ns_user *u, uid_t *uid, gid_t *gid);
 /* $LIBDIR and $LIBDIR32 for the printed lines, from the image tree when
  * it is known before the launch (op_describe_libdirs). */
 void ns_view_libdirs(const struct run_config *cfg);
@@ -156,7 +171,9 @@ int root_parent(int rootfd, const char *path, const char **base, struct gerr *er
 
 /* ns/security.c: what the command gets before exec. */
 int sec_drop_caps(int keep_root_caps, struct gerr *err);
-int sec_drop_all_caps(struct gerr *err);
+/* For the image's ldconfig: no capability at all, switching to uid (its
+ * gid and groups already set) on the way when it is not 0. */
+int sec_drop_all_caps(uid_t uid, struct gerr *err);
 int sec_no_new_privs(struct gerr *err);
 int sec_seccomp(struct gerr *err);
 int sec_seccomp_fake_ids(struct gerr *err);

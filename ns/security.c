@@ -38,13 +38,18 @@ static const int keep_caps[] = {
 	CAP_SETFCAP, CAP_SETPCAP,      CAP_NET_BIND_SERVICE, CAP_SYS_CHROOT, CAP_KILL,    CAP_AUDIT_WRITE,
 };
 
-/* Keep docker's set in the given capability sets (none: sets 0), nothing
- * else anywhere; ambient caps would survive exec of a non-root uid. */
-static int caps_apply(unsigned sets, struct gerr *err)
+/* Keep docker's set in the given capability sets (none: sets 0), and
+ * CAP_SETUID alone where setuid (effective and permitted, for one
+ * setresuid), nothing else anywhere; ambient caps would survive exec of a
+ * non-root uid.  libcap-ng empties the bounding set before it sets the
+ * others, while CAP_SETPCAP is still there. */
+static int caps_apply(unsigned sets, int setuid, struct gerr *err)
 {
 	capng_clear(CAPNG_SELECT_BOTH);
 	for (size_t i = 0; sets && i < COUNT_OF(keep_caps); i++)
 		capng_update(CAPNG_ADD, sets, (unsigned)keep_caps[i]);
+	if (setuid)
+		capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_SETUID);
 	int r = capng_apply(CAPNG_SELECT_BOTH);
 	if (r < 0)
 		return gerr_set(err, errno ? errno : EPERM, "drop capabilities (libcap-ng error %d)", r);
@@ -66,15 +71,27 @@ int sec_drop_caps(int keep_root_caps, struct gerr *err)
 {
 	/* A non-root user keeps docker's bounding set but no live caps. */
 	return caps_apply(keep_root_caps ? CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_BOUNDING_SET : CAPNG_BOUNDING_SET,
-			  err);
+			  0, err);
 }
 
 /* For what gpurun runs from the image before the command (its ldconfig):
- * nothing at all, not even a bounding set to exec into.  Root in the
- * container still owns the image's /etc, which is all ldconfig writes. */
-int sec_drop_all_caps(struct gerr *err)
+ * nothing at all, not even a bounding set to exec into.  A switch away
+ * from uid 0 clears the effective and permitted sets (no
+ * SECBIT_KEEP_CAPS), which is checked rather than trusted. */
+int sec_drop_all_caps(uid_t uid, struct gerr *err)
 {
-	return caps_apply(0, err);
+	if (caps_apply(0, uid != 0, err) < 0)
+		return -1;
+	if (!uid)
+		return 0;
+	if (setresuid(uid, uid, uid) < 0)
+		return gerr_set(err, errno, "switch to uid %u", (unsigned)uid);
+	/* CAPNG_SELECT_CAPS: capget(2).  The bounding set libcap-ng would read
+	 * from /proc/<getpid()>/status, which in ldconfig's own pid namespace
+	 * is the container's pid 1. */
+	if (capng_get_caps_process() < 0 || capng_have_capabilities(CAPNG_SELECT_CAPS) != CAPNG_NONE)
+		return gerr_set(err, EPERM, "capabilities left after the switch to uid %u", (unsigned)uid);
+	return 0;
 }
 
 int sec_no_new_privs(struct gerr *err)

@@ -204,7 +204,84 @@ static void libdir_tests(const struct run_config *cfg, struct sbuf *b)
 		    LIBDIR32_OTHER, LIBDIR32_PLAIN);
 }
 
-void ns_describe_op(const struct run_config *cfg, size_t i, struct sbuf *b)
+/* " --reuid=U --regid=G --groups=G,...": setpriv's options for the
+ * command's ids and groups, as P2 sets them (ns/command.c). */
+static void describe_ids(const struct run_config *cfg, uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups,
+			 struct sbuf *b)
+{
+	if (!cfg->fake_ids && (uid || gid))
+		sbuf_printf(b, " --reuid=%u --regid=%u", (unsigned)uid, (unsigned)gid);
+	if (ns_takes_groups(cfg, uid, gid)) {
+		sbuf_printf(b, " --groups=%u", (unsigned)gid);
+		for (size_t i = 0; i < ngroups; i++)
+			sbuf_printf(b, ",%u", (unsigned)groups[i]);
+	}
+}
+
+/* The image's ldconfig (exec.c's do_ldconfig), started before the pivot
+ * and waiting for its go-ahead on fd 7: in a pid namespace of its own,
+ * with the command's ids and groups and no capability, its cache into
+ * $LDDIR; nothing at all when $LDDIR could not be made. */
+static void describe_ldconfig(const struct run_config *cfg, const struct op *ld, const struct ns_user *u,
+			      struct sbuf *b)
+{
+	uid_t uid;
+	gid_t gid;
+	ns_ldconfig_ids(cfg, u, &uid, &gid);
+	sbuf_puts(b, "unshare --pid --fork -- setpriv --nnp --inh-caps=-all --ambient-caps=-all --bounding-set=-all");
+	describe_ids(cfg, uid, gid, u->groups, u->ngroups, b);
+	sbuf_puts(b, " -- env -i /bin/sh -c 'echo >&6; exec 6>&-; read -r t; exec </dev/null; "
+		     "[ \"$t\" = go ] && [ -n \"$1\" ] || exit 0; LDDIR=$1; shift; ");
+	if (ld->data) {
+		unsigned long host = strtoul(ld->data, NULL, 10);
+		sbuf_printf(b,
+			    "c=0; for f in %s/libcuda.so.*.*; do v=${f#%s/libcuda.so.}; v=${v%%%%.*}; "
+			    "case $v in \"\"|*[!0-9]*) continue;; esac; [ \"$v\" -le \"$c\" ] || c=$v; done; "
+			    "[ \"$c\" -le %lu ] || set -- %s \"$@\"; ",
+			    CUDA_COMPAT_DIR, CUDA_COMPAT_DIR, host, CUDA_COMPAT_DIR);
+	}
+	sbuf_puts(b, "for l in");
+	for (size_t k = 0; k < ldconfig_npaths; k++)
+		sbuf_printf(b, " %s", ldconfig_paths[k]);
+	sbuf_puts(b, "; do if [ -f \"$l\" ] && [ -x \"$l\" ]; then exec \"$l\"");
+	for (size_t k = 0; k < ldconfig_nargs; k++)
+		sbuf_printf(b, " %s", ldconfig_args[k]);
+	sbuf_puts(b, " " LDCONFIG_CACHE_ARG " \"$@\"; fi; done' sh \"$LDDIR\"");
+	struct sbuf dirs = {0};
+	op_describe(ld, &dirs); /* "ldconfig -f ... -C CACHE DIR..." */
+	const char *d = strstr(dirs.s, LDCONFIG_CACHE_ARG);
+	d = d ? d + strlen(LDCONFIG_CACHE_ARG) : "";
+	if (ld->data && !strncmp(d, " " CUDA_COMPAT_VAR, strlen(CUDA_COMPAT_VAR) + 1))
+		d += strlen(CUDA_COMPAT_VAR) + 1;
+	const char *hash = strstr(d, "   # ");
+	sbuf_add(b, d, hash ? (size_t)(hash - d) : strlen(d));
+	sbuf_free(&dirs);
+	sbuf_puts(b, " <&7 >/dev/null 2>&1 &   # the image's ldconfig, as the command's user with no capability "
+		     "at all, in a pid namespace of its own\n");
+}
+
+/* The helper's step for ldconfig (its $1 and $2: $LDDIR and its inode),
+ * once ldconfig ran and all it started is gone: as exec.c does it
+ * (scratch_ours, cache_in_place, scratch_remove), with the host's tools,
+ * whose root is the host's, so that no symlink of the image is followed:
+ * $LDDIR still the directory made, its cache a regular file of uid
+ * (owner) and of a cache's size, /etc a directory, a file beside the cache
+ * renamed over it; then $LDDIR removed, not recursively. */
+static void describe_cache_step(uid_t owner, struct sbuf *b)
+{
+	const char *etc = LDCONFIG_CACHE_DIR + 1, *name = LDCONFIG_CACHE_NAME;
+	sbuf_printf(b,
+		    "if [ \"$t\" = ld ]; then if [ -n \"$1\" ]; then "
+		    "[ -d \"$1\" ] && [ ! -L \"$1\" ] && [ \"$(stat -c %%i \"$1\")\" = \"$2\" ] || exit 1; "
+		    "c=$1/%s; if [ -f \"$c\" ] && [ ! -L \"$c\" ] && [ \"$(stat -c %%u \"$c\")\" = %u ] && "
+		    "[ \"$(stat -c %%s \"$c\")\" -le %ld ] && [ -d %s ] && [ ! -L %s ]; then "
+		    "{ rm -f %s/%s~ && cat \"$c\" >%s/%s~ && mv -fT %s/%s~ %s/%s; } || rm -f %s/%s~ || :; fi; "
+		    "rm -f \"$c\" \"$c~\"; rmdir \"$1\"; fi; echo ok >&6; read -r t <&5; fi; ",
+		    name, (unsigned)owner, LDCONFIG_CACHE_MAX, etc, etc, etc, name, etc, name, etc, name, etc, name,
+		    etc, name);
+}
+
+void ns_describe_op(const struct run_config *cfg, size_t i, const struct ns_user *user, struct sbuf *b)
 {
 	const struct op *op = &cfg->plan->v[i];
 	for (size_t j = 0; j < i; j++)
@@ -225,6 +302,16 @@ void ns_describe_op(const struct run_config *cfg, size_t i, struct sbuf *b)
 			ro = cfg->plan->v[j].flags;
 	}
 	unsigned root_flags = cfg->plan->v[0].flags & OPF_MOUNT_MASK;
+	uid_t uid = 0;
+	gid_t gid = 0;
+	if (ld) {
+		ns_ldconfig_ids(cfg, user, &uid, &gid);
+		sbuf_printf(b,
+			    "LDINO=; LDDIR=$(mktemp -d " LDCONFIG_SCRATCH "XXXXXX) && chown %u:%u \"$LDDIR\" && "
+			    "LDINO=$(stat -c %%i \"$LDDIR\") || LDDIR=   # where the image's ldconfig writes its "
+			    "cache: a directory of the root made for it, its user's alone\n",
+			    (unsigned)uid, (unsigned)gid);
+	}
 	sbuf_puts(
 		b,
 		"mkfifo \"$S/ready\" \"$S/go\" \"$S/helper\" \"$S/helped\" \"$S/ldgo\" && exec 3<>\"$S/ready\" 4<>\"$S/go\"\n");
@@ -233,42 +320,18 @@ void ns_describe_op(const struct run_config *cfg, size_t i, struct sbuf *b)
 	 * is, with the host's tools, and the new root in reach through
 	 * /proc/PID/root of its parent. */
 	sbuf_puts(b, "chroot \"$S/host\" /bin/sh -euc 'echo >&6; read -r t <&5; read -r _ _ _ p _ </proc/self/stat; "
-		     "cd \"/proc/$p/root\"; umount -l .; echo ok >&6; read -r t <&5; [ \"$t\" = ro ] || exit 0; "
-		     "mount -o remount,bind");
+		     "cd \"/proc/$p/root\"; umount -l .; echo ok >&6; read -r t <&5; ");
+	if (ld)
+		describe_cache_step(uid, b);
+	sbuf_puts(b, "[ \"$t\" = ro ] || exit 0; mount -o remount,bind");
 	for (size_t k = 0; k < COUNT_OF(op_flags); k++)
 		if ((ro | root_flags) & op_flags[k].flag)
 			sbuf_printf(b, ",%s", op_flags[k].name);
-	sbuf_puts(b, " .; echo ok >&6' || echo fail >&6 &   # outside the new root, so pivot_root does not move it\n");
-	if (ld) {
-		sbuf_puts(b,
-			  "setpriv --nnp --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- env -i /bin/sh -c "
-			  "'echo >&6; exec 6>&-; read -r t; exec </dev/null; [ \"$t\" = go ] || exit 0; ");
-		if (ld->data) {
-			unsigned long host = strtoul(ld->data, NULL, 10);
-			sbuf_printf(b,
-				    "c=0; for f in %s/libcuda.so.*.*; do v=${f#%s/libcuda.so.}; v=${v%%%%.*}; "
-				    "case $v in \"\"|*[!0-9]*) continue;; esac; [ \"$v\" -le \"$c\" ] || c=$v; done; "
-				    "[ \"$c\" -le %lu ] || set -- %s \"$@\"; ",
-				    CUDA_COMPAT_DIR, CUDA_COMPAT_DIR, host, CUDA_COMPAT_DIR);
-		}
-		sbuf_puts(b, "for l in");
-		for (size_t k = 0; k < ldconfig_npaths; k++)
-			sbuf_printf(b, " %s", ldconfig_paths[k]);
-		sbuf_puts(b, "; do if [ -f \"$l\" ] && [ -x \"$l\" ]; then exec \"$l\"");
-		for (size_t k = 0; k < ldconfig_nargs; k++)
-			sbuf_printf(b, " %s", ldconfig_args[k]);
-		sbuf_puts(b, " \"$@\"; fi; done' sh");
-		struct sbuf dirs = {0};
-		op_describe(ld, &dirs); /* "ldconfig -f ... DIR..." */
-		const char *d = strstr(dirs.s, ldconfig_args[ldconfig_nargs - 1]);
-		d = d ? d + strlen(ldconfig_args[ldconfig_nargs - 1]) : "";
-		if (ld->data && !strncmp(d, " " CUDA_COMPAT_VAR, strlen(CUDA_COMPAT_VAR) + 1))
-			d += strlen(CUDA_COMPAT_VAR) + 1;
-		const char *hash = strstr(d, "   # ");
-		sbuf_add(b, d, hash ? (size_t)(hash - d) : strlen(d));
-		sbuf_free(&dirs);
-		sbuf_puts(b, " <&7 >/dev/null 2>&1 &   # the image's ldconfig, as root with no capability at all\n");
-	}
+	sbuf_printf(b,
+		    " .; echo ok >&6'%s || echo fail >&6 &   # outside the new root, so pivot_root does not move it\n",
+		    ld ? " sh \"$LDDIR\" \"$LDINO\"" : "");
+	if (ld)
+		describe_ldconfig(cfg, ld, user, b);
 	sbuf_printf(b, "read -r _ <&3 && read -r _ <&6%s || fail\n", ld ? " && read -r _ <&6" : "");
 	sbuf_puts(
 		b,
@@ -276,8 +339,12 @@ void ns_describe_op(const struct run_config *cfg, size_t i, struct sbuf *b)
 	sbuf_puts(
 		b,
 		"echo detach >&5 && read -r r <&6 && [ \"$r\" = ok ] || fail   # umount -l the old root: the host is now unreachable\n");
-	if (ld)
+	if (ld) {
 		sbuf_puts(b, "echo go >&7 && { wait $! || true; }\n");
+		sbuf_puts(b, "echo ld >&5 && read -r r <&6 && [ \"$r\" = ok ] || fail   # the helper puts its cache in "
+			     "place as " LDCONFIG_CACHE_DIR "/" LDCONFIG_CACHE_NAME
+			     ", root's and 0644, and removes $LDDIR\n");
+	}
 	if (ro)
 		sbuf_puts(b,
 			  "echo ro >&5 && read -r r <&6 && [ \"$r\" = ok ] || fail   # --read-only, after ldconfig\n");
@@ -329,13 +396,7 @@ void ns_describe_exec(const struct run_config *cfg, uid_t uid, gid_t gid, const 
 			    (unsigned)gid);
 	sbuf_puts(b, "setpriv --nnp --inh-caps=-all --ambient-caps=-all --bounding-set=-all");
 	sec_describe_caps(b);
-	if (!cfg->fake_ids && (uid || gid))
-		sbuf_printf(b, " --reuid=%u --regid=%u", (unsigned)uid, (unsigned)gid);
-	if (ns_takes_groups(cfg, uid, gid)) {
-		sbuf_printf(b, " --groups=%u", (unsigned)gid);
-		for (size_t i = 0; i < ngroups; i++)
-			sbuf_printf(b, ",%u", (unsigned)groups[i]);
-	}
+	describe_ids(cfg, uid, gid, groups, ngroups, b);
 	sbuf_puts(b, " -- env -i");
 	int has_home = 0;
 	for (char **e = cfg->env; e && *e; e++) {
@@ -469,20 +530,18 @@ void ns_print_plan(const struct run_config *cfg, FILE *out)
 	ns_view_upper(cfg);
 	ns_describe_head(cfg, &b);
 	fprintf(out, "%s\n", b.s);
+	struct ns_user user = {0};
+	_cleanup_free_ char *home = NULL;
+	ns_plan_user(cfg, &user.uid, &user.gid, user.groups, &user.ngroups, &home);
 	for (size_t i = 0; i < cfg->plan->n; i++) {
 		sbuf_reset(&b);
-		ns_describe_op(cfg, i, &b);
+		ns_describe_op(cfg, i, &user, &b);
 		if (b.len)
 			fprintf(out, "%s\n", b.s);
 	}
 	sbuf_reset(&b);
-	uid_t uid;
-	gid_t gid, groups[USER_GROUPS_MAX];
-	size_t ngroups;
-	_cleanup_free_ char *home = NULL;
-	ns_plan_user(cfg, &uid, &gid, groups, &ngroups, &home);
 	print_tty(cfg, out);
-	ns_describe_exec(cfg, uid, gid, groups, ngroups, home, &b);
+	ns_describe_exec(cfg, user.uid, user.gid, user.groups, user.ngroups, home, &b);
 	fprintf(out, "%s\n", b.s);
 	sbuf_free(&b);
 }

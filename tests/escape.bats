@@ -54,12 +54,31 @@ setup_file() {
 	cp "$PROBE" "$LDC_DIR/usr/sbin/ldconfig"
 	LDC_TAR=$BATS_FILE_TMPDIR/ldconfig-img.tar
 	tar_from_dir "$LDC_DIR" "$LDC_TAR"
+	# One whose ldconfig tries what the --user command cannot: writes into
+	# a volume's root-owned file and directory (/tmp/ldconfig-writes says
+	# how they went), and a process left running (probe wait-signal).
+	ATTACK_TAR=$(ldconfig_script_image attack \
+		'{ probe write /vol/root-file; probe write /vol/root-dir/new; } >/tmp/ldconfig-writes 2>&1
+probe wait-signal 600 </dev/null >/dev/null 2>&1 &')
 	# gpurun's filter and nothing else.
 	SECCOMP_WRAP=$BATS_FILE_TMPDIR/seccomp-wrap
 	gcc -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -o "$SECCOMP_WRAP" "$TESTS_DIR/seccomp_wrap.c" \
 		"$TESTS_DIR/../libgpurun.a" $(pkg-config --libs libcap-ng libseccomp)
 	FAKE4=$(fake_driver four) || FAKE4=
-	export PROBE ESC_DIR ESC_TAR LDC_DIR LDC_TAR SECCOMP_WRAP FAKE4
+	export PROBE ESC_DIR ESC_TAR LDC_DIR LDC_TAR ATTACK_TAR SECCOMP_WRAP FAKE4
+}
+
+# ldconfig_script_image NAME SCRIPT [PREPARE]: the glibc image whose
+# ldconfig is the shell SCRIPT (gpurun's arguments in "$@"), after the
+# shell code PREPARE ran in its tree ($1); prints the archive.
+ldconfig_script_image() {
+	local dir=${BATS_TEST_TMPDIR:-$BATS_FILE_TMPDIR}/$1-img
+	image_copy glibc "$dir" >/dev/null || return 1
+	rm -f "$dir/usr/sbin/ldconfig"
+	printf '#!/bin/sh\n%s\n' "$2" >"$dir/usr/sbin/ldconfig"
+	chmod 0755 "$dir/usr/sbin/ldconfig"
+	if [[ -n ${3:-} ]]; then bash -ec "$3" prepare "$dir" || return 1; fi
+	tar_from_dir "$dir" "$dir.tar" && echo "$dir.tar"
 }
 
 setup() {
@@ -407,16 +426,18 @@ RISK tioccons: not refused: EBADF"
 # gpurun runs the image's ldconfig after GPU injection; here it is the probe,
 # which writes what it was run with to /tmp/ldconfig-report.
 
+# assert_ldconfig_report IDS: after `run`, the report of an ldconfig that
+# ran with the ids IDS (the regexp of its first line).
 assert_ldconfig_report() {
 	assert_success
-	# groups=0 in user mode: the caller's own group, mapped to 0, cannot be dropped there.
-	assert_line --index 0 --regexp '^uid=0 gid=0 euid=0 egid=0 groups=0?$'
+	assert_line --index 0 --regexp "$1"
 	assert_line --index 1 "CapEff=0000000000000000 CapPrm=0000000000000000 CapBnd=0000000000000000 CapAmb=0000000000000000 CapInh=0000000000000000"
 	assert_line --index 2 "NoNewPrivs: 1"
 	assert_line --index 3 "Seccomp: 2"
 	assert_line --index 4 "environment: 0 variables"
 	assert_line --index 5 "cwd: /"
-	assert_line --index 6 "argv: ldconfig -f /etc/ld.so.conf -C /etc/ld.so.cache /usr/lib/x86_64-linux-gnu"
+	# Its cache into the directory made for it in the root.
+	assert_line --index 6 --regexp '^argv: ldconfig -f /etc/ld\.so\.conf -C /\.gpurun-ldconfig\.[A-Za-z0-9]{6}/ld\.so\.cache /usr/lib/x86_64-linux-gnu$'
 	# Then every escape probe, SAFE.
 	lines=("${lines[@]:7}")
 	output=$(printf '%s\n' "${lines[@]}")
@@ -427,13 +448,20 @@ assert_ldconfig_report() {
 	need_fake_driver
 	run --separate-stderr env LD_PRELOAD=/nonexistent.so GPURUN_TEST_SECRET=1 \
 		"$GPURUN" --driver-root "$FAKE4" --gpus 0 -e FOO=bar "$LDC_TAR" cat /tmp/ldconfig-report
-	assert_ldconfig_report
+	# groups=0 in user mode: the caller's own group, mapped to 0, cannot be dropped there.
+	assert_ldconfig_report '^uid=0 gid=0 euid=0 egid=0 groups=0?$'
 }
 
-@test "the image's ldconfig runs the same way when the command is a --user" {
+@test "the image's ldconfig runs with the ids and groups of the --user command" {
 	need_fake_driver
 	run --separate-stderr "$GPURUN" --driver-root "$FAKE4" --gpus 0 -u 1000:1000 "$LDC_TAR" cat /tmp/ldconfig-report
-	assert_ldconfig_report
+	if [[ $GPURUN_TEST_MODE == root ]]; then
+		assert_ldconfig_report '^uid=1000 gid=1000 euid=1000 egid=1000 groups=1000$'
+	else
+		# One id mapped: the command's 1000 is a nested user namespace
+		# over that id, which ldconfig keeps (ns/exec.c).
+		assert_ldconfig_report '^uid=0 gid=0 euid=0 egid=0 groups=0?$'
+	fi
 }
 
 @test "the image's ldconfig has no terminal to push keystrokes into" {
@@ -450,6 +478,79 @@ SAFE tioclinux: no terminal on fd 0-2"
 	assert_success
 	assert_line "SAFE tiocsti: EPERM"
 	assert_line "SAFE tioclinux: EPERM"
+}
+
+# ---- the image's ldconfig gets no more than the command ----------------------------
+
+@test "as root, the image's ldconfig gets the same EACCES as the --user command in a volume's root-owned file and directory" {
+	need_fake_driver
+	skip_unless_root "the volume's files must be root's, which a --user command is not"
+	local vol=$BATS_TEST_TMPDIR/vol
+	mkdir -m 0755 "$vol" "$vol/root-dir"
+	echo canary >"$vol/root-file"
+	chmod 0644 "$vol/root-file"
+	run --separate-stderr "$GPURUN" --driver-root "$FAKE4" --gpus 0 -u 1000:1000 -v "$vol:/vol" "$ATTACK_TAR" \
+		sh -c 'probe write /vol/root-file; probe write /vol/root-dir/new; echo ldconfig:; cat /tmp/ldconfig-writes'
+	assert_success
+	assert_output "write: EACCES
+write: EACCES
+ldconfig:
+write: EACCES
+write: EACCES"
+	assert_equal "$(cat "$vol/root-file")" canary
+	assert_equal "$(ls -A "$vol/root-dir")" ""
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
+}
+
+@test "nothing the image's ldconfig started is still running when the command starts" {
+	need_fake_driver
+	# The pattern is not its own text: grep's command line does not match.
+	run --separate-stderr "$GPURUN" --driver-root "$FAKE4" --gpus 0 -u 1000:1000 "$ATTACK_TAR" \
+		sh -c 'cat /proc/[0-9]*/cmdline 2>/dev/null | tr "\0" "\n" | grep -c "^wait-signa[l]$" || :'
+	assert_success
+	assert_output 0
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
+}
+
+@test "a symlink the image's ldconfig leaves as its cache is not followed into /etc/ld.so.cache" {
+	need_fake_driver
+	# ldconfig runs as 1000, or with one id mapped as the one id there is.
+	local img uid=1000
+	[[ $GPURUN_TEST_MODE == root ]] || uid=0
+	img=$(ldconfig_script_image link 'while [ "$1" != -C ]; do shift; done; ln -s /etc/ldconfig-secret "$2"' \
+		'echo LDCONFIG-SECRET >"$1/etc/ldconfig-secret"; chmod 0600 "$1/etc/ldconfig-secret"')
+	run --separate-stderr "$GPURUN" --driver-root "$FAKE4" --gpus 0 -u 1000:1000 "$img" \
+		sh -c 'grep -c LDCONFIG-SECRET /etc/ld.so.cache || :; ls -a / | grep -c "^\.gpurun-ldconfig" || :'
+	assert_success
+	assert_output "0
+0"
+	assert_equal "$stderr" "gpurun: warning: the cache the image's ldconfig wrote is not a regular file of uid $uid of at most 16777216 bytes; not put in place; libraries are still injected"
+}
+
+@test "as root, a root-only file the image's ldconfig moves in as its cache is not copied into /etc/ld.so.cache" {
+	need_fake_driver
+	skip_unless_root "the file must be root's, which the --user is not"
+	local img
+	# alice (1000) owns her home, and root a file there that she can move but not read.
+	img=$(ldconfig_script_image movein 'while [ "$1" != -C ]; do shift; done; mv /home/alice/secret "$2"' \
+		'echo LDCONFIG-SECRET >"$1/home/alice/secret"; chmod 0600 "$1/home/alice/secret"; chown 1000:1000 "$1/home/alice"')
+	run --separate-stderr "$GPURUN" --driver-root "$FAKE4" --gpus 0 -u 1000:1000 "$img" \
+		sh -c 'grep -c LDCONFIG-SECRET /etc/ld.so.cache || :; ls -a / | grep -c "^\.gpurun-ldconfig" || :'
+	assert_success
+	assert_output "0
+0"
+	assert_equal "$stderr" "gpurun: warning: the cache the image's ldconfig wrote is not a regular file of uid 1000 of at most 16777216 bytes; not put in place; libraries are still injected"
+}
+
+@test "an image's ldconfig that leaves other files in the directory made for it stops the launch" {
+	need_fake_driver
+	local img
+	img=$(ldconfig_script_image extra 'while [ "$1" != -C ]; do shift; done; : >"${2%/*}/extra"')
+	run --separate-stderr "$GPURUN" --driver-root "$FAKE4" --gpus 0 -u 1000:1000 "$img" true
+	assert_equal "$status" 125
+	[[ $stderr =~ ^"gpurun: remove the image's ldconfig's directory /.gpurun-ldconfig."[A-Za-z0-9]{6}": Directory not empty"$ ]] ||
+		fail "unexpected message: $stderr"
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
 }
 
 # ---- the seccomp filter on all three ABIs: point 3 --------------------------------

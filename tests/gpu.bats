@@ -447,6 +447,18 @@ $(smi_line 1 1)"
 	assert_line --index 1 --partial "=> $LIBDIR_DEBIAN/libnvidia-ml.so.1"
 }
 
+@test "with -u 1000:1000 the image's ldconfig, run as that user, still lists the libraries and leaves root's cache" {
+	run --separate-stderr gpu4 --gpus 0 -u 1000:1000 "$GLIBC_TAR" sh -c \
+		"ldconfig -p | grep -F -e 'libnvidia-ml.so.1 ' -e 'libcuda.so.1 ' | sort; stat -c %a /etc/ld.so.cache; ls -a / | grep -c '^\.gpurun-ldconfig' || :"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_line --index 0 --partial "libcuda.so.1 (libc6,x86-64) => $LIBDIR_DEBIAN/libcuda.so.1"
+	assert_line --index 1 --partial "libnvidia-ml.so.1 (libc6,x86-64) => $LIBDIR_DEBIAN/libnvidia-ml.so.1"
+	assert_line --index 2 644
+	assert_line --index 3 0
+	assert_equal "${#lines[@]}" 4
+}
+
 @test "with --read-only, ldconfig still ran and nvidia-smi works" {
 	run --separate-stderr gpu4 --read-only --gpus 0 "$GLIBC_TAR" sh -c \
 		"ldconfig -p | grep -cF 'libnvidia-ml.so.1 '; nvidia-smi -L; touch /x 2>/dev/null || echo read-only"
@@ -522,7 +534,7 @@ libcuda.so.$DRIVER_VERSION"
 	pivot=$(grep -n '^pivot_root \. \.' <<<"$output" | cut -d: -f1)
 	ldc=$(grep -n '^echo go >&7' <<<"$output" | cut -d: -f1)
 	[[ -n "$pivot" && -n "$ldc" && $pivot -lt $ldc ]] || fail "ldconfig (line $ldc) not after pivot_root (line $pivot)"
-	assert_line --regexp "^setpriv --nnp --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- env -i /bin/sh -c .* exec \"\\\$l\" -f /etc/ld.so.conf -C /etc/ld.so.cache \"\\\$@\"; fi; done' sh "
+	assert_line --regexp "^unshare --pid --fork -- setpriv --nnp --inh-caps=-all --ambient-caps=-all --bounding-set=-all( --groups=[0-9,]+)? -- env -i /bin/sh -c .* exec \"\\\$l\" -f /etc/ld.so.conf -C \"/\\\$LDDIR/ld.so.cache\" \"\\\$@\"; fi; done' sh \"\\\$LDDIR\" "
 	assert_line --partial "/dev/nvidia2 dev/nvidia2   # GPU 0 = PCI 0000:3b:00.0, minor 2"
 }
 
@@ -569,7 +581,7 @@ compat_image() {
 	assert_line --partial "[ \"\$c\" -le ${DRIVER_VERSION%%.*} ] || set -- /usr/local/cuda/compat \"\$@\"; "
 	run --separate-stderr gpu4 --dry-run --gpus 0 --caps utility "$GLIBC_TAR" true
 	assert_success
-	assert_line --partial "   # the image's ldconfig, as root with no capability at all"
+	assert_line --partial "   # the image's ldconfig, as the command's user with no capability at all, in a pid namespace of its own"
 	refute_output --partial "/usr/local/cuda/compat"
 }
 

@@ -355,7 +355,7 @@ $FAKEMIG$CAPS/gpu0/mig/gi2/ci1/access"
 	assert_success
 	# Resolved from the cached image, or set by the plan's own test of it.
 	assert_line --regexp "; ln -sfn libnvidia-ml.so.$DRIVER_VERSION (\"\\.\\\$LIBDIR32\"|usr/lib/i386-linux-gnu)/libnvidia-ml.so.1   # their SONAME links$"
-	assert_line --regexp "' sh (\\\$LIBDIR \\\$LIBDIR32|$LIBDIR_DEBIAN /usr/lib/i386-linux-gnu) <&7 "
+	assert_line --regexp "' sh \"\\\$LDDIR\" (\\\$LIBDIR \\\$LIBDIR32|$LIBDIR_DEBIAN /usr/lib/i386-linux-gnu) <&7 "
 }
 
 # ---- graphics configuration files -------------------------------------------------------

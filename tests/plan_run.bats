@@ -166,6 +166,21 @@ same_container() {
 	assert_output "gpurun plan: cannot run as a script (see its first lines)"
 }
 
+@test "--verbose prints the lines of --dry-run with --gpus 0 -u alice: ldconfig's line with her ids" {
+	local d=$BATS_TEST_TMPDIR
+	fake_in_tmp one
+	"$GPURUN" "$GLIBC_TGZ" true
+	"$GPURUN" --dry-run --driver-root "$FAKE_ROOT" --gpus 0 -u alice "$GLIBC_TGZ" true >"$d/dry.txt"
+	"$GPURUN" --verbose --driver-root "$FAKE_ROOT" --gpus 0 -u alice "$GLIBC_TGZ" true 2>"$d/verbose.txt"
+	sed -n 's/^+ //p' "$d/verbose.txt" >"$d/steps.txt"
+	run diff -u "$d/dry.txt" "$d/steps.txt"
+	assert_success
+	if [[ $(id -u) -eq 0 ]]; then
+		grep -q '^unshare --pid --fork -- setpriv [^#]* --reuid=1000 --regid=1000 --groups=1000,44 -- ' "$d/dry.txt" ||
+			fail "ldconfig does not get alice's ids and groups"
+	fi
+}
+
 # fake_in_tmp NAME: FAKE_ROOT, as root a copy of that fake driver root
 # under /tmp (a plan's scratch must not hide bind sources there), removed
 # by the test; unprivileged (no mknod for its device nodes) the driver root
@@ -190,6 +205,12 @@ teardown() {
 @test "--gpus 0 on a fake driver (under /tmp as root): devices, libraries, /proc/driver/nvidia, ldconfig" {
 	fake_in_tmp one
 	same_container --driver-root "$FAKE_ROOT" --gpus 0 "$GLIBC_TGZ"
+}
+
+@test "--gpus 0 -u 1000:1000 --read-only on a fake driver: ldconfig as the command's user, its cache put in place" {
+	fake_in_tmp one
+	same_container --driver-root "$FAKE_ROOT" --gpus 0 -u 1000:1000 --read-only "$GLIBC_TGZ"
+	grep -q 'libnvidia-ml.so.1 (libc6,x86-64)' "$BATS_TEST_TMPDIR/plan.txt" || fail "ldconfig -p does not list the driver"
 }
 
 @test "--gpus all --caps all on a fake driver (under /tmp as root)" {

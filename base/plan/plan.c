@@ -75,7 +75,7 @@ const size_t proc_nreadonly = COUNT_OF(proc_readonly_paths);
 /* ldconfig.real first: on Ubuntu /sbin/ldconfig is a shell wrapper. */
 const char *const ldconfig_paths[] = {"/sbin/ldconfig.real", "/sbin/ldconfig", "/usr/sbin/ldconfig"};
 const size_t ldconfig_npaths = COUNT_OF(ldconfig_paths);
-const char *const ldconfig_args[] = {"-f", "/etc/ld.so.conf", "-C", "/etc/ld.so.cache"};
+const char *const ldconfig_args[] = {"-f", "/etc/ld.so.conf", "-C"};
 const size_t ldconfig_nargs = COUNT_OF(ldconfig_args);
 
 /* nvidia-container-cli's rule, per architecture: Debian-like images keep

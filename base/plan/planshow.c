@@ -541,6 +541,7 @@ void op_describe(const struct op *op, struct sbuf *b)
 		sbuf_puts(b, "ldconfig");
 		for (size_t i = 0; i < ldconfig_nargs; i++)
 			sbuf_printf(b, " %s", ldconfig_args[i]);
+		sbuf_puts(b, " " LDCONFIG_CACHE_ARG);
 		if (op->data)
 			sbuf_puts(b, " " CUDA_COMPAT_VAR);
 		for (const char *s = op->src; s && *s;) {

@@ -50,3 +50,7 @@ hostname
 pwd
 echo "== ldconfig"
 if [ -x /sbin/ldconfig ]; then /sbin/ldconfig -p 2>&1 | sort; fi
+# The cache the image's ldconfig made, put in place by root; nothing left
+# of the directory it was made in.
+if [ -f /etc/ld.so.cache ]; then stat -c '%n %u:%g %a' /etc/ld.so.cache; fi
+ls -a /
