@@ -39,6 +39,7 @@ static int info_json(const struct gpu_inventory *inv, struct gerr *err)
 	json_t *doc = json_object(), *gpus = json_array();
 	json_put_text(doc, "driver_version", inv->driver_version);
 	json_put_text(doc, "cuda_version", inv->cuda);
+	json_put_text(doc, "slurm_ceiling", inv->slurm_ceiling);
 	for (size_t i = 0; i < inv->ngpus; i++) {
 		const struct gpu_inventory_gpu *g = &inv->gpus[i];
 		json_t *o = json_object(), *migs = json_array();
@@ -49,6 +50,7 @@ static int info_json(const struct gpu_inventory *inv, struct gerr *err)
 		json_put_text(o, "uuid", g->uuid);
 		json_put_text(o, "bus_location", g->busid);
 		json_put_text(o, "architecture", g->arch);
+		json_object_set_new(o, "slurm_index", g->slurm_index < 0 ? json_null() : json_integer(g->slurm_index));
 		for (size_t m = 0; m < inv->nmigs; m++) {
 			const struct gpu_inventory_mig *d = &inv->migs[m];
 			if (d->gpu != g->index)
@@ -95,6 +97,11 @@ static void info_table(const struct gpu_inventory *inv, int csv)
 			printf("\n%-15s %u\n%-15s %u\n%-15s %s\n%-15s %s\n%-15s %s\n%-15s %s\n%-15s %s\n",
 			       "Device Index:", g->index, "Device Minor:", g->minor, "Model:", model, "Brand:", brand,
 			       "GPU UUID:", uuid, "Bus Location:", busid, "Architecture:", arch);
+		/* gpurun's own line in a Slurm step: what --gpus N means there. */
+		if (inv->slurm_ceiling && !csv && g->slurm_index >= 0)
+			printf("%-15s %d\n", "Slurm Index:", g->slurm_index);
+		else if (inv->slurm_ceiling && !csv)
+			printf("%-15s %s\n", "Slurm Index:", "n/a (not allocated to this step)");
 		/* MIG devices, by the names gpurun selects them with. */
 		for (size_t m = 0; m < inv->nmigs && !csv; m++) {
 			const struct gpu_inventory_mig *d = &inv->migs[m];
@@ -115,7 +122,8 @@ static json_t *paths_json(const struct strv *v)
 	return a;
 }
 
-/* list --json: the same paths as the text, by kind, in the same order. */
+/* list --json: the same paths as the text, by kind, in the same order,
+ * then the GPUs they belong to and a Slurm step's ceiling. */
 static int list_json(const struct gpu_listing *l, struct gerr *err)
 {
 	json_t *doc = json_object();
@@ -127,6 +135,18 @@ static int list_json(const struct gpu_listing *l, struct gerr *err)
 	json_object_set_new(doc, "ipcs", paths_json(&l->ipcs));
 	json_object_set_new(doc, "firmware", paths_json(&l->firmware));
 	json_object_set_new(doc, "configs", paths_json(&l->configs));
+	json_t *gpus = json_array();
+	for (size_t i = 0; i < l->ngpus; i++) {
+		const struct gpu_listing_gpu *g = &l->gpus[i];
+		json_t *o = json_object();
+		json_object_set_new(o, "index", json_integer(g->index));
+		json_object_set_new(o, "slurm_index", g->slurm_index < 0 ? json_null() : json_integer(g->slurm_index));
+		json_put_text(o, "uuid", g->uuid);
+		json_put_text(o, "bus_location", g->busid);
+		json_array_append_new(gpus, o);
+	}
+	json_object_set_new(doc, "gpus", gpus);
+	json_put_text(doc, "slurm_ceiling", l->slurm_ceiling);
 	return json_print(doc, err);
 }
 

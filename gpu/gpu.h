@@ -51,6 +51,10 @@ int gpu_configure(struct plan *plan, const struct gpu_opts *o, struct gpu_result
 struct gpu_inventory_gpu {
 	unsigned index, minor;
 	char *model, *brand, *uuid, *busid, *arch;
+	/* Inside a Slurm step with a ceiling: the GPU's index within the
+	 * step's allocation, what --gpus N means there; -1 when it is not
+	 * allocated to the step, or outside a step. */
+	int slurm_index;
 };
 struct gpu_inventory_mig {
 	unsigned gpu, index; /* "<gpu>:<index>", as --gpus selects it */
@@ -76,8 +80,16 @@ void gpu_inventory_free(struct gpu_inventory *inv);
  * caps_spec (NULL: every capability) would inject, by kind, in the order
  * nvidia-container-cli lists them (devices by their /dev path, the rest by
  * host path).  0, or -1 with err. */
+struct gpu_listing_gpu {
+	unsigned index;  /* in the GPU table (PCI bus order) */
+	int slurm_index; /* within a Slurm step's allocation, or -1 */
+	char *uuid, *busid;
+};
 struct gpu_listing {
 	struct strv devices, mig_capabilities, binaries, libraries, libraries32, ipcs, firmware, configs;
+	struct gpu_listing_gpu *gpus; /* the whole GPUs injected, in index order */
+	size_t ngpus;
+	char *slurm_ceiling; /* inside a Slurm step: where its GPUs came from */
 };
 int gpu_listing_read(const char *driver_root, const char *gpus, const char *caps_spec, struct gpu_listing *l,
 		     struct gerr *err);

@@ -3,10 +3,11 @@
  * `nvidia-container-cli info` and `list` print them, or as JSON).
  *   info:  the driver's version, the CUDA version, the GPU table and its
  *          MIG devices with their UUIDs from the driver root's NVML
- *          (gpu/nvmlmig.c), and a Slurm step's ceiling.
+ *          (gpu/nvmlmig.c), and a Slurm step's ceiling with each GPU's
+ *          index within the step's allocation.
  *   list:  control nodes, GPU nodes, MIG capability and IMEX nodes, MIG
  *          capability files, binaries, libraries (64-bit, then 32-bit), IPC
- *          paths, firmware, graphics JSON files.  Device nodes are their
+ *          paths, firmware, graphics JSON files; and the GPUs injected.  Device nodes are their
  *          /dev path (as the reference prints them); everything else the
  *          host path, i.e. with the driver root in front.
  * Without --gpus and --caps, list takes every GPU and every capability,
@@ -20,6 +21,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A GPU's index within the step's allocation (ceil->gpu is in index
+ * order, as CUDA_VISIBLE_DEVICES counts there), or -1. */
+static int slurm_index_of(const struct slurm_ceiling *ceil, unsigned gpu)
+{
+	for (size_t i = 0; ceil->active && i < ceil->n; i++)
+		if (ceil->gpu[i] == gpu)
+			return (int)i;
+	return -1;
+}
 
 int gpu_inventory_read(const char *driver_root, int mig_uuids, struct gpu_inventory *inv, struct gerr *err)
 {
@@ -41,10 +52,12 @@ int gpu_inventory_read(const char *driver_root, int mig_uuids, struct gpu_invent
 		warnx_("MIG UUIDs unknown: %s", nowhy.msg);
 	struct slurm_ceiling ceil;
 	struct gerr swhy = {0};
-	if (slurm_ceiling_read(&drv, &ceil, &swhy) < 0)
+	if (slurm_ceiling_read(&drv, &ceil, &swhy) < 0) {
 		warnx_("Slurm allocation unknown: %s", swhy.msg);
-	else if (ceil.active)
+		ceil.active = 0;
+	} else if (ceil.active) {
 		inv->slurm_ceiling = xstrdup(ceil.from);
+	}
 	inv->driver_version = xstrdup(drv.version);
 	inv->gpus = xcalloc(drv.ngpus ? drv.ngpus : 1, sizeof *inv->gpus);
 	for (size_t i = 0; i < drv.ngpus; i++) {
@@ -57,6 +70,7 @@ int gpu_inventory_read(const char *driver_root, int mig_uuids, struct gpu_invent
 			.uuid = g->uuid[0] ? xstrdup(g->uuid) : NULL,
 			.busid = xstrdup(g->busid),
 			.arch = strcmp(g->arch, "n/a") ? xstrdup(g->arch) : NULL,
+			.slurm_index = slurm_index_of(&ceil, g->index),
 		};
 	}
 	inv->ngpus = drv.ngpus;
@@ -133,6 +147,24 @@ int gpu_listing_read(const char *driver_root, const char *gpus, const char *caps
 		add_files(&l->ipcs, set.ipcs, set.nipcs);
 		add_files(&l->firmware, set.firmware, set.nfirmware);
 		add_files(&l->configs, set.configs, set.nconfigs);
+		struct slurm_ceiling ceil;
+		struct gerr swhy = {0};
+		if (slurm_ceiling_read(&drv, &ceil, &swhy) < 0)
+			ceil.active = 0; /* the selection above has said why already */
+		else if (ceil.active)
+			l->slurm_ceiling = xstrdup(ceil.from);
+		l->gpus = xcalloc(drv.ngpus ? drv.ngpus : 1, sizeof *l->gpus);
+		for (size_t i = 0; i < drv.ngpus; i++) {
+			const struct gpu_dev *g = &drv.gpus[i];
+			if (!sel.mask[g->index])
+				continue;
+			l->gpus[l->ngpus++] = (struct gpu_listing_gpu){
+				.index = g->index,
+				.slurm_index = slurm_index_of(&ceil, g->index),
+				.uuid = g->uuid[0] ? xstrdup(g->uuid) : NULL,
+				.busid = xstrdup(g->busid),
+			};
+		}
 	}
 	r = 0;
 out:
@@ -148,4 +180,11 @@ void gpu_listing_free(struct gpu_listing *l)
 			      &l->ipcs,    &l->firmware,         &l->configs};
 	for (size_t i = 0; i < COUNT_OF(all); i++)
 		strv_free(all[i]);
+	for (size_t i = 0; i < l->ngpus; i++) {
+		free(l->gpus[i].uuid);
+		free(l->gpus[i].busid);
+	}
+	free(l->gpus);
+	free(l->slurm_ceiling);
+	memset(l, 0, sizeof *l);
 }

@@ -61,16 +61,28 @@ assert m[0]["uuid"] == "MIG-a1000000-1111-4222-8333-444455550100", m'
 	assert_success
 	check_json '
 keys = ["devices", "mig_capabilities", "binaries", "libraries", "libraries32", "ipcs", "firmware", "configs"]
-assert list(doc) == keys, list(doc)
+assert list(doc) == keys + ["gpus", "slurm_ceiling"], list(doc)
 assert doc["devices"][:2] == ["/dev/nvidiactl", "/dev/nvidia-uvm"], doc["devices"]
 assert "/dev/nvidia0" in doc["devices"], doc["devices"]
 assert sum((doc[k] for k in keys), []) == sys.argv[1].splitlines(), "not the text list"' "$text"
 }
 
+@test "list --json names the GPUs it injects by index, UUID and bus id" {
+	run --separate-stderr "$GPURUN" list --json --driver-root "$FAKE4" --gpus 1,3 --caps utility
+	assert_success
+	check_json '
+g = doc["gpus"]
+assert [x["index"] for x in g] == [1, 3], g
+assert [x["uuid"] for x in g] == sys.argv[1].split()[1::2], g
+assert [x["bus_location"] for x in g] == ["0000" + b for b in sys.argv[2].split()[1::2]], g
+assert all(x["slurm_index"] is None for x in g) and doc["slurm_ceiling"] is None, doc' \
+		"${FOUR_UUID[*]}" "${FOUR_BUS[*]}"
+}
+
 @test "list --json with --gpus void lists nothing" {
 	run --separate-stderr "$GPURUN" list --json --driver-root "$FAKE1" --gpus void
 	assert_success
-	check_json 'assert all(v == [] for v in doc.values()), doc'
+	check_json 'assert all(v in ([], None) for v in doc.values()), doc'
 }
 
 @test "doctor --json gives every verdict and the tally, and the same exit status" {

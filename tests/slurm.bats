@@ -152,6 +152,32 @@ $(smi_line 3 0)"
 	assert_line --regexp "^Slurm ceiling:  Slurm job [0-9]+ on node $(hostname -s): SLURM_STEP_GPUS=0 of $SLURM_DIR/gres.conf -> $FAKE4/dev/nvidia0 = GPU 1\$"
 }
 
+@test "gpurun info in a step gives each GPU its index within the allocation" {
+	run --separate-stderr timeout 60 srun --quiet --gres=gpu:2 "$GPURUN" info --driver-root "$FAKE4"
+	assert_success
+	# gres.conf's minors 0 and 1 are GPUs 1 and 3: --gpus 0 and 1 in the step.
+	run awk '/^Device Index:/ { i = $3 } /^Slurm Index:/ { sub(/^Slurm Index: +/, ""); print i " " $0 }' <<<"$output"
+	assert_output "$(printf '%s\n' '0 n/a (not allocated to this step)' '1 0' '2 n/a (not allocated to this step)' '3 1')"
+}
+
+@test "info --json and list --json in a step name the ceiling and the allocation's indexes" {
+	run --separate-stderr timeout 60 srun --quiet --gres=gpu:2 "$GPURUN" info --json --driver-root "$FAKE4"
+	assert_success
+	python3 -c '
+import json, sys
+doc = json.loads(sys.argv[1])
+assert "SLURM_STEP_GPUS=0,1" in doc["slurm_ceiling"], doc["slurm_ceiling"]
+assert [g["slurm_index"] for g in doc["gpus"]] == [None, 0, None, 1], doc["gpus"]' "$output"
+	run --separate-stderr timeout 60 srun --quiet --gres=gpu:2 "$GPURUN" list --json --driver-root "$FAKE4" --gpus all
+	assert_success
+	python3 -c '
+import json, sys
+doc = json.loads(sys.argv[1])
+assert "SLURM_STEP_GPUS=0,1" in doc["slurm_ceiling"], doc["slurm_ceiling"]
+assert [(g["index"], g["slurm_index"]) for g in doc["gpus"]] == [(1, 0), (3, 1)], doc["gpus"]
+assert all(g["uuid"].startswith("GPU-") and g["bus_location"].startswith("00000000:") for g in doc["gpus"]), doc' "$output"
+}
+
 @test "a host NVIDIA_VISIBLE_DEVICES carried into the step selects nothing" {
 	NVIDIA_VISIBLE_DEVICES=all run --separate-stderr step --gres=gpu:2 -- "$GLIBC_TAR" \
 		sh -c 'ls /dev | grep "^nvidia[0-9]"; echo end'
