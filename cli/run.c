@@ -98,8 +98,9 @@ static const struct opt run_opts[] = {
 	{R_DOCKER_NOOP, "init", NULL, 0, OPT_FLAG, NULL, "accepted: gpurun's own init is always pid 1"},
 	{R_TTY, "tty", NULL, 't', OPT_FLAG, NULL, "a pty of the container's own for the command, relayed to\n"
 	 "this terminal (-it: with the keystrokes)"},
-	{R_INTERACTIVE, "interactive", NULL, 'i', OPT_FLAG, NULL, "with -t, relay stdin to the command (without -t,\n"
-	 "stdin always reaches the command; docker closes it)"},
+	{R_INTERACTIVE, "interactive", NULL, 'i', OPT_FLAG, NULL, "with -t, relay this terminal's keys to the command\n"
+	 "(-it needs stdin to be a terminal, as docker's); without\n"
+	 "-t, stdin always reaches the command (docker closes it)"},
 	{R_HELP, "help", NULL, 0, OPT_FLAG, NULL, "this text (-h too, alone)"},
 	{R_VERSION, "version", NULL, 'V', OPT_FLAG, NULL, "the version"},
 	{0},
@@ -222,6 +223,13 @@ static void check_values(const struct cli *c, struct run_config *cfg)
 		die(GPURUN_EXIT_FAIL, "--user: invalid value '%s' (expected UID[:GID] or NAME[:GROUP])", c->user);
 	if (c->workdir && c->workdir[0] != '/')
 		die(GPURUN_EXIT_FAIL, "--workdir '%s': must be an absolute path", c->workdir);
+	/* docker's rule: -it relays keystrokes from a terminal; from a pipe or
+	 * a file the command would wait for keys that never come (an
+	 * interactive bash ignores SIGTERM).  The plan reads no input. */
+	if (c->tty && c->interactive && !c->dry_run && !isatty(0))
+		die(GPURUN_EXIT_FAIL,
+		    "-it: the input device is not a TTY (-i alone passes stdin and its end to the command; "
+		    "-t alone gives it a terminal without reading stdin)");
 }
 
 /* The image, before any namespace work (rootfs/open.c): a bad image fails

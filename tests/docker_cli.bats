@@ -40,10 +40,10 @@ cached_registry_image() {
 	assert_output 2
 }
 
-@test "-i passes stdin through to the command, as without it" {
-	run --separate-stderr bash -c 'echo piped | "$GPURUN" --gpus void -i "$BUSYBOX_DIR" cat'
+@test "-i passes stdin and its end through to the command, as without it" {
+	run --separate-stderr bash -c 'printf "one\ntwo\n" | "$GPURUN" --gpus void -i "$BUSYBOX_DIR" sh -c "cat; echo end"'
 	assert_success
-	assert_output piped
+	assert_output $'one\ntwo\nend'
 }
 
 # ---- -t: refused until it is real -----------------------------------------------
