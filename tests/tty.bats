@@ -236,13 +236,13 @@ left: b''"
 
 @test "-it with stdin a pipe is refused at once, as docker refuses it, 125" {
 	# An interactive shell fed by a pipe would wait for keys for ever.
-	run --separate-stderr bash -c "echo 'echo hi' | timeout 30 '$GPURUN' -it '$BUSYBOX_DIR' sh"
+	run --separate-stderr bash -c "echo 'echo hi' | timeout -k 5 20 '$GPURUN' -it '$BUSYBOX_DIR' sh"
 	assert_gpurun_error 125 "-it: the input device is not a TTY (-i alone passes stdin and its end to the command; -t alone gives it a terminal without reading stdin)"
 	assert_output ""
 }
 
 @test "-it with stdin /dev/null is refused too, 125" {
-	run --separate-stderr timeout 30 "$GPURUN" -ti "$BUSYBOX_DIR" sh </dev/null
+	run --separate-stderr timeout -k 5 20 "$GPURUN" -ti "$BUSYBOX_DIR" sh </dev/null
 	assert_gpurun_error 125 "-it: the input device is not a TTY"
 }
 
