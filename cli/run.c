@@ -74,7 +74,8 @@ static const struct opt run_opts[] = {
 	{R_HOSTNAME, "hostname", NULL, 'h', OPT_VALUE, "NAME", "new UTS namespace with that host name\n"
 	 "(-h alone, as the only argument, is the help)"},
 	{R_NET, "net", "network", 0, OPT_VALUE, "host|none", "share the host network (default) or only lo"},
-	{R_IPC, "ipc", NULL, 0, OPT_CHOICE, "host|private", "share the host's IPC namespace, or a new one (default)"},
+	{R_IPC, "ipc", NULL, 0, OPT_CHOICE, "host|private", "share the host's IPC namespace and /dev/shm, or\n"
+	 "new ones (default)"},
 	{R_ULIMIT, "ulimit", NULL, 0, OPT_VALUE, "NAME=SOFT[:HARD]", "a resource limit of the command, as docker's\n"
 	 "(nofile, nproc, core, memlock, stack, ...; repeatable)"},
 	{R_ENTRYPOINT, "entrypoint", NULL, 0, OPT_VALUE, "CMD", "instead of the image's Entrypoint, and its Cmd\n"
@@ -209,6 +210,8 @@ static void check_values(const struct cli *c, struct run_config *cfg)
 		    "gpurun makes no bridge or user-defined networks",
 		    c->net);
 	cfg->share_ipc = c->ipc && !strcmp(c->ipc, "host");
+	if (cfg->share_ipc && c->shm_size)
+		die(GPURUN_EXIT_FAIL, "--shm-size cannot be combined with --ipc host: /dev/shm is then the host's");
 	cfg->shm_size = c->shm_size;
 	cfg->ulimits = c->ulimits;
 	cfg->nulimits = c->nulimits;

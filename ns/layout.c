@@ -1,7 +1,7 @@
 /* ns/layout.c — the baseline layout of every container, as plan ops: the
- * root, /proc, a private /dev (its /dev/shm sized by --shm-size), /sys,
- * /tmp, /run, the host's network files, volumes, --tmpfs and --mount in
- * docker's syntax, the working directory, and the closing steps (pivot,
+ * root, /proc, a private /dev (its /dev/shm sized by --shm-size, or the
+ * host's with --ipc host), /sys, /tmp, /run, the host's network files,
+ * volumes, --tmpfs and --mount in docker's syntax, the working directory, and the closing steps (pivot,
  * ldconfig, read-only root).  gpurun.c calls these around gpu_configure(); the unit
  * tests (tests/unit/layout_test.c) call them directly and check the ops.
  * Building only: nothing here touches the system, except that a volume's
@@ -49,7 +49,7 @@ static void layout_root(struct plan *p, const struct run_config *cfg)
 	plan_why(root, "the per-run root: a tmpfs of this mount namespace, gone with it");
 }
 
-static void layout_dev(struct plan *p, unsigned long long shm_size)
+static void layout_dev(struct plan *p, const struct run_config *cfg)
 {
 	static const struct {
 		const char *path;
@@ -70,8 +70,14 @@ static void layout_dev(struct plan *p, unsigned long long shm_size)
 	for (size_t i = 0; i < COUNT_OF(links); i++)
 		plan_symlink(p, links[i][0], links[i][1]);
 	plan_add(p, OP_DEVPTS, OPF_NOSUID | OPF_NOEXEC, NULL, "/dev/pts");
-	if (shm_size) {
-		_cleanup_free_ char *data = xasprintf("mode=1777,size=%llu", shm_size);
+	if (cfg->share_ipc) {
+		/* POSIX shared memory (shm_open, sem_open) is files in /dev/shm,
+		 * not IPC-namespace objects: sharing the namespace alone would
+		 * leave PyTorch's and NCCL's segments apart. */
+		plan_why(plan_bind(p, "/dev/shm", "/dev/shm", OPF_DIR | OPF_NOSUID | OPF_NODEV),
+			 "--ipc host: the host's /dev/shm, as docker binds it");
+	} else if (cfg->shm_size) {
+		_cleanup_free_ char *data = xasprintf("mode=1777,size=%llu", cfg->shm_size);
 		plan_why(plan_tmpfs(p, "/dev/shm", data, OPF_NOSUID | OPF_NODEV), "--shm-size");
 	} else {
 		plan_why(plan_tmpfs(p, "/dev/shm", "mode=1777", OPF_NOSUID | OPF_NODEV),
@@ -156,7 +162,7 @@ void layout_base(struct plan *p, const struct run_config *cfg)
 		plan_add(p, OP_LOOPBACK, 0, NULL, NULL);
 	plan_why(plan_add(p, OP_PROC, OPF_NOSUID | OPF_NODEV | OPF_NOEXEC, NULL, "/proc"),
 		 "fresh: only the container's processes");
-	layout_dev(p, cfg->shm_size);
+	layout_dev(p, cfg);
 	if (cfg->new_net)
 		plan_add(p, OP_SYSFS, OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC, NULL, "/sys");
 	else

@@ -17,6 +17,11 @@ setup() {
 
 teardown() {
 	registry_stop_all || true
+	if [[ -n ${FIRST:-} ]]; then
+		kill "$FIRST" 2>/dev/null
+		wait "$FIRST" 2>/dev/null
+	fi
+	return 0
 }
 
 # cached_registry_image: a plain-HTTP registry holding the OCI fixture,
@@ -254,6 +259,37 @@ cached_registry_image() {
 @test "--ipc with a value gpurun lacks is refused, 125" {
 	run -125 --separate-stderr "$GPURUN" --gpus void --ipc shareable "$BUSYBOX_DIR" true
 	assert_gpurun_error 125 "--ipc 'shareable': expected one of host|private"
+}
+
+@test "--ipc host binds the host's /dev/shm: a file made there on the host is read inside" {
+	local f=/dev/shm/gpurun-test-$$-$BATS_TEST_NUMBER
+	echo from-the-host >"$f"
+	run --separate-stderr "$GPURUN" --gpus void --ipc host "$BUSYBOX_DIR" sh -c "cat $f; echo from-inside >$f.in"
+	rm -f "$f"
+	assert_success
+	assert_output from-the-host
+	run cat "$f.in"
+	rm -f "$f.in"
+	assert_output from-inside
+}
+
+@test "two --ipc host containers share /dev/shm while both run: a FIFO made by one is read by the other" {
+	local f=/dev/shm/gpurun-test-$$-$BATS_TEST_NUMBER out=$BATS_TEST_TMPDIR/first.out
+	"$GPURUN" --gpus void --ipc host "$BUSYBOX_DIR" sh -c "mkfifo $f && echo ready && echo from-the-first >$f" \
+		>"$out" 2>&1 &
+	FIRST=$!
+	wait_for_line "$out" ready
+	run --separate-stderr timeout -k 5 20 "$GPURUN" --gpus void --ipc host "$BUSYBOX_DIR" cat "$f"
+	rm -f "$f"
+	assert_success
+	assert_output from-the-first
+	wait "$FIRST"
+	FIRST=
+}
+
+@test "--shm-size with --ipc host is refused: /dev/shm is the host's, 125" {
+	run -125 --separate-stderr "$GPURUN" --gpus void --ipc host --shm-size 64m "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "--shm-size cannot be combined with --ipc host: /dev/shm is then the host's"
 }
 
 @test "--ipc host shows in the plan: unshare without --ipc" {

@@ -284,7 +284,7 @@ hostile_plan() {
 	ENTRY="-c" same_container --entrypoint /bin/sh --env-file "$env" "$BUSYBOX_TGZ"
 }
 
-@test "--ipc host: the plan shares the caller's IPC namespace as gpurun does" {
+@test "--ipc host: the plan shares the caller's IPC namespace and /dev/shm as gpurun does" {
 	same_container --ipc host "$BUSYBOX_TGZ"
 }
 
