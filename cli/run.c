@@ -62,7 +62,8 @@ static const struct opt run_opts[] = {
 	{R_ENV, "env", NULL, 'e', OPT_VALUE, "K[=V]", "set a variable; K alone copies the host's value"},
 	{R_ENV_FILE, "env-file", NULL, 0, OPT_VALUE, "FILE", "K=V or K lines (# comments), as docker reads them;\n"
 	 "-e wins over them"},
-	{R_VOLUME, "volume", NULL, 'v', OPT_VALUE, "SRC:DST[:ro]", "bind a host path"},
+	{R_VOLUME, "volume", NULL, 'v', OPT_VALUE, "SRC:DST[:OPTS]", "bind a host path; OPTS: ro or rw, and docker's\n"
+	 "z, Z, cached, delegated (accepted, change nothing here)"},
 	{R_MOUNT, "mount", NULL, 0, OPT_VALUE, "type=bind|tmpfs,...", "docker's syntax: source, target, readonly,\n"
 	 "tmpfs-size, tmpfs-mode (src, dst, destination, ro too)"},
 	{R_TMPFS, "tmpfs", NULL, 0, OPT_VALUE, "DST[:OPTS]", "a tmpfs, noexec,nosuid,nodev unless exec; OPTS:\n"

@@ -190,8 +190,16 @@ static int add_bind(struct plan *p, const char *src, const char *dst, int ro, st
 {
 	_cleanup_free_ char *abs = realpath(src, NULL);
 	struct stat st;
-	if (!abs || stat(abs, &st) < 0)
-		return gerr_set(err, errno, "volume source %s", src);
+	if (!abs || stat(abs, &st) < 0) {
+		int e = errno;
+		/* docker reads a source without a slash as a named volume. */
+		if (e == ENOENT && !strchr(src, '/'))
+			return gerr_set(err, 0,
+					"volume source '%s': no such path here, and gpurun has no named volumes: it "
+					"binds host paths only (-v /path/to/dir:%s, or ./%s:%s for one here)",
+					src, dst, src, dst);
+		return gerr_set(err, e, "volume source %s", src);
+	}
 	unsigned flags = OPF_REC | OPF_NOSUID | OPF_NODEV | (ro ? OPF_RO : 0);
 	if (S_ISDIR(st.st_mode))
 		flags |= OPF_DIR;
@@ -211,11 +219,27 @@ int layout_volume(struct plan *p, const char *spec, struct gerr *err)
 		*mode++ = '\0';
 	if (!*src || !*dst)
 		return gerr_set(err, 0, "--volume '%s': expected SRC:DST[:ro]", spec);
-	if (mode && strcmp(mode, "ro") && strcmp(mode, "rw"))
-		return gerr_set(err, 0, "--volume '%s': unknown mode '%s' (expected ro or rw)", spec, mode);
+	/* docker's modes, comma-separated.  z and Z relabel for SELinux, which
+	 * is not here; cached, delegated and consistent are Docker Desktop's
+	 * file sharing: none of them changes a bind here. */
+	int ro = -1;
+	char *save = NULL;
+	for (char *m = mode ? strtok_r(mode, ",", &save) : NULL; m; m = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(m, "ro") || !strcmp(m, "rw")) {
+			if (ro >= 0)
+				return gerr_set(err, 0, "--volume '%s': ro and rw given more than once", spec);
+			ro = m[1] == 'o';
+		} else if (strcmp(m, "z") && strcmp(m, "Z") && strcmp(m, "cached") && strcmp(m, "delegated") &&
+			   strcmp(m, "consistent")) {
+			return gerr_set(err, 0,
+					"--volume '%s': unknown mode '%s' (expected ro or rw; z, Z, cached, delegated "
+					"and consistent are accepted and change nothing here)",
+					spec, m);
+		}
+	}
 	if (check_dst("--volume", spec, dst, err) < 0)
 		return -1;
-	return add_bind(p, src, dst, mode && !strcmp(mode, "ro"), err);
+	return add_bind(p, src, dst, ro == 1, err);
 }
 
 /* A tmpfs as docker makes one: noexec,nosuid,nodev unless "exec"; a size

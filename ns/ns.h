@@ -63,7 +63,7 @@ struct run_config {
 /* ns/layout.c: the baseline ops of every container, in the order a launch
  * needs them.  layout_base: root, hostname, lo, /proc, /dev, /sys, /tmp,
  * /run, the host's network files (GPU injection comes after it);
- * layout_volume: one -v SRC:DST[:ro] (-1 with err when malformed or the
+ * layout_volume: one -v SRC:DST[:OPTS] (-1 with err when malformed or the
  * source is missing); layout_mounts: every -v, --tmpfs DST[:OPTS] and
  * --mount type=bind|tmpfs,... (docker's syntax); layout_finish: workdir,
  * pivot, ldconfig over ldconfig_dirs (NULL: none; with compat_driver, the
