@@ -51,6 +51,18 @@ const struct opt opt_docker_refused[] = {
 	{1, "cpus", NULL, 0, OPT_REFUSED, NULL, NO_LIMITS},
 	{1, "cpuset-cpus", NULL, 0, OPT_REFUSED, NULL, NO_LIMITS " (or taskset -c)"},
 	{1, "pids-limit", NULL, 0, OPT_REFUSED, NULL, NO_LIMITS},
+	{1, "group-add", NULL, 0, OPT_REFUSED, NULL,
+	 "the command gets its user's groups from the image's /etc/group (docker's rule for -u); "
+	 "add the user to the group there, or run with -u USER:GROUP"},
+	{1, "stop-signal", NULL, 0, OPT_REFUSED, NULL,
+	 "gpurun stops nothing by itself: the signals it gets (SIGINT, SIGTERM, SIGHUP, SIGQUIT, "
+	 "SIGUSR1, SIGUSR2) reach the command as they are, so send the one it wants (kill -s)"},
+	{1, "stop-timeout", NULL, 0, OPT_REFUSED, NULL,
+	 "gpurun stops nothing by itself: the command ends when it does, or when a signal sent to "
+	 "gpurun ends it"},
+	{1, "sysctl", NULL, 0, OPT_REFUSED, NULL,
+	 "the container has the host's kernel settings (with --net none, a new network namespace's "
+	 "defaults); gpurun sets none: set them on the host (sysctl -w) or in the batch system"},
 	{1, "add-host", NULL, 0, OPT_REFUSED, NULL, NO_HOSTS},
 	{1, "dns", NULL, 0, OPT_REFUSED, NULL, NO_HOSTS},
 	{0},

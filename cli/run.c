@@ -26,6 +26,7 @@ struct cli {
 	struct strv env, file_env, requires;
 	struct strv mounts;   /* 'v', 't' or 'm' then -v's, --tmpfs's or --mount's value, in order */
 	struct strv devices;  /* --device vendor.com/class=name (CDI) */
+	struct strv nodes;    /* --device /dev/X[:/dev/Y][:rwm] (a host device node) */
 	struct strv cdi_dirs; /* --cdi-spec-dir */
 	const char *workdir, *user, *hostname, *net, *gpus, *caps, *driver_root, *platform;
 	int read_only, dry_run, verbose, no_cache, quiet, insecure, tty, interactive;
@@ -55,8 +56,9 @@ static const struct opt run_opts[] = {
 	 "count; count=2 is docker's two GPUs, device=0,2 docker's list"},
 	{R_CAPS, "caps", NULL, 0, OPT_VALUE, "LIST", "driver capabilities (default utility,compute)"},
 	{R_REQUIRE, "require", NULL, 0, OPT_VALUE, "EXPR", "an NVIDIA_REQUIRE_* style constraint (repeatable)"},
-	{R_DEVICE, "device", NULL, 0, OPT_VALUE, "VENDOR/CLASS=NAME", "a CDI device, e.g. nvidia.com/gpu=0 (repeatable;\n"
-	 "instead of --gpus, --caps and --require)"},
+	{R_DEVICE, "device", NULL, 0, OPT_VALUE, "CDI-NAME|/dev/X", "a CDI device, e.g. nvidia.com/gpu=0 (instead of\n"
+	 "--gpus, --caps and --require), or docker's /dev/X[:/dev/Y][:rwm],\n"
+	 "a host character device bound in (repeatable)"},
 	{R_CDI_SPEC_DIR, "cdi-spec-dir", NULL, 0, OPT_VALUE, "DIR", "where CDI specs are (repeatable, later wins; else\n"
 	 "GPURUN_CDI_SPEC_DIRS=DIR:DIR, else /etc/cdi:/var/run/cdi)"},
 	{R_ENV, "env", NULL, 'e', OPT_VALUE, "K[=V]", "set a variable; K alone copies the host's value"},
@@ -173,7 +175,7 @@ static int parse_run_args(struct cli *c, int argc, char **argv)
 		case R_QUIET: c->quiet = 1; break;
 		case R_PLATFORM: c->platform = v; break;
 		case R_TLS_VERIFY: bad = opt_tls_verify(v, &c->insecure, &err); break;
-		case R_DEVICE: strv_add(&c->devices, xstrdup(v)); break;
+		case R_DEVICE: strv_add(v[0] == '/' ? &c->nodes : &c->devices, xstrdup(v)); break;
 		case R_CDI_SPEC_DIR: strv_add(&c->cdi_dirs, xstrdup(v)); break;
 		case R_MAX_IMAGE_SIZE: c->max_image_size = v; break;
 		case R_HELP: return CLI_HELP;
@@ -205,6 +207,12 @@ static void check_values(const struct cli *c, struct run_config *cfg)
 		    c->gpus   ? "--gpus"
 		    : c->caps ? "--caps"
 			      : "--require");
+	/* docker reads a bare number as a count of GPUs.  Said to whoever
+	 * typed it; scripts written for gpurun keep a quiet stderr. */
+	if (c->gpus && *c->gpus && strspn(c->gpus, "0123456789") == strlen(c->gpus) && isatty(2))
+		warnx_("--gpus %s is the GPU of index %s, not docker's count of %s GPUs (that is --gpus count=%s; "
+		       "--gpus device=%s says the index without this line)",
+		       c->gpus, c->gpus, c->gpus, c->gpus, c->gpus);
 	if (c->net && strcmp(c->net, "host") && strcmp(c->net, "none"))
 		die(GPURUN_EXIT_FAIL,
 		    "--net/--network: '%s' is not one gpurun has: host (the default) or none; "
@@ -329,6 +337,9 @@ int run_main(int argc, char **argv, const char *driver_root)
 			gerr_die(&err);
 	} else if (gpu_configure(&plan, &go, &gr, &err) < 0)
 		gerr_die(&err);
+	for (size_t k = 0; k < c.nodes.n; k++)
+		if (layout_device(&plan, c.nodes.v[k], &err) < 0)
+			gerr_die(&err);
 	if (layout_mounts(&plan, &c.mounts, &err) < 0)
 		gerr_die(&err);
 	layout_finish(&plan, &cfg, gr.ldconfig_dirs, gr.compat_driver);

@@ -373,6 +373,57 @@ static int layout_mount(struct plan *p, const char *spec, struct gerr *err)
 	return add_bind(p, src, dst, ro, err);
 }
 
+/* docker's permissions of a device: a cgroup rule gpurun has no cgroup
+ * for.  Read and write are what the node's own mode then allows; a rule
+ * that would take one of them away cannot be kept, so it is refused. */
+static int device_perms_ok(const char *s)
+{
+	return *s && strspn(s, "rwm") == strlen(s) && strchr(s, 'r') && strchr(s, 'w');
+}
+
+static int is_device_perms(const char *s)
+{
+	return *s && strspn(s, "rwm") == strlen(s);
+}
+
+int layout_device(struct plan *p, const char *spec, struct gerr *err)
+{
+	_cleanup_free_ char *copy = xstrdup(spec);
+	char *src = copy, *dst = strchr(copy, ':'), *perms = NULL;
+	if (dst) {
+		*dst++ = '\0';
+		perms = strchr(dst, ':');
+		if (perms)
+			*perms++ = '\0';
+		else if (is_device_perms(dst)) /* /dev/X:rwm */
+			perms = dst, dst = NULL;
+	}
+	if (!dst)
+		dst = src;
+	if (perms && !device_perms_ok(perms))
+		return gerr_set(err, 0,
+				"--device '%s': permissions '%s': gpurun has no device cgroup to narrow access with; "
+				"the node opens as its own mode allows (use rw or rwm, or leave them out)",
+				spec, perms);
+	if (check_dst("--device", spec, dst, err) < 0)
+		return -1;
+	_cleanup_free_ char *abs = realpath(src, NULL);
+	struct stat st;
+	if (!abs || stat(abs, &st) < 0)
+		return gerr_set(err, errno, "--device %s", src);
+	if (!S_ISCHR(st.st_mode))
+		return gerr_set(err, 0,
+				"--device %s: not a character device (gpurun binds character devices only, each named)",
+				src);
+	/* Read-only: the node is the host's own inode, and a chmod or chown
+	 * from inside would change it on the host.  Opening it to write is
+	 * still what its mode allows (a mount's ro does not apply to devices). */
+	struct op *op = plan_bind(p, abs, dst, OPF_DEVICE | OPF_RO | OPF_NOSUID | OPF_NOEXEC | OPF_REPLACE);
+	op->rdev = st.st_rdev;
+	plan_why(op, "--device %s", src);
+	return 0;
+}
+
 int layout_mounts(struct plan *p, const struct strv *specs, struct gerr *err)
 {
 	for (size_t i = 0; i < specs->n; i++) {

@@ -71,6 +71,9 @@ struct run_config {
  * --read-only. */
 void layout_base(struct plan *p, const struct run_config *cfg);
 int layout_volume(struct plan *p, const char *spec, struct gerr *err);
+/* One --device /dev/X[:/dev/Y][:rw[m]]: the host's character device X
+ * bound at Y (X when not given), checked to be that device when bound. */
+int layout_device(struct plan *p, const char *spec, struct gerr *err);
 /* Each of specs in the order given: 'v', 't' or 'm' (-v, --tmpfs, --mount)
  * then the option's value. */
 int layout_mounts(struct plan *p, const struct strv *specs, struct gerr *err);

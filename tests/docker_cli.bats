@@ -393,6 +393,60 @@ can_raise_nofile() {
 	assert_output "$((hard + 1))"
 }
 
+# ---- --device /dev/X ----------------------------------------------------------------
+
+@test "--device /dev/zero:/dev/extra binds the host's device node there, beside --gpus" {
+	run --separate-stderr "$GPURUN" --gpus void --device /dev/zero:/dev/extra "$BUSYBOX_DIR" \
+		sh -c 'stat -c "%F %t:%T" /dev/extra; head -c 3 /dev/extra | od -An -tx1'
+	assert_success
+	assert_output $'character special file 1:5\n 00 00 00'
+}
+
+@test "--device /dev/X, docker's short form, binds it at the same path; :rwm is accepted" {
+	[[ -c /dev/fuse && -c /dev/net/tun ]] || skip "no /dev/fuse or /dev/net/tun here"
+	run --separate-stderr "$GPURUN" --device /dev/fuse --device /dev/net/tun:rwm "$BUSYBOX_DIR" \
+		sh -c 'stat -c "%n %t:%T" /dev/fuse /dev/net/tun
+			grep -E " /dev/(fuse|net/tun) " /proc/self/mounts | cut -d" " -f2,4 | cut -d, -f1-3'
+	assert_success
+	assert_output "$(stat -c '%n %t:%T' /dev/fuse /dev/net/tun)
+/dev/fuse ro,nosuid,noexec
+/dev/net/tun ro,nosuid,noexec"
+}
+
+@test "--device with permissions that would narrow access (:r) is refused: gpurun has no device cgroup, 125" {
+	run -125 --separate-stderr "$GPURUN" --device /dev/zero:/dev/z:r "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "--device '/dev/zero:/dev/z:r': permissions 'r': gpurun has no device cgroup to narrow access with; the node opens as its own mode allows (use rw or rwm, or leave them out)"
+}
+
+@test "--device of a path that is not a character device is refused, 125" {
+	run -125 --separate-stderr "$GPURUN" --device /dev/pts "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "--device /dev/pts: not a character device (gpurun binds character devices only, each named)"
+	run -125 --separate-stderr "$GPURUN" --device /dev/gpurun-none "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "--device /dev/gpurun-none: No such file or directory"
+}
+
+@test "--device /dev/X shows in the plan as a read-only bind of the node" {
+	run --separate-stderr "$GPURUN" --dry-run --device /dev/zero:/dev/extra "$BUSYBOX_DIR" true
+	assert_success
+	assert_line --partial "mount --bind -o ro,nosuid,noexec /dev/zero dev/extra   # --device /dev/zero"
+}
+
+# ---- --gpus N ----------------------------------------------------------------------
+
+@test "--gpus 2 typed at a terminal says in one line that it is GPU index 2, not docker's count" {
+	tty_run "$GPURUN" --gpus 2 --driver-root /nonexistent "$BUSYBOX_DIR" true
+	assert_line --index 0 "gpurun: warning: --gpus 2 is the GPU of index 2, not docker's count of 2 GPUs (that is --gpus count=2; --gpus device=2 says the index without this line)"
+	assert_equal "$(grep -c warning <<<"$output")" 1
+	tty_run "$GPURUN" --gpus device=2 --driver-root /nonexistent "$BUSYBOX_DIR" true
+	refute_output --partial "warning"
+}
+
+@test "--gpus 2 in a script (stderr not a terminal) prints no such line" {
+	run --separate-stderr "$GPURUN" --gpus 2 --driver-root /nonexistent "$BUSYBOX_DIR" true
+	assert_equal "$status" 125
+	[[ $stderr != *warning* ]] || fail "$stderr"
+}
+
 # ---- -h ----------------------------------------------------------------------------
 
 @test "-h NAME sets the host name, as docker's" {
@@ -418,7 +472,8 @@ can_raise_nofile() {
 	local args
 	for args in "-p 8080:80" "-P" "-d" "--privileged" "--cap-add SYS_ADMIN" "--cap-drop ALL" \
 		"--security-opt seccomp=unconfined" "--name x" "--restart always" "--runtime nvidia" \
-		"-m 1g" "--memory 1g" "--cpus 2" "--userns host" "--pid host"; do
+		"-m 1g" "--memory 1g" "--cpus 2" "--userns host" "--pid host" "--group-add video" \
+		"--stop-signal SIGINT" "--stop-timeout 5" "--sysctl net.core.somaxconn=1024"; do
 		# shellcheck disable=SC2086
 		run -125 --separate-stderr "$GPURUN" $args "$BUSYBOX_DIR" true
 		assert_gpurun_error 125 "${args%% *}"
@@ -426,6 +481,15 @@ can_raise_nofile() {
 		[[ ${#stderr_lines[@]} -eq 1 ]] || fail "$args: more than one line: $stderr"
 	done
 	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
+}
+
+@test "--group-add, --stop-signal and --sysctl each say what gpurun does instead" {
+	run -125 --separate-stderr "$GPURUN" --group-add video "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "--group-add: the command gets its user's groups from the image's /etc/group"
+	run -125 --separate-stderr "$GPURUN" --stop-signal SIGINT "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "--stop-signal: gpurun stops nothing by itself: the signals it gets"
+	run -125 --separate-stderr "$GPURUN" --sysctl net.core.somaxconn=1024 "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "--sysctl: the container has the host's kernel settings"
 }
 
 @test "-p says a server in the container listens on the host's ports" {

@@ -288,6 +288,11 @@ hostile_plan() {
 	same_container --ipc host "$BUSYBOX_TGZ"
 }
 
+@test "--device /dev/zero:/dev/extra: the host's node bound read-only, as gpurun binds it" {
+	same_container --device /dev/zero:/dev/extra "$BUSYBOX_TGZ"
+	grep -q '^/dev/extra character special file 1:5 ' "$BATS_TEST_TMPDIR/plan.txt" || fail "no /dev/extra in the plan's container"
+}
+
 @test "--ulimit nofile=512:1024: the command's limits" {
 	same_container --ulimit nofile=512:1024 "$BUSYBOX_TGZ"
 }
