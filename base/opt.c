@@ -440,11 +440,12 @@ int opt_env(const char *arg, struct strv *env, struct gerr *err)
 	return 0;
 }
 
-int opt_tls_verify(const char *v, int *insecure, struct gerr *err)
+int opt_tls_verify(const char *v, int *insecure, int *verify, struct gerr *err)
 {
 	if (v && strcmp(v, "true") && strcmp(v, "false"))
 		return gerr_set(err, 0, "--tls-verify: invalid value '%s' (expected true or false)", v);
 	*insecure = v && !strcmp(v, "false");
+	*verify = !*insecure;
 	return 0;
 }
 

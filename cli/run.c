@@ -29,7 +29,7 @@ struct cli {
 	struct strv nodes;    /* --device /dev/X[:/dev/Y][:rwm] (a host device node) */
 	struct strv cdi_dirs; /* --cdi-spec-dir */
 	const char *workdir, *user, *hostname, *net, *gpus, *caps, *driver_root, *platform;
-	int read_only, dry_run, verbose, no_cache, quiet, insecure, tty, interactive;
+	int read_only, dry_run, verbose, no_cache, quiet, insecure, tls_verify, tty, interactive;
 	const char *max_image_size; /* --max-image-size */
 	const char *entrypoint;     /* --entrypoint ("": none), or NULL */
 	const char *ipc, *pull;
@@ -174,7 +174,7 @@ static int parse_run_args(struct cli *c, int argc, char **argv)
 		case R_NO_CACHE: c->no_cache = 1; break;
 		case R_QUIET: c->quiet = 1; break;
 		case R_PLATFORM: c->platform = v; break;
-		case R_TLS_VERIFY: bad = opt_tls_verify(v, &c->insecure, &err); break;
+		case R_TLS_VERIFY: bad = opt_tls_verify(v, &c->insecure, &c->tls_verify, &err); break;
 		case R_DEVICE: strv_add(v[0] == '/' ? &c->nodes : &c->devices, xstrdup(v)); break;
 		case R_CDI_SPEC_DIR: strv_add(&c->cdi_dirs, xstrdup(v)); break;
 		case R_MAX_IMAGE_SIZE: c->max_image_size = v; break;
@@ -252,6 +252,7 @@ static void open_image(const struct cli *c, struct run_config *cfg, char **argv,
 	struct gerr err = {0};
 	struct image_open_opts o = {.platform = c->platform,
 				    .insecure = c->insecure,
+				    .tls_verify = c->tls_verify,
 				    .verbose = c->verbose,
 				    .dry_run = c->dry_run,
 				    .quiet = c->quiet,
@@ -259,11 +260,13 @@ static void open_image(const struct cli *c, struct run_config *cfg, char **argv,
 				    .pull_always = c->pull && !strcmp(c->pull, "always"),
 				    .pull_never = c->pull && !strcmp(c->pull, "never")};
 	struct opened_image oi;
+	/* `--gpus IMAGE true`: the option took the image, and "true" is the
+	 * command, not a reference to pull. */
+	struct stat st;
+	int took = c->value_word && c->value_word == i - 1 && stat(argv[i - 1], &st) == 0;
+	o.bare_ref = !took;
 	if (image_open(argv[i], &o, cache, img, &oi, &err) < 0) {
-		/* `--gpus IMAGE true`: the option took the image. */
-		struct stat st;
-		if (c->value_word && c->value_word == i - 1 && err.errnum == ENOENT && !err.hint[0] &&
-		    stat(argv[i - 1], &st) == 0)
+		if (took && err.errnum == ENOENT && !err.hint[0])
 			gerr_hint(&err, "%s took '%s' as its value: was its value left out?", c->typed, argv[i - 1]);
 		gerr_die(&err);
 	}

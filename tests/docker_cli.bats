@@ -510,6 +510,20 @@ can_raise_nofile() {
 	assert_stderr_partial "hint: --gpus took '$BUSYBOX_DIR' as its value: was its value left out?"
 }
 
+@test "a bare name that is no file is read as docker reads it, and its error names both readings" {
+	export GPURUN_CACHE=$BATS_TEST_TMPDIR/cache
+	cd "$BATS_TEST_TMPDIR"
+	run -125 --separate-stderr "$GPURUN" --gpus void --pull never ubuntu:22.04 true
+	assert_gpurun_error 125 "image ubuntu:22.04: no such file or directory, and as a registry image docker://docker.io/library/ubuntu:22.04: not in the cache, and --pull never does not ask the registry"
+	assert_equal "${stderr_lines[1]}" "hint: IMAGE is a file when one has that name, else a registry reference as docker reads it"
+}
+
+@test "a missing name that is no reference either is a missing file, 125" {
+	cd "$BATS_TEST_TMPDIR"
+	run -125 --separate-stderr "$GPURUN" --gpus void ./Missing.tar true
+	assert_gpurun_error 125 "image ./Missing.tar: No such file or directory"
+}
+
 @test "a missing image after a real option value gets no such hint" {
 	run -125 --separate-stderr "$GPURUN" --gpus void /nonexistent.tar true
 	assert_gpurun_error 125 "image /nonexistent.tar: No such file or directory"
