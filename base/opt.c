@@ -35,9 +35,6 @@ const struct opt opt_docker_refused[] = {
 	{1, "cap-add", NULL, 0, OPT_REFUSED, NULL, NO_CAPS},
 	{1, "cap-drop", NULL, 0, OPT_REFUSED, NULL, NO_CAPS},
 	{1, "security-opt", NULL, 0, OPT_REFUSED, NULL, NO_CAPS},
-	{1, "userns", NULL, 0, OPT_REFUSED, NULL,
-	 "gpurun chooses the user namespace itself: one mapping "
-	 "the caller to root when not run as root, none as root"},
 	{1, "pid", NULL, 0, OPT_REFUSED, NULL,
 	 "the container always has its own pid namespace, with "
 	 "gpurun's init as pid 1"},

@@ -11,6 +11,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "../gpu/cdi/cdi.h"
 #include "../gpu/gpu.h"
 #include "../ns/ns.h"
+#include "../ns/userns/userns.h"
 #include "../rootfs/rootfs.h"
 
 struct cli {
@@ -32,7 +34,7 @@ struct cli {
 	int read_only, dry_run, verbose, no_cache, quiet, insecure, tls_verify, tty, interactive;
 	const char *max_image_size; /* --max-image-size */
 	const char *entrypoint;     /* --entrypoint ("": none), or NULL */
-	const char *ipc, *pull;
+	const char *ipc, *pull, *userns;
 	unsigned long long shm_size;
 	int value_word; /* the word an option took last as its value (to name it when that was IMAGE) */
 	char typed[64]; /* that option, as typed */
@@ -48,7 +50,7 @@ enum {
 	R_ENV = 1, R_VOLUME, R_WORKDIR, R_USER, R_HOSTNAME, R_NET, R_READ_ONLY, R_DRY_RUN, R_VERBOSE, R_GPUS,
 	R_CAPS, R_REQUIRE, R_DEVICE, R_CDI_SPEC_DIR, R_DRIVER_ROOT, R_NO_CACHE, R_MAX_IMAGE_SIZE, R_QUIET,
 	R_PLATFORM, R_TLS_VERIFY, R_HELP, R_VERSION, R_ENV_FILE, R_TMPFS, R_MOUNT, R_SHM_SIZE, R_ULIMIT, R_IPC,
-	R_ENTRYPOINT, R_PULL, R_DOCKER_NOOP, R_TTY, R_INTERACTIVE,
+	R_ENTRYPOINT, R_PULL, R_DOCKER_NOOP, R_TTY, R_INTERACTIVE, R_USERNS,
 };
 static const struct opt run_opts[] = {
 	{R_GPUS, "gpus", NULL, 0, OPT_VALUE, "SPEC", "all, none, void, or indexes, GPU-<uuid>, PCI bus ids\n"
@@ -79,6 +81,10 @@ static const struct opt run_opts[] = {
 	{R_NET, "net", "network", 0, OPT_VALUE, "host|none", "share the host network (default) or only lo"},
 	{R_IPC, "ipc", NULL, 0, OPT_CHOICE, "host|private", "share the host's IPC namespace and /dev/shm, or\n"
 	 "new ones (default)"},
+	{R_USERNS, "userns", NULL, 0, OPT_VALUE, "keep-id", "unprivileged: the caller's uid, gid and home inside\n"
+	 "instead of root's, so volumes are written as the caller\n"
+	 "(podman's); with subordinate ranges, the image's other\n"
+	 "owners stay mapped"},
 	{R_ULIMIT, "ulimit", NULL, 0, OPT_VALUE, "NAME=SOFT[:HARD]", "a resource limit of the command, as docker's\n"
 	 "(nofile, nproc, core, memlock, stack, ...; repeatable)"},
 	{R_ENTRYPOINT, "entrypoint", NULL, 0, OPT_VALUE, "CMD", "instead of the image's Entrypoint, and its Cmd\n"
@@ -149,6 +155,7 @@ static int parse_run_args(struct cli *c, int argc, char **argv)
 			bad = opt_ulimit(v, &c->ulimits[c->nulimits++], &err);
 			break;
 		case R_IPC: c->ipc = v; break;
+		case R_USERNS: c->userns = v; break;
 		case R_ENTRYPOINT: c->entrypoint = v; break;
 		case R_PULL: c->pull = v; break;
 		case R_WORKDIR: c->workdir = v; break;
@@ -218,6 +225,14 @@ static void check_values(const struct cli *c, struct run_config *cfg)
 		    "--net/--network: '%s' is not one gpurun has: host (the default) or none; "
 		    "gpurun makes no bridge or user-defined networks",
 		    c->net);
+	if (c->userns && strcmp(c->userns, "keep-id"))
+		die(GPURUN_EXIT_FAIL,
+		    "--userns %s: gpurun chooses the user namespace itself (unprivileged, one mapping the caller "
+		    "to root; as root, none); --userns keep-id keeps the caller's uid and gid inside",
+		    c->userns);
+	/* Before the image is opened: the cache area of the launch's map. */
+	if (c->userns)
+		subid_keep_caller(1);
 	cfg->share_ipc = c->ipc && !strcmp(c->ipc, "host");
 	if (cfg->share_ipc && c->shm_size)
 		die(GPURUN_EXIT_FAIL, "--shm-size cannot be combined with --ipc host: /dev/shm is then the host's");
@@ -312,11 +327,19 @@ int run_main(int argc, char **argv, const char *driver_root)
 	if (!cfg.argv[0])
 		cfg.argv = default_cmd;
 	ns_caller(&cfg);
+	/* As root there is no user namespace: the ids are the caller's. */
+	cfg.keep_id = c.userns && cfg.unprivileged;
+	if (cfg.keep_id) {
+		const struct passwd *pw = getpwuid(cfg.host_uid);
+		cfg.keep_home = pw && pw->pw_dir[0] == '/' ? xstrdup(pw->pw_dir) : getenv("HOME");
+	}
 	cfg.read_only = c.read_only;
 	cfg.verbose = c.verbose;
 	cfg.tty = c.tty;
 	cfg.interactive = c.interactive;
 	cfg.user_spec = c.user ? c.user : ic ? ic->user : NULL;
+	if (cfg.keep_id && !c.user)
+		cfg.user_spec = xasprintf("%u:%u", (unsigned)cfg.host_uid, (unsigned)cfg.host_gid);
 	cfg.workdir = c.workdir;
 	if (!cfg.workdir && ic && ic->workdir)
 		cfg.workdir = ic->workdir[0] == '/' ? ic->workdir : xasprintf("/%s", ic->workdir);

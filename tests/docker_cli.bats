@@ -393,6 +393,58 @@ can_raise_nofile() {
 	assert_output "$((hard + 1))"
 }
 
+# ---- --userns keep-id -------------------------------------------------------------
+
+@test "--userns keep-id, unprivileged: the command runs as the caller's uid and gid, not root" {
+	skip_unless_user
+	run --separate-stderr "$GPURUN" --gpus void --userns keep-id "$BUSYBOX_DIR" sh -c 'id -u; id -g'
+	assert_success
+	assert_output "$(id -u)
+$(id -g)"
+}
+
+@test "--userns keep-id, unprivileged: files made in a -v volume are the caller's, and -u still wins" {
+	skip_unless_user
+	mkdir "$BATS_TEST_TMPDIR/vol"
+	run --separate-stderr "$GPURUN" --gpus void --userns keep-id -v "$BATS_TEST_TMPDIR/vol:/w" "$BUSYBOX_DIR" \
+		sh -c 'echo made >/w/new && stat -c %u:%g /w/new'
+	assert_success
+	assert_output "$(id -u):$(id -g)"
+	assert_equal "$(stat -c %u:%g "$BATS_TEST_TMPDIR/vol/new")" "$(id -u):$(id -g)"
+	run --separate-stderr "$GPURUN" --gpus void --userns keep-id -u 0 "$BUSYBOX_DIR" id -u
+	assert_output 0
+}
+
+@test "--userns keep-id: HOME is the caller's home where the container has it, else the working directory" {
+	skip_unless_user
+	local home
+	home=$(getent passwd "$(id -u)" | cut -d: -f6)
+	mkdir "$BATS_TEST_TMPDIR/home"
+	run --separate-stderr "$GPURUN" --gpus void --userns keep-id -v "$BATS_TEST_TMPDIR/home:$home" "$BUSYBOX_DIR" \
+		sh -c 'echo "$HOME"'
+	assert_success
+	assert_output "$home"
+	run --separate-stderr "$GPURUN" --gpus void --userns keep-id -w /tmp/work "$BUSYBOX_DIR" sh -c 'echo "$HOME"'
+	assert_output /tmp/work
+	# The plan says the same.
+	run --separate-stderr "$GPURUN" --dry-run --gpus void --userns keep-id -v "$BATS_TEST_TMPDIR/home:$home" \
+		"$BUSYBOX_DIR" true
+	assert_output --partial " HOME=$home "
+}
+
+@test "--userns keep-id as root changes nothing: root has no user namespace, its ids are the host's" {
+	skip_unless_root
+	run --separate-stderr "$GPURUN" --gpus void --userns keep-id "$BUSYBOX_DIR" sh -c 'id -u; readlink /proc/self/ns/user'
+	assert_success
+	assert_output "0
+$(readlink /proc/self/ns/user)"
+}
+
+@test "--userns with a mode other than keep-id is refused saying what gpurun does, 125" {
+	run -125 --separate-stderr "$GPURUN" --userns host "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "--userns host: gpurun chooses the user namespace itself (unprivileged, one mapping the caller to root; as root, none); --userns keep-id keeps the caller's uid and gid inside"
+}
+
 # ---- --device /dev/X ----------------------------------------------------------------
 
 @test "--device /dev/zero:/dev/extra binds the host's device node there, beside --gpus" {

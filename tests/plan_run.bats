@@ -293,6 +293,10 @@ hostile_plan() {
 	grep -q '^/dev/extra character special file 1:5 ' "$BATS_TEST_TMPDIR/plan.txt" || fail "no /dev/extra in the plan's container"
 }
 
+@test "--userns keep-id (unprivileged with one id: the caller's ids for the command)" {
+	same_container --userns keep-id -w /tmp/w "$BUSYBOX_TGZ"
+}
+
 @test "--ulimit nofile=512:1024: the command's limits" {
 	same_container --ulimit nofile=512:1024 "$BUSYBOX_TGZ"
 }
