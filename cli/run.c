@@ -99,7 +99,8 @@ static const struct opt run_opts[] = {
 	{R_PULL, "pull", NULL, 0, OPT_CHOICE, "missing|always|never", "a registry image: from the cache when\n"
 	 "there (default), always asked again, or only from the cache"},
 	{R_TLS_VERIFY, "tls-verify", NULL, 0, OPT_OPTIONAL, "false", "the registry may be plain HTTP or have an\n"
-	 "unverified certificate (also GPURUN_INSECURE_REGISTRIES=HOST[:PORT],...)\n"
+	 "unverified certificate (also GPURUN_INSECURE_REGISTRIES=HOST[:PORT],...;\n"
+	 "a loopback registry may be plain HTTP unless --tls-verify=true)\n"
 	 "(a pull's time bounds: GPURUN_PULL_STALL_TIMEOUT, 30 s without\n"
 	 "a byte; GPURUN_PULL_ANSWER_TIMEOUT, 120 s an answer)"},
 	{R_DRY_RUN, "dry-run", NULL, 0, OPT_FLAG, NULL, "print the plan as shell commands; change nothing"},
