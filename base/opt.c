@@ -35,9 +35,6 @@ const struct opt opt_docker_refused[] = {
 	{1, "cap-add", NULL, 0, OPT_REFUSED, NULL, NO_CAPS},
 	{1, "cap-drop", NULL, 0, OPT_REFUSED, NULL, NO_CAPS},
 	{1, "security-opt", NULL, 0, OPT_REFUSED, NULL, NO_CAPS},
-	{1, "userns", NULL, 0, OPT_REFUSED, NULL,
-	 "gpurun chooses the user namespace itself: one mapping "
-	 "the caller to root when not run as root, none as root"},
 	{1, "pid", NULL, 0, OPT_REFUSED, NULL,
 	 "the container always has its own pid namespace, with "
 	 "gpurun's init as pid 1"},
@@ -51,6 +48,18 @@ const struct opt opt_docker_refused[] = {
 	{1, "cpus", NULL, 0, OPT_REFUSED, NULL, NO_LIMITS},
 	{1, "cpuset-cpus", NULL, 0, OPT_REFUSED, NULL, NO_LIMITS " (or taskset -c)"},
 	{1, "pids-limit", NULL, 0, OPT_REFUSED, NULL, NO_LIMITS},
+	{1, "group-add", NULL, 0, OPT_REFUSED, NULL,
+	 "the command gets its user's groups from the image's /etc/group (docker's rule for -u); "
+	 "add the user to the group there, or run with -u USER:GROUP"},
+	{1, "stop-signal", NULL, 0, OPT_REFUSED, NULL,
+	 "gpurun stops nothing by itself: the signals it gets (SIGINT, SIGTERM, SIGHUP, SIGQUIT, "
+	 "SIGUSR1, SIGUSR2) reach the command as they are, so send the one it wants (kill -s)"},
+	{1, "stop-timeout", NULL, 0, OPT_REFUSED, NULL,
+	 "gpurun stops nothing by itself: the command ends when it does, or when a signal sent to "
+	 "gpurun ends it"},
+	{1, "sysctl", NULL, 0, OPT_REFUSED, NULL,
+	 "the container has the host's kernel settings (with --net none, a new network namespace's "
+	 "defaults); gpurun sets none: set them on the host (sysctl -w) or in the batch system"},
 	{1, "add-host", NULL, 0, OPT_REFUSED, NULL, NO_HOSTS},
 	{1, "dns", NULL, 0, OPT_REFUSED, NULL, NO_HOSTS},
 	{0},
@@ -428,11 +437,12 @@ int opt_env(const char *arg, struct strv *env, struct gerr *err)
 	return 0;
 }
 
-int opt_tls_verify(const char *v, int *insecure, struct gerr *err)
+int opt_tls_verify(const char *v, int *insecure, int *verify, struct gerr *err)
 {
 	if (v && strcmp(v, "true") && strcmp(v, "false"))
 		return gerr_set(err, 0, "--tls-verify: invalid value '%s' (expected true or false)", v);
 	*insecure = v && !strcmp(v, "false");
+	*verify = !*insecure;
 	return 0;
 }
 

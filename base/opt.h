@@ -107,8 +107,10 @@ int opt_env_file(const char *path, struct strv *out, struct gerr *err);
 /* -e K=V, or -e K (the host's value; nothing when the host has none),
  * added to env. */
 int opt_env(const char *arg, struct strv *env, struct gerr *err);
-/* podman's --tls-verify[=true|false]: *insecure is 1 for false. */
-int opt_tls_verify(const char *v, int *insecure, struct gerr *err);
+/* podman's --tls-verify[=true|false]: *insecure is 1 for false, *verify 1
+ * for true (said outright: TLS verified even where plain HTTP is allowed by
+ * default, a registry on a loopback address). */
+int opt_tls_verify(const char *v, int *insecure, int *verify, struct gerr *err);
 /* Set K=V in env, replacing an earlier K: the last one given wins. */
 void env_set(struct strv *env, const char *kv);
 /* a then b, as one new NULL-terminated list (the strings are not copied). */

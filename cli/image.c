@@ -155,7 +155,7 @@ static int pull_verb(const struct verb *v, int argc, char **argv, const char *dr
 		switch (o->id) {
 		case V_PLATFORM: po.platform = val; break;
 		case V_TLS_VERIFY:
-			if (opt_tls_verify(val, &po.insecure, &err) < 0)
+			if (opt_tls_verify(val, &po.insecure, &po.tls_verify, &err) < 0)
 				gerr_die(&err);
 			break;
 		case V_QUIET: flags |= IMAGE_QUIET; break;

@@ -11,6 +11,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,18 +21,20 @@
 #include "../gpu/cdi/cdi.h"
 #include "../gpu/gpu.h"
 #include "../ns/ns.h"
+#include "../ns/userns/userns.h"
 #include "../rootfs/rootfs.h"
 
 struct cli {
 	struct strv env, file_env, requires;
 	struct strv mounts;   /* 'v', 't' or 'm' then -v's, --tmpfs's or --mount's value, in order */
 	struct strv devices;  /* --device vendor.com/class=name (CDI) */
+	struct strv nodes;    /* --device /dev/X[:/dev/Y][:rwm] (a host device node) */
 	struct strv cdi_dirs; /* --cdi-spec-dir */
 	const char *workdir, *user, *hostname, *net, *gpus, *caps, *driver_root, *platform;
-	int read_only, dry_run, verbose, no_cache, quiet, insecure, tty, interactive;
+	int read_only, dry_run, verbose, no_cache, quiet, insecure, tls_verify, tty, interactive;
 	const char *max_image_size; /* --max-image-size */
 	const char *entrypoint;     /* --entrypoint ("": none), or NULL */
-	const char *ipc, *pull;
+	const char *ipc, *pull, *userns;
 	unsigned long long shm_size;
 	int value_word; /* the word an option took last as its value (to name it when that was IMAGE) */
 	char typed[64]; /* that option, as typed */
@@ -47,7 +50,7 @@ enum {
 	R_ENV = 1, R_VOLUME, R_WORKDIR, R_USER, R_HOSTNAME, R_NET, R_READ_ONLY, R_DRY_RUN, R_VERBOSE, R_GPUS,
 	R_CAPS, R_REQUIRE, R_DEVICE, R_CDI_SPEC_DIR, R_DRIVER_ROOT, R_NO_CACHE, R_MAX_IMAGE_SIZE, R_QUIET,
 	R_PLATFORM, R_TLS_VERIFY, R_HELP, R_VERSION, R_ENV_FILE, R_TMPFS, R_MOUNT, R_SHM_SIZE, R_ULIMIT, R_IPC,
-	R_ENTRYPOINT, R_PULL, R_DOCKER_NOOP, R_TTY, R_INTERACTIVE,
+	R_ENTRYPOINT, R_PULL, R_DOCKER_NOOP, R_TTY, R_INTERACTIVE, R_USERNS,
 };
 static const struct opt run_opts[] = {
 	{R_GPUS, "gpus", NULL, 0, OPT_VALUE, "SPEC", "all, none, void, or indexes, GPU-<uuid>, PCI bus ids\n"
@@ -55,14 +58,16 @@ static const struct opt run_opts[] = {
 	 "count; count=2 is docker's two GPUs, device=0,2 docker's list"},
 	{R_CAPS, "caps", NULL, 0, OPT_VALUE, "LIST", "driver capabilities (default utility,compute)"},
 	{R_REQUIRE, "require", NULL, 0, OPT_VALUE, "EXPR", "an NVIDIA_REQUIRE_* style constraint (repeatable)"},
-	{R_DEVICE, "device", NULL, 0, OPT_VALUE, "VENDOR/CLASS=NAME", "a CDI device, e.g. nvidia.com/gpu=0 (repeatable;\n"
-	 "instead of --gpus, --caps and --require)"},
+	{R_DEVICE, "device", NULL, 0, OPT_VALUE, "CDI-NAME|/dev/X", "a CDI device, e.g. nvidia.com/gpu=0 (instead of\n"
+	 "--gpus, --caps and --require), or docker's /dev/X[:/dev/Y][:rwm],\n"
+	 "a host character device bound in (repeatable)"},
 	{R_CDI_SPEC_DIR, "cdi-spec-dir", NULL, 0, OPT_VALUE, "DIR", "where CDI specs are (repeatable, later wins; else\n"
 	 "GPURUN_CDI_SPEC_DIRS=DIR:DIR, else /etc/cdi:/var/run/cdi)"},
 	{R_ENV, "env", NULL, 'e', OPT_VALUE, "K[=V]", "set a variable; K alone copies the host's value"},
 	{R_ENV_FILE, "env-file", NULL, 0, OPT_VALUE, "FILE", "K=V or K lines (# comments), as docker reads them;\n"
 	 "-e wins over them"},
-	{R_VOLUME, "volume", NULL, 'v', OPT_VALUE, "SRC:DST[:ro]", "bind a host path"},
+	{R_VOLUME, "volume", NULL, 'v', OPT_VALUE, "SRC:DST[:OPTS]", "bind a host path; OPTS: ro or rw, and docker's\n"
+	 "z, Z, cached, delegated (accepted, change nothing here)"},
 	{R_MOUNT, "mount", NULL, 0, OPT_VALUE, "type=bind|tmpfs,...", "docker's syntax: source, target, readonly,\n"
 	 "tmpfs-size, tmpfs-mode (src, dst, destination, ro too)"},
 	{R_TMPFS, "tmpfs", NULL, 0, OPT_VALUE, "DST[:OPTS]", "a tmpfs, noexec,nosuid,nodev unless exec; OPTS:\n"
@@ -74,7 +79,12 @@ static const struct opt run_opts[] = {
 	{R_HOSTNAME, "hostname", NULL, 'h', OPT_VALUE, "NAME", "new UTS namespace with that host name\n"
 	 "(-h alone, as the only argument, is the help)"},
 	{R_NET, "net", "network", 0, OPT_VALUE, "host|none", "share the host network (default) or only lo"},
-	{R_IPC, "ipc", NULL, 0, OPT_CHOICE, "host|private", "share the host's IPC namespace, or a new one (default)"},
+	{R_IPC, "ipc", NULL, 0, OPT_CHOICE, "host|private", "share the host's IPC namespace and /dev/shm, or\n"
+	 "new ones (default)"},
+	{R_USERNS, "userns", NULL, 0, OPT_VALUE, "keep-id", "unprivileged: the caller's uid, gid and home inside\n"
+	 "instead of root's, so volumes are written as the caller\n"
+	 "(podman's); with subordinate ranges, the image's other\n"
+	 "owners stay mapped"},
 	{R_ULIMIT, "ulimit", NULL, 0, OPT_VALUE, "NAME=SOFT[:HARD]", "a resource limit of the command, as docker's\n"
 	 "(nofile, nproc, core, memlock, stack, ...; repeatable)"},
 	{R_ENTRYPOINT, "entrypoint", NULL, 0, OPT_VALUE, "CMD", "instead of the image's Entrypoint, and its Cmd\n"
@@ -89,7 +99,8 @@ static const struct opt run_opts[] = {
 	{R_PULL, "pull", NULL, 0, OPT_CHOICE, "missing|always|never", "a registry image: from the cache when\n"
 	 "there (default), always asked again, or only from the cache"},
 	{R_TLS_VERIFY, "tls-verify", NULL, 0, OPT_OPTIONAL, "false", "the registry may be plain HTTP or have an\n"
-	 "unverified certificate (also GPURUN_INSECURE_REGISTRIES=HOST[:PORT],...)\n"
+	 "unverified certificate (also GPURUN_INSECURE_REGISTRIES=HOST[:PORT],...;\n"
+	 "a loopback registry may be plain HTTP unless --tls-verify=true)\n"
 	 "(a pull's time bounds: GPURUN_PULL_STALL_TIMEOUT, 30 s without\n"
 	 "a byte; GPURUN_PULL_ANSWER_TIMEOUT, 120 s an answer)"},
 	{R_DRY_RUN, "dry-run", NULL, 0, OPT_FLAG, NULL, "print the plan as shell commands; change nothing"},
@@ -98,8 +109,9 @@ static const struct opt run_opts[] = {
 	{R_DOCKER_NOOP, "init", NULL, 0, OPT_FLAG, NULL, "accepted: gpurun's own init is always pid 1"},
 	{R_TTY, "tty", NULL, 't', OPT_FLAG, NULL, "a pty of the container's own for the command, relayed to\n"
 	 "this terminal (-it: with the keystrokes)"},
-	{R_INTERACTIVE, "interactive", NULL, 'i', OPT_FLAG, NULL, "with -t, relay stdin to the command (without -t,\n"
-	 "stdin always reaches the command; docker closes it)"},
+	{R_INTERACTIVE, "interactive", NULL, 'i', OPT_FLAG, NULL, "with -t, relay this terminal's keys to the command\n"
+	 "(-it needs stdin to be a terminal, as docker's); without\n"
+	 "-t, stdin always reaches the command (docker closes it)"},
 	{R_HELP, "help", NULL, 0, OPT_FLAG, NULL, "this text (-h too, alone)"},
 	{R_VERSION, "version", NULL, 'V', OPT_FLAG, NULL, "the version"},
 	{0},
@@ -144,6 +156,7 @@ static int parse_run_args(struct cli *c, int argc, char **argv)
 			bad = opt_ulimit(v, &c->ulimits[c->nulimits++], &err);
 			break;
 		case R_IPC: c->ipc = v; break;
+		case R_USERNS: c->userns = v; break;
 		case R_ENTRYPOINT: c->entrypoint = v; break;
 		case R_PULL: c->pull = v; break;
 		case R_WORKDIR: c->workdir = v; break;
@@ -169,8 +182,8 @@ static int parse_run_args(struct cli *c, int argc, char **argv)
 		case R_NO_CACHE: c->no_cache = 1; break;
 		case R_QUIET: c->quiet = 1; break;
 		case R_PLATFORM: c->platform = v; break;
-		case R_TLS_VERIFY: bad = opt_tls_verify(v, &c->insecure, &err); break;
-		case R_DEVICE: strv_add(&c->devices, xstrdup(v)); break;
+		case R_TLS_VERIFY: bad = opt_tls_verify(v, &c->insecure, &c->tls_verify, &err); break;
+		case R_DEVICE: strv_add(v[0] == '/' ? &c->nodes : &c->devices, xstrdup(v)); break;
 		case R_CDI_SPEC_DIR: strv_add(&c->cdi_dirs, xstrdup(v)); break;
 		case R_MAX_IMAGE_SIZE: c->max_image_size = v; break;
 		case R_HELP: return CLI_HELP;
@@ -202,12 +215,28 @@ static void check_values(const struct cli *c, struct run_config *cfg)
 		    c->gpus   ? "--gpus"
 		    : c->caps ? "--caps"
 			      : "--require");
+	/* docker reads a bare number as a count of GPUs.  Said to whoever
+	 * typed it; scripts written for gpurun keep a quiet stderr. */
+	if (c->gpus && *c->gpus && strspn(c->gpus, "0123456789") == strlen(c->gpus) && isatty(2))
+		warnx_("--gpus %s is the GPU of index %s, not docker's count of %s GPUs (that is --gpus count=%s; "
+		       "--gpus device=%s says the index without this line)",
+		       c->gpus, c->gpus, c->gpus, c->gpus, c->gpus);
 	if (c->net && strcmp(c->net, "host") && strcmp(c->net, "none"))
 		die(GPURUN_EXIT_FAIL,
 		    "--net/--network: '%s' is not one gpurun has: host (the default) or none; "
 		    "gpurun makes no bridge or user-defined networks",
 		    c->net);
+	if (c->userns && strcmp(c->userns, "keep-id"))
+		die(GPURUN_EXIT_FAIL,
+		    "--userns %s: gpurun chooses the user namespace itself (unprivileged, one mapping the caller "
+		    "to root; as root, none); --userns keep-id keeps the caller's uid and gid inside",
+		    c->userns);
+	/* Before the image is opened: the cache area of the launch's map. */
+	if (c->userns)
+		subid_keep_caller(1);
 	cfg->share_ipc = c->ipc && !strcmp(c->ipc, "host");
+	if (cfg->share_ipc && c->shm_size)
+		die(GPURUN_EXIT_FAIL, "--shm-size cannot be combined with --ipc host: /dev/shm is then the host's");
 	cfg->shm_size = c->shm_size;
 	cfg->ulimits = c->ulimits;
 	cfg->nulimits = c->nulimits;
@@ -222,6 +251,13 @@ static void check_values(const struct cli *c, struct run_config *cfg)
 		die(GPURUN_EXIT_FAIL, "--user: invalid value '%s' (expected UID[:GID] or NAME[:GROUP])", c->user);
 	if (c->workdir && c->workdir[0] != '/')
 		die(GPURUN_EXIT_FAIL, "--workdir '%s': must be an absolute path", c->workdir);
+	/* docker's rule: -it relays keystrokes from a terminal; from a pipe or
+	 * a file the command would wait for keys that never come (an
+	 * interactive bash ignores SIGTERM).  The plan reads no input. */
+	if (c->tty && c->interactive && !c->dry_run && !isatty(0))
+		die(GPURUN_EXIT_FAIL,
+		    "-it: the input device is not a TTY (-i alone passes stdin and its end to the command; "
+		    "-t alone gives it a terminal without reading stdin)");
 }
 
 /* The image, before any namespace work (rootfs/open.c): a bad image fails
@@ -232,6 +268,7 @@ static void open_image(const struct cli *c, struct run_config *cfg, char **argv,
 	struct gerr err = {0};
 	struct image_open_opts o = {.platform = c->platform,
 				    .insecure = c->insecure,
+				    .tls_verify = c->tls_verify,
 				    .verbose = c->verbose,
 				    .dry_run = c->dry_run,
 				    .quiet = c->quiet,
@@ -239,11 +276,13 @@ static void open_image(const struct cli *c, struct run_config *cfg, char **argv,
 				    .pull_always = c->pull && !strcmp(c->pull, "always"),
 				    .pull_never = c->pull && !strcmp(c->pull, "never")};
 	struct opened_image oi;
+	/* `--gpus IMAGE true`: the option took the image, and "true" is the
+	 * command, not a reference to pull. */
+	struct stat st;
+	int took = c->value_word && c->value_word == i - 1 && stat(argv[i - 1], &st) == 0;
+	o.bare_ref = !took;
 	if (image_open(argv[i], &o, cache, img, &oi, &err) < 0) {
-		/* `--gpus IMAGE true`: the option took the image. */
-		struct stat st;
-		if (c->value_word && c->value_word == i - 1 && err.errnum == ENOENT && !err.hint[0] &&
-		    stat(argv[i - 1], &st) == 0)
+		if (took && err.errnum == ENOENT && !err.hint[0])
 			gerr_hint(&err, "%s took '%s' as its value: was its value left out?", c->typed, argv[i - 1]);
 		gerr_die(&err);
 	}
@@ -289,11 +328,19 @@ int run_main(int argc, char **argv, const char *driver_root)
 	if (!cfg.argv[0])
 		cfg.argv = default_cmd;
 	ns_caller(&cfg);
+	/* As root there is no user namespace: the ids are the caller's. */
+	cfg.keep_id = c.userns && cfg.unprivileged;
+	if (cfg.keep_id) {
+		const struct passwd *pw = getpwuid(cfg.host_uid);
+		cfg.keep_home = pw && pw->pw_dir[0] == '/' ? xstrdup(pw->pw_dir) : getenv("HOME");
+	}
 	cfg.read_only = c.read_only;
 	cfg.verbose = c.verbose;
 	cfg.tty = c.tty;
 	cfg.interactive = c.interactive;
 	cfg.user_spec = c.user ? c.user : ic ? ic->user : NULL;
+	if (cfg.keep_id && !c.user)
+		cfg.user_spec = xasprintf("%u:%u", (unsigned)cfg.host_uid, (unsigned)cfg.host_gid);
 	cfg.workdir = c.workdir;
 	if (!cfg.workdir && ic && ic->workdir)
 		cfg.workdir = ic->workdir[0] == '/' ? ic->workdir : xasprintf("/%s", ic->workdir);
@@ -317,6 +364,9 @@ int run_main(int argc, char **argv, const char *driver_root)
 			gerr_die(&err);
 	} else if (gpu_configure(&plan, &go, &gr, &err) < 0)
 		gerr_die(&err);
+	for (size_t k = 0; k < c.nodes.n; k++)
+		if (layout_device(&plan, c.nodes.v[k], &err) < 0)
+			gerr_die(&err);
 	if (layout_mounts(&plan, &c.mounts, &err) < 0)
 		gerr_die(&err);
 	layout_finish(&plan, &cfg, gr.ldconfig_dirs, gr.compat_driver);

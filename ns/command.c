@@ -188,6 +188,16 @@ static void set_ulimits(const struct run_config *cfg, int err_fd)
 	}
 }
 
+const char *ns_keep_id_home(const struct run_config *cfg, int (*exists)(const void *arg, const char *path),
+			    const void *arg)
+{
+	if (!cfg->keep_id)
+		return NULL;
+	if (cfg->keep_home && cfg->keep_home[0] == '/' && exists(arg, cfg->keep_home))
+		return cfg->keep_home;
+	return cfg->workdir ? cfg->workdir : "/";
+}
+
 int ns_takes_groups(const struct run_config *cfg, uid_t uid, gid_t gid)
 {
 	if (cfg->fake_ids)

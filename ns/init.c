@@ -44,6 +44,16 @@ static void close_inherited(const int *keep, size_t n)
 	}
 }
 
+/* Whether the built root has the directory path (ns_keep_id_home). */
+static int dir_in_root(const void *arg, const char *path)
+{
+	struct gerr ignored = {0};
+	int fd = root_open(*(const int *)arg, path, O_PATH | O_DIRECTORY | O_CLOEXEC, &ignored);
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0;
+}
+
 void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status_fd)
 {
 	const int image_fd = cfg->image_fd;
@@ -58,6 +68,11 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 	if (read(sync_fd, &go, 1) != 1)
 		_exit(GPURUN_EXIT_FAIL);
 	close(sync_fd);
+	/* --userns keep-id with a range: the caller is its own uid inside, so
+	 * P1 starts as that user; root of the map (a subordinate id) makes
+	 * the container, as without it. */
+	if ((cfg->subids.in_uid || cfg->subids.in_gid) && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0))
+		setup_failf(err_fd, errno, "become root of the container's user namespace");
 	/* Not before the maps are written: a non-dumpable process's /proc
 	 * files belong to the host's root, and P0 could not write them.
 	 * After this, the container's root cannot ptrace or read P1. */
@@ -115,8 +130,9 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 	ga.gid = st.user.gid;
 	ga.ngroups = st.user.ngroups;
 	memcpy(ga.groups, st.user.groups, sizeof ga.groups);
-	if (st.home)
-		snprintf(ga.home, sizeof ga.home, "%s", st.home);
+	const char *keep_home = st.home ? NULL : ns_keep_id_home(cfg, dir_in_root, &st.rootfd);
+	if (st.home || keep_home)
+		snprintf(ga.home, sizeof ga.home, "%s", st.home ? st.home : keep_home);
 	free(st.home);
 	close(st.rootfd);
 	if (cfg->verbose) {

@@ -1,7 +1,7 @@
 /* ns/layout.c — the baseline layout of every container, as plan ops: the
- * root, /proc, a private /dev (its /dev/shm sized by --shm-size), /sys,
- * /tmp, /run, the host's network files, volumes, --tmpfs and --mount in
- * docker's syntax, the working directory, and the closing steps (pivot,
+ * root, /proc, a private /dev (its /dev/shm sized by --shm-size, or the
+ * host's with --ipc host), /sys, /tmp, /run, the host's network files,
+ * volumes, --tmpfs and --mount in docker's syntax, the working directory, and the closing steps (pivot,
  * ldconfig, read-only root).  gpurun.c calls these around gpu_configure(); the unit
  * tests (tests/unit/layout_test.c) call them directly and check the ops.
  * Building only: nothing here touches the system, except that a volume's
@@ -49,7 +49,7 @@ static void layout_root(struct plan *p, const struct run_config *cfg)
 	plan_why(root, "the per-run root: a tmpfs of this mount namespace, gone with it");
 }
 
-static void layout_dev(struct plan *p, unsigned long long shm_size)
+static void layout_dev(struct plan *p, const struct run_config *cfg)
 {
 	static const struct {
 		const char *path;
@@ -70,8 +70,14 @@ static void layout_dev(struct plan *p, unsigned long long shm_size)
 	for (size_t i = 0; i < COUNT_OF(links); i++)
 		plan_symlink(p, links[i][0], links[i][1]);
 	plan_add(p, OP_DEVPTS, OPF_NOSUID | OPF_NOEXEC, NULL, "/dev/pts");
-	if (shm_size) {
-		_cleanup_free_ char *data = xasprintf("mode=1777,size=%llu", shm_size);
+	if (cfg->share_ipc) {
+		/* POSIX shared memory (shm_open, sem_open) is files in /dev/shm,
+		 * not IPC-namespace objects: sharing the namespace alone would
+		 * leave PyTorch's and NCCL's segments apart. */
+		plan_why(plan_bind(p, "/dev/shm", "/dev/shm", OPF_DIR | OPF_NOSUID | OPF_NODEV),
+			 "--ipc host: the host's /dev/shm, as docker binds it");
+	} else if (cfg->shm_size) {
+		_cleanup_free_ char *data = xasprintf("mode=1777,size=%llu", cfg->shm_size);
 		plan_why(plan_tmpfs(p, "/dev/shm", data, OPF_NOSUID | OPF_NODEV), "--shm-size");
 	} else {
 		plan_why(plan_tmpfs(p, "/dev/shm", "mode=1777", OPF_NOSUID | OPF_NODEV),
@@ -156,7 +162,7 @@ void layout_base(struct plan *p, const struct run_config *cfg)
 		plan_add(p, OP_LOOPBACK, 0, NULL, NULL);
 	plan_why(plan_add(p, OP_PROC, OPF_NOSUID | OPF_NODEV | OPF_NOEXEC, NULL, "/proc"),
 		 "fresh: only the container's processes");
-	layout_dev(p, cfg->shm_size);
+	layout_dev(p, cfg);
 	if (cfg->new_net)
 		plan_add(p, OP_SYSFS, OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC, NULL, "/sys");
 	else
@@ -184,8 +190,16 @@ static int add_bind(struct plan *p, const char *src, const char *dst, int ro, st
 {
 	_cleanup_free_ char *abs = realpath(src, NULL);
 	struct stat st;
-	if (!abs || stat(abs, &st) < 0)
-		return gerr_set(err, errno, "volume source %s", src);
+	if (!abs || stat(abs, &st) < 0) {
+		int e = errno;
+		/* docker reads a source without a slash as a named volume. */
+		if (e == ENOENT && !strchr(src, '/'))
+			return gerr_set(err, 0,
+					"volume source '%s': no such path here, and gpurun has no named volumes: it "
+					"binds host paths only (-v /path/to/dir:%s, or ./%s:%s for one here)",
+					src, dst, src, dst);
+		return gerr_set(err, e, "volume source %s", src);
+	}
 	unsigned flags = OPF_REC | OPF_NOSUID | OPF_NODEV | (ro ? OPF_RO : 0);
 	if (S_ISDIR(st.st_mode))
 		flags |= OPF_DIR;
@@ -205,11 +219,27 @@ int layout_volume(struct plan *p, const char *spec, struct gerr *err)
 		*mode++ = '\0';
 	if (!*src || !*dst)
 		return gerr_set(err, 0, "--volume '%s': expected SRC:DST[:ro]", spec);
-	if (mode && strcmp(mode, "ro") && strcmp(mode, "rw"))
-		return gerr_set(err, 0, "--volume '%s': unknown mode '%s' (expected ro or rw)", spec, mode);
+	/* docker's modes, comma-separated.  z and Z relabel for SELinux, which
+	 * is not here; cached, delegated and consistent are Docker Desktop's
+	 * file sharing: none of them changes a bind here. */
+	int ro = -1;
+	char *save = NULL;
+	for (char *m = mode ? strtok_r(mode, ",", &save) : NULL; m; m = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(m, "ro") || !strcmp(m, "rw")) {
+			if (ro >= 0)
+				return gerr_set(err, 0, "--volume '%s': ro and rw given more than once", spec);
+			ro = m[1] == 'o';
+		} else if (strcmp(m, "z") && strcmp(m, "Z") && strcmp(m, "cached") && strcmp(m, "delegated") &&
+			   strcmp(m, "consistent")) {
+			return gerr_set(err, 0,
+					"--volume '%s': unknown mode '%s' (expected ro or rw; z, Z, cached, delegated "
+					"and consistent are accepted and change nothing here)",
+					spec, m);
+		}
+	}
 	if (check_dst("--volume", spec, dst, err) < 0)
 		return -1;
-	return add_bind(p, src, dst, mode && !strcmp(mode, "ro"), err);
+	return add_bind(p, src, dst, ro == 1, err);
 }
 
 /* A tmpfs as docker makes one: noexec,nosuid,nodev unless "exec"; a size
@@ -341,6 +371,57 @@ static int layout_mount(struct plan *p, const char *spec, struct gerr *err)
 	if (!src || !*src)
 		return gerr_set(err, 0, "--mount '%s': source is missing", spec);
 	return add_bind(p, src, dst, ro, err);
+}
+
+/* docker's permissions of a device: a cgroup rule gpurun has no cgroup
+ * for.  Read and write are what the node's own mode then allows; a rule
+ * that would take one of them away cannot be kept, so it is refused. */
+static int device_perms_ok(const char *s)
+{
+	return *s && strspn(s, "rwm") == strlen(s) && strchr(s, 'r') && strchr(s, 'w');
+}
+
+static int is_device_perms(const char *s)
+{
+	return *s && strspn(s, "rwm") == strlen(s);
+}
+
+int layout_device(struct plan *p, const char *spec, struct gerr *err)
+{
+	_cleanup_free_ char *copy = xstrdup(spec);
+	char *src = copy, *dst = strchr(copy, ':'), *perms = NULL;
+	if (dst) {
+		*dst++ = '\0';
+		perms = strchr(dst, ':');
+		if (perms)
+			*perms++ = '\0';
+		else if (is_device_perms(dst)) /* /dev/X:rwm */
+			perms = dst, dst = NULL;
+	}
+	if (!dst)
+		dst = src;
+	if (perms && !device_perms_ok(perms))
+		return gerr_set(err, 0,
+				"--device '%s': permissions '%s': gpurun has no device cgroup to narrow access with; "
+				"the node opens as its own mode allows (use rw or rwm, or leave them out)",
+				spec, perms);
+	if (check_dst("--device", spec, dst, err) < 0)
+		return -1;
+	_cleanup_free_ char *abs = realpath(src, NULL);
+	struct stat st;
+	if (!abs || stat(abs, &st) < 0)
+		return gerr_set(err, errno, "--device %s", src);
+	if (!S_ISCHR(st.st_mode))
+		return gerr_set(err, 0,
+				"--device %s: not a character device (gpurun binds character devices only, each named)",
+				src);
+	/* Read-only: the node is the host's own inode, and a chmod or chown
+	 * from inside would change it on the host.  Opening it to write is
+	 * still what its mode allows (a mount's ro does not apply to devices). */
+	struct op *op = plan_bind(p, abs, dst, OPF_DEVICE | OPF_RO | OPF_NOSUID | OPF_NOEXEC | OPF_REPLACE);
+	op->rdev = st.st_rdev;
+	plan_why(op, "--device %s", src);
+	return 0;
 }
 
 int layout_mounts(struct plan *p, const struct strv *specs, struct gerr *err)

@@ -39,6 +39,10 @@ struct run_config {
 	int setgroups_denied; /* root of a user namespace that denies setgroups (ns_takes_groups) */
 	uid_t host_uid;
 	gid_t host_gid;
+	int keep_id;                  /* --userns keep-id, unprivileged: the caller's ids inside, as the
+				* command's default user (and, with ranges, in the map itself) */
+	const char *keep_home;        /* with keep_id: the caller's home on the host, HOME inside when it
+				* is there and the image's /etc/passwd gives the user none */
 	const char *hostname;         /* --hostname: a new UTS namespace with it; NULL shares the host's */
 	int new_net;                  /* --net none */
 	int share_ipc;                /* --ipc host: no new IPC namespace */
@@ -63,7 +67,7 @@ struct run_config {
 /* ns/layout.c: the baseline ops of every container, in the order a launch
  * needs them.  layout_base: root, hostname, lo, /proc, /dev, /sys, /tmp,
  * /run, the host's network files (GPU injection comes after it);
- * layout_volume: one -v SRC:DST[:ro] (-1 with err when malformed or the
+ * layout_volume: one -v SRC:DST[:OPTS] (-1 with err when malformed or the
  * source is missing); layout_mounts: every -v, --tmpfs DST[:OPTS] and
  * --mount type=bind|tmpfs,... (docker's syntax); layout_finish: workdir,
  * pivot, ldconfig over ldconfig_dirs (NULL: none; with compat_driver, the
@@ -71,6 +75,9 @@ struct run_config {
  * --read-only. */
 void layout_base(struct plan *p, const struct run_config *cfg);
 int layout_volume(struct plan *p, const char *spec, struct gerr *err);
+/* One --device /dev/X[:/dev/Y][:rw[m]]: the host's character device X
+ * bound at Y (X when not given), checked to be that device when bound. */
+int layout_device(struct plan *p, const char *spec, struct gerr *err);
 /* Each of specs in the order given: 'v', 't' or 'm' (-v, --tmpfs, --mount)
  * then the option's value. */
 int layout_mounts(struct plan *p, const struct strv *specs, struct gerr *err);
@@ -118,6 +125,12 @@ void ns_describe_op(const struct run_config *cfg, size_t i, const struct ns_user
 void ns_describe_exec(const struct run_config *cfg, uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups,
 		      const char *home, struct sbuf *b);
 
+/* The command's HOME when the image's /etc/passwd gives its user none:
+ * with --userns keep-id, the caller's host home when exists(arg, path)
+ * says the container has that directory, else the working directory (as
+ * podman does); NULL otherwise (ns/command.c: "/root" or "/"). */
+const char *ns_keep_id_home(const struct run_config *cfg, int (*exists)(const void *arg, const char *path),
+			    const void *arg);
 /* Whether the command's groups are set (setgroups) to its gid and its
  * supplementary groups from the image: as root always, as docker does, so
  * the caller's own groups never reach the container; with a full subuid

@@ -87,6 +87,9 @@ void ns_view_libdirs(const struct run_config *cfg)
 /* Why this launch cannot be printed as a script that runs, or NULL. */
 static const char *not_runnable(const struct run_config *cfg)
 {
+	if (cfg->subids.in_uid || cfg->subids.in_gid)
+		return "--userns keep-id with subordinate ranges maps the caller's ids between two pieces of "
+		       "its range, three ranges in all, where util-linux's unshare --map-users writes one";
 	if (cfg->import_run)
 		return "--no-cache unpacks and verifies the image's layers with gpurun's own unpacker; "
 		       "launch it once without --no-cache, and print the plan of the cached image";
@@ -422,6 +425,31 @@ void ns_describe_exec(const struct run_config *cfg, uid_t uid, gid_t gid, const 
 	sbuf_printf(b, "%s\n)\" sh \"$S\"", delim);
 }
 
+/* Whether the container will have the directory path, as the plan knows
+ * it: made or mounted there by an op, under a directory a volume binds
+ * (then the host's), or in the image's tree. */
+static int dir_in_plan(const void *arg, const char *path)
+{
+	const struct run_config *cfg = arg;
+	for (size_t i = cfg->plan->n; i-- > 0;) {
+		const struct op *op = &cfg->plan->v[i];
+		if (!op->dst || (op->kind != OP_BIND && op->kind != OP_TMPFS && op->kind != OP_MKDIR))
+			continue;
+		const char *rest = str_after(path, op->dst);
+		if (!rest || (*rest && *rest != '/'))
+			continue;
+		if (!*rest)
+			return op->kind != OP_BIND || (op->flags & OPF_DIR);
+		if (op->kind != OP_BIND || !(op->flags & OPF_DIR))
+			return 0;
+		_cleanup_free_ char *host = xasprintf("%s%s", op->src, rest);
+		struct stat st;
+		return stat(host, &st) == 0 && S_ISDIR(st.st_mode);
+	}
+	_cleanup_fd_ int fd = tree_open(cfg, path, O_PATH | O_DIRECTORY);
+	return fd >= 0;
+}
+
 /* The command's ids and home as the plan knows them when printed. */
 static void ns_plan_user(const struct run_config *cfg, uid_t *uid, gid_t *gid, gid_t *groups, size_t *ngroups,
 			 char **home)
@@ -442,6 +470,9 @@ static void ns_plan_user(const struct run_config *cfg, uid_t *uid, gid_t *gid, g
 	if (root >= 0 && group_root >= 0 && ns_takes_groups(cfg, *uid, *gid))
 		rootfs_user_groups(root, group_root, cfg->user_spec ? cfg->user_spec : "0", *gid, groups, ngroups,
 				   &err);
+	const char *keep_home = *home ? NULL : ns_keep_id_home(cfg, dir_in_plan, cfg);
+	if (keep_home)
+		*home = xstrdup(keep_home);
 }
 
 static void describe_list(struct sbuf *b, const char *label, char **v)

@@ -1,6 +1,7 @@
 /* rootfs/open.c — what IMAGE on the command line names, opened once and
  * before any namespace work, so that a bad image fails fast in one line: a
- * registry reference (rootfs/registry/registry.c); a root file system directory
+ * registry reference (rootfs/registry/registry.c: docker://REF, or REF as
+ * docker reads it when no file has that name); a root file system directory
  * (overlaid, never modified) unless it is an OCI or dir: layout; with
  * --no-cache a root file system archive, opened and sniffed here and
  * unpacked into the run's tmpfs, or a layered image read here and unpacked
@@ -16,12 +17,14 @@
 #include <unistd.h>
 
 #include "../base/plan/plan.h"
+#include "registry/registry.h"
 
 static int from_registry(const char *arg, const struct image_open_opts *o, unsigned flags, struct cache *cache,
 			 struct image *img, struct opened_image *out, struct gerr *err)
 {
 	struct pull_opts po = {.platform = o->platform,
 			       .insecure = o->insecure,
+			       .tls_verify = o->tls_verify,
 			       .verbose = o->verbose,
 			       .always = o->pull_always,
 			       .never = o->pull_never};
@@ -37,6 +40,31 @@ static int from_registry(const char *arg, const struct image_open_opts *o, unsig
 	return 0;
 }
 
+/* docker's reading of IMAGE, when no file answers to it: a reference
+ * ("ubuntu:22.04" is docker.io/library/ubuntu:22.04).  A failure names
+ * both readings, the file first; 1 when arg is no reference either. */
+static int from_bare_ref(const char *arg, const struct image_open_opts *o, unsigned flags, struct cache *cache,
+			 struct image *img, struct opened_image *out, struct gerr *err)
+{
+	struct image_ref r;
+	struct gerr perr = {0};
+	if (ref_parse(arg, &r, &perr) < 0)
+		return 1;
+	ref_free(&r);
+	_cleanup_free_ char *ref = xasprintf(REGISTRY_PREFIX "%s", arg);
+	struct gerr rerr = {0};
+	if (from_registry(ref, o, flags, cache, img, out, &rerr) == 0)
+		return 0;
+	const char *rest = str_after(rerr.msg, "image ") ? str_after(rerr.msg, "image ") : rerr.msg;
+	gerr_set(err, 0, "image %s: no such file or directory, and as a registry image %s", arg, rest);
+	err->errnum = ENOENT;
+	if (rerr.hint[0])
+		memcpy(err->hint, rerr.hint, sizeof err->hint);
+	else
+		gerr_hint(err, "IMAGE is a file when one has that name, else a registry reference as docker reads it");
+	return -1;
+}
+
 int image_open(const char *arg, const struct image_open_opts *o, struct cache *cache, struct image *img,
 	       struct opened_image *out, struct gerr *err)
 {
@@ -46,18 +74,25 @@ int image_open(const char *arg, const struct image_open_opts *o, struct cache *c
 	out->fd = -1;
 	if (!strncmp(arg, REGISTRY_PREFIX, strlen(REGISTRY_PREFIX)))
 		return from_registry(arg, o, flags, cache, img, out, err);
-	if (o->platform)
-		return gerr_set(err, 0, "--platform is for registry images (docker://...)");
 	_cleanup_free_ char *path = xstrdup(arg);
 	char *sel = NULL;
 	/* IMAGE@NAME:TAG, unless a file is really called that. */
-	if (stat(path, &st) < 0 && (sel = strrchr(path, '@')) && sel != path) {
+	int missing = stat(path, &st) < 0 && errno == ENOENT;
+	if (missing && (sel = strrchr(path, '@')) && sel != path) {
 		*sel++ = '\0';
 		if (!*sel)
 			return gerr_set(err, 0, "image %s: empty NAME:TAG after '@'", arg);
 	} else {
 		sel = NULL;
 	}
+	/* An existing file of that name wins over the reference. */
+	if (missing && o->bare_ref && stat(path, &st) < 0 && errno == ENOENT) {
+		int r = from_bare_ref(arg, o, flags, cache, img, out, err);
+		if (r <= 0)
+			return r;
+	}
+	if (o->platform)
+		return gerr_set(err, 0, "--platform is for registry images (docker://...)");
 	if (stat(path, &st) < 0)
 		return gerr_set(err, errno, "image %s", path);
 	/* A directory is resolved once: whether it is a layout, its absolute

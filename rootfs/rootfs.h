@@ -196,6 +196,7 @@ int image_is_layout_dir(const char *path);
 struct pull_opts {
 	const char *platform; /* "os/arch[/variant]", or NULL: this machine's */
 	int insecure;         /* --tls-verify=false: plain HTTP or unverified TLS */
+	int tls_verify;       /* --tls-verify=true: never plain HTTP, even on loopback */
 	int always;           /* ask the registry even when the reference is cached */
 	int never;            /* --pull never: only from the cache, an error when not there */
 	int verbose;          /* a line per blob fetched or found in the cache */
@@ -212,6 +213,9 @@ struct image_open_opts {
 	const char *platform; /* --platform: only for a registry image */
 	int insecure, verbose, dry_run, quiet, no_cache;
 	int pull_always, pull_never; /* --pull always|never (missing: neither) */
+	int bare_ref;                /* a name that is no file and parses as a reference is
+				      * pulled (docker's reading: ubuntu:22.04) */
+	int tls_verify;              /* --tls-verify=true: TLS verified even on loopback */
 };
 struct opened_image {
 	const char *image;           /* for the plan and messages; absolute for a directory */

@@ -23,7 +23,8 @@
  *   --container-env=NAME,...  -e NAME: the host's value replaces the image's
  *   --container-writable / --container-readonly   (--read-only)
  *   --[no-]container-mount-home   -v $HOME:$HOME (default: not mounted)
- *   --[no-]container-remap-root   root inside (the default) or -u UID:GID
+ *   --[no-]container-remap-root   root inside (the default) or --userns
+ *                             keep-id: the job's uid, gid and home
  *   --[no-]container-entrypoint   gpurun always keeps the image's
  *                             Entrypoint (docker's rule): --no- is refused
  * pyxis options gpurun has no counterpart for (--container-name,
@@ -107,7 +108,8 @@ struct spank_option spank_options[] = {
 	{"container-mount-home", NULL, "gpurun: bind $HOME", 0, O_MOUNT_HOME, keep},
 	{"no-container-mount-home", NULL, "gpurun: do not bind $HOME (the default)", 0, O_NO_MOUNT_HOME, keep},
 	{"container-remap-root", NULL, "gpurun: root inside the container (the default)", 0, O_REMAP_ROOT, keep},
-	{"no-container-remap-root", NULL, "gpurun: the job's uid and gid inside", 0, O_NO_REMAP_ROOT, keep},
+	{"no-container-remap-root", NULL, "gpurun: the job's uid and gid inside (--userns keep-id)", 0, O_NO_REMAP_ROOT,
+	 keep},
 	{"container-entrypoint", NULL, "gpurun: run the image's Entrypoint (always)", 0, O_ENTRYPOINT, keep},
 	{"no-container-entrypoint", NULL, "gpurun: not supported (the Entrypoint always runs)", 0, O_NO_ENTRYPOINT,
 	 keep},
@@ -245,17 +247,11 @@ static int build(spank_t sp, const char *gpurun, const char *image, struct argv 
 		if (push2(a, "-v", vol) < 0)
 			return -1;
 	}
-	if (value(sp, O_NO_REMAP_ROOT, buf, sizeof buf) && !given[O_REMAP_ROOT]) {
-		uid_t uid;
-		gid_t gid;
-		char ids[64];
-		if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
-		    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS)
-			return -1;
-		snprintf(ids, sizeof ids, "%u:%u", (unsigned)uid, (unsigned)gid);
-		if (push2(a, "-u", ids) < 0)
-			return -1;
-	}
+	/* gpurun runs as the job's user: keeping its ids is gpurun's own
+	 * --userns keep-id (its home too, and with subordinate ranges the
+	 * image's other owners). */
+	if (value(sp, O_NO_REMAP_ROOT, buf, sizeof buf) && !given[O_REMAP_ROOT] && push2(a, "--userns", "keep-id") < 0)
+		return -1;
 	/* --container-env names: each is gpurun's -e NAME, the host's value. */
 	if ((v = value(sp, O_ENV, buf, sizeof buf))) {
 		char *copy = strdup(v), *save = NULL;

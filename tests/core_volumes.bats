@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# -v/--volume SRC:DST[:ro]: host paths bound into the container, created
+# -v/--volume SRC:DST[:OPTS]: host paths bound into the container, created
 # inside the root safely.
 
 load lib/common
@@ -34,6 +34,20 @@ setup() {
 	assert_stderr_partial "Read-only file system"
 	assert_equal "$(cat "$VOL/hello")" "from the host"
 	assert_not_exist "$VOL/new"
+}
+
+@test "docker's :z, :Z, :cached and :delegated are accepted alone and with ro or rw, and change nothing else" {
+	run --separate-stderr "$GPURUN" -v "$VOL:/a:z" -v "$VOL:/b:Z" -v "$VOL:/c:cached" -v "$VOL:/d:delegated" \
+		-v "$VOL:/e:ro,z" -v "$VOL:/f:Z,rw" "$BUSYBOX_DIR" \
+		sh -c 'for d in a b c d e f; do echo x 2>/dev/null >/$d/new-$d && echo $d rw || echo $d ro; done'
+	assert_success
+	assert_output $'a rw\nb rw\nc rw\nd rw\ne ro\nf rw'
+}
+
+@test "a named volume (-v myvol:/data) is refused saying gpurun binds host paths only, 125" {
+	cd "$BATS_TEST_TMPDIR"
+	run -125 --separate-stderr "$GPURUN" -v myvol:/data "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "volume source 'myvol': no such path here, and gpurun has no named volumes: it binds host paths only (-v /path/to/dir:/data, or ./myvol:/data for one here)"
 }
 
 @test "--volume can bind a single file" {

@@ -17,6 +17,11 @@ setup() {
 
 teardown() {
 	registry_stop_all || true
+	if [[ -n ${FIRST:-} ]]; then
+		kill "$FIRST" 2>/dev/null
+		wait "$FIRST" 2>/dev/null
+	fi
+	return 0
 }
 
 # cached_registry_image: a plain-HTTP registry holding the OCI fixture,
@@ -40,10 +45,10 @@ cached_registry_image() {
 	assert_output 2
 }
 
-@test "-i passes stdin through to the command, as without it" {
-	run --separate-stderr bash -c 'echo piped | "$GPURUN" --gpus void -i "$BUSYBOX_DIR" cat'
+@test "-i passes stdin and its end through to the command, as without it" {
+	run --separate-stderr bash -c 'printf "one\ntwo\n" | "$GPURUN" --gpus void -i "$BUSYBOX_DIR" sh -c "cat; echo end"'
 	assert_success
-	assert_output piped
+	assert_output $'one\ntwo\nend'
 }
 
 # ---- -t: refused until it is real -----------------------------------------------
@@ -256,6 +261,37 @@ cached_registry_image() {
 	assert_gpurun_error 125 "--ipc 'shareable': expected one of host|private"
 }
 
+@test "--ipc host binds the host's /dev/shm: a file made there on the host is read inside" {
+	local f=/dev/shm/gpurun-test-$$-$BATS_TEST_NUMBER
+	echo from-the-host >"$f"
+	run --separate-stderr "$GPURUN" --gpus void --ipc host "$BUSYBOX_DIR" sh -c "cat $f; echo from-inside >$f.in"
+	rm -f "$f"
+	assert_success
+	assert_output from-the-host
+	run cat "$f.in"
+	rm -f "$f.in"
+	assert_output from-inside
+}
+
+@test "two --ipc host containers share /dev/shm while both run: a FIFO made by one is read by the other" {
+	local f=/dev/shm/gpurun-test-$$-$BATS_TEST_NUMBER out=$BATS_TEST_TMPDIR/first.out
+	"$GPURUN" --gpus void --ipc host "$BUSYBOX_DIR" sh -c "mkfifo $f && echo ready && echo from-the-first >$f" \
+		>"$out" 2>&1 &
+	FIRST=$!
+	wait_for_line "$out" ready
+	run --separate-stderr timeout -k 5 20 "$GPURUN" --gpus void --ipc host "$BUSYBOX_DIR" cat "$f"
+	rm -f "$f"
+	assert_success
+	assert_output from-the-first
+	wait "$FIRST"
+	FIRST=
+}
+
+@test "--shm-size with --ipc host is refused: /dev/shm is the host's, 125" {
+	run -125 --separate-stderr "$GPURUN" --gpus void --ipc host --shm-size 64m "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "--shm-size cannot be combined with --ipc host: /dev/shm is then the host's"
+}
+
 @test "--ipc host shows in the plan: unshare without --ipc" {
 	run --separate-stderr "$GPURUN" --gpus void --dry-run --ipc host "$BUSYBOX_DIR" true
 	assert_success
@@ -357,6 +393,112 @@ can_raise_nofile() {
 	assert_output "$((hard + 1))"
 }
 
+# ---- --userns keep-id -------------------------------------------------------------
+
+@test "--userns keep-id, unprivileged: the command runs as the caller's uid and gid, not root" {
+	skip_unless_user
+	run --separate-stderr "$GPURUN" --gpus void --userns keep-id "$BUSYBOX_DIR" sh -c 'id -u; id -g'
+	assert_success
+	assert_output "$(id -u)
+$(id -g)"
+}
+
+@test "--userns keep-id, unprivileged: files made in a -v volume are the caller's, and -u still wins" {
+	skip_unless_user
+	mkdir "$BATS_TEST_TMPDIR/vol"
+	run --separate-stderr "$GPURUN" --gpus void --userns keep-id -v "$BATS_TEST_TMPDIR/vol:/w" "$BUSYBOX_DIR" \
+		sh -c 'echo made >/w/new && stat -c %u:%g /w/new'
+	assert_success
+	assert_output "$(id -u):$(id -g)"
+	assert_equal "$(stat -c %u:%g "$BATS_TEST_TMPDIR/vol/new")" "$(id -u):$(id -g)"
+	run --separate-stderr "$GPURUN" --gpus void --userns keep-id -u 0 "$BUSYBOX_DIR" id -u
+	assert_output 0
+}
+
+@test "--userns keep-id: HOME is the caller's home where the container has it, else the working directory" {
+	skip_unless_user
+	local home
+	home=$(getent passwd "$(id -u)" | cut -d: -f6)
+	mkdir "$BATS_TEST_TMPDIR/home"
+	run --separate-stderr "$GPURUN" --gpus void --userns keep-id -v "$BATS_TEST_TMPDIR/home:$home" "$BUSYBOX_DIR" \
+		sh -c 'echo "$HOME"'
+	assert_success
+	assert_output "$home"
+	run --separate-stderr "$GPURUN" --gpus void --userns keep-id -w /tmp/work "$BUSYBOX_DIR" sh -c 'echo "$HOME"'
+	assert_output /tmp/work
+	# The plan says the same.
+	run --separate-stderr "$GPURUN" --dry-run --gpus void --userns keep-id -v "$BATS_TEST_TMPDIR/home:$home" \
+		"$BUSYBOX_DIR" true
+	assert_output --partial " HOME=$home "
+}
+
+@test "--userns keep-id as root changes nothing: root has no user namespace, its ids are the host's" {
+	skip_unless_root
+	run --separate-stderr "$GPURUN" --gpus void --userns keep-id "$BUSYBOX_DIR" sh -c 'id -u; readlink /proc/self/ns/user'
+	assert_success
+	assert_output "0
+$(readlink /proc/self/ns/user)"
+}
+
+@test "--userns with a mode other than keep-id is refused saying what gpurun does, 125" {
+	run -125 --separate-stderr "$GPURUN" --userns host "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "--userns host: gpurun chooses the user namespace itself (unprivileged, one mapping the caller to root; as root, none); --userns keep-id keeps the caller's uid and gid inside"
+}
+
+# ---- --device /dev/X ----------------------------------------------------------------
+
+@test "--device /dev/zero:/dev/extra binds the host's device node there, beside --gpus" {
+	run --separate-stderr "$GPURUN" --gpus void --device /dev/zero:/dev/extra "$BUSYBOX_DIR" \
+		sh -c 'stat -c "%F %t:%T" /dev/extra; head -c 3 /dev/extra | od -An -tx1'
+	assert_success
+	assert_output $'character special file 1:5\n 00 00 00'
+}
+
+@test "--device /dev/X, docker's short form, binds it at the same path; :rwm is accepted" {
+	[[ -c /dev/fuse && -c /dev/net/tun ]] || skip "no /dev/fuse or /dev/net/tun here"
+	run --separate-stderr "$GPURUN" --device /dev/fuse --device /dev/net/tun:rwm "$BUSYBOX_DIR" \
+		sh -c 'stat -c "%n %t:%T" /dev/fuse /dev/net/tun
+			grep -E " /dev/(fuse|net/tun) " /proc/self/mounts | cut -d" " -f2,4 | cut -d, -f1-3'
+	assert_success
+	assert_output "$(stat -c '%n %t:%T' /dev/fuse /dev/net/tun)
+/dev/fuse ro,nosuid,noexec
+/dev/net/tun ro,nosuid,noexec"
+}
+
+@test "--device with permissions that would narrow access (:r) is refused: gpurun has no device cgroup, 125" {
+	run -125 --separate-stderr "$GPURUN" --device /dev/zero:/dev/z:r "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "--device '/dev/zero:/dev/z:r': permissions 'r': gpurun has no device cgroup to narrow access with; the node opens as its own mode allows (use rw or rwm, or leave them out)"
+}
+
+@test "--device of a path that is not a character device is refused, 125" {
+	run -125 --separate-stderr "$GPURUN" --device /dev/pts "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "--device /dev/pts: not a character device (gpurun binds character devices only, each named)"
+	run -125 --separate-stderr "$GPURUN" --device /dev/gpurun-none "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "--device /dev/gpurun-none: No such file or directory"
+}
+
+@test "--device /dev/X shows in the plan as a read-only bind of the node" {
+	run --separate-stderr "$GPURUN" --dry-run --device /dev/zero:/dev/extra "$BUSYBOX_DIR" true
+	assert_success
+	assert_line --partial "mount --bind -o ro,nosuid,noexec /dev/zero dev/extra   # --device /dev/zero"
+}
+
+# ---- --gpus N ----------------------------------------------------------------------
+
+@test "--gpus 2 typed at a terminal says in one line that it is GPU index 2, not docker's count" {
+	tty_run "$GPURUN" --gpus 2 --driver-root /nonexistent "$BUSYBOX_DIR" true
+	assert_line --index 0 "gpurun: warning: --gpus 2 is the GPU of index 2, not docker's count of 2 GPUs (that is --gpus count=2; --gpus device=2 says the index without this line)"
+	assert_equal "$(grep -c warning <<<"$output")" 1
+	tty_run "$GPURUN" --gpus device=2 --driver-root /nonexistent "$BUSYBOX_DIR" true
+	refute_output --partial "warning"
+}
+
+@test "--gpus 2 in a script (stderr not a terminal) prints no such line" {
+	run --separate-stderr "$GPURUN" --gpus 2 --driver-root /nonexistent "$BUSYBOX_DIR" true
+	assert_equal "$status" 125
+	[[ $stderr != *warning* ]] || fail "$stderr"
+}
+
 # ---- -h ----------------------------------------------------------------------------
 
 @test "-h NAME sets the host name, as docker's" {
@@ -382,7 +524,8 @@ can_raise_nofile() {
 	local args
 	for args in "-p 8080:80" "-P" "-d" "--privileged" "--cap-add SYS_ADMIN" "--cap-drop ALL" \
 		"--security-opt seccomp=unconfined" "--name x" "--restart always" "--runtime nvidia" \
-		"-m 1g" "--memory 1g" "--cpus 2" "--userns host" "--pid host"; do
+		"-m 1g" "--memory 1g" "--cpus 2" "--userns host" "--pid host" "--group-add video" \
+		"--stop-signal SIGINT" "--stop-timeout 5" "--sysctl net.core.somaxconn=1024"; do
 		# shellcheck disable=SC2086
 		run -125 --separate-stderr "$GPURUN" $args "$BUSYBOX_DIR" true
 		assert_gpurun_error 125 "${args%% *}"
@@ -390,6 +533,15 @@ can_raise_nofile() {
 		[[ ${#stderr_lines[@]} -eq 1 ]] || fail "$args: more than one line: $stderr"
 	done
 	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
+}
+
+@test "--group-add, --stop-signal and --sysctl each say what gpurun does instead" {
+	run -125 --separate-stderr "$GPURUN" --group-add video "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "--group-add: the command gets its user's groups from the image's /etc/group"
+	run -125 --separate-stderr "$GPURUN" --stop-signal SIGINT "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "--stop-signal: gpurun stops nothing by itself: the signals it gets"
+	run -125 --separate-stderr "$GPURUN" --sysctl net.core.somaxconn=1024 "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "--sysctl: the container has the host's kernel settings"
 }
 
 @test "-p says a server in the container listens on the host's ports" {
@@ -408,6 +560,20 @@ can_raise_nofile() {
 	run -125 --separate-stderr "$GPURUN" --gpus "$BUSYBOX_DIR" true
 	assert_gpurun_error 125 "image true: No such file or directory"
 	assert_stderr_partial "hint: --gpus took '$BUSYBOX_DIR' as its value: was its value left out?"
+}
+
+@test "a bare name that is no file is read as docker reads it, and its error names both readings" {
+	export GPURUN_CACHE=$BATS_TEST_TMPDIR/cache
+	cd "$BATS_TEST_TMPDIR"
+	run -125 --separate-stderr "$GPURUN" --gpus void --pull never ubuntu:22.04 true
+	assert_gpurun_error 125 "image ubuntu:22.04: no such file or directory, and as a registry image docker://docker.io/library/ubuntu:22.04: not in the cache, and --pull never does not ask the registry"
+	assert_equal "${stderr_lines[1]}" "hint: IMAGE is a file when one has that name, else a registry reference as docker reads it"
+}
+
+@test "a missing name that is no reference either is a missing file, 125" {
+	cd "$BATS_TEST_TMPDIR"
+	run -125 --separate-stderr "$GPURUN" --gpus void ./Missing.tar true
+	assert_gpurun_error 125 "image ./Missing.tar: No such file or directory"
 }
 
 @test "a missing image after a real option value gets no such hint" {

@@ -466,7 +466,7 @@ assert_ldconfig_report() {
 
 @test "the image's ldconfig has no terminal to push keystrokes into" {
 	need_fake_driver
-	tty_run "$GPURUN" --driver-root "$FAKE4" --gpus 0 "$LDC_TAR" sh -c 'grep -E "tiocsti|tioclinux" /tmp/ldconfig-report'
+	tty_run "$GPURUN" --driver-root "$FAKE4" --gpus device=0 "$LDC_TAR" sh -c 'grep -E "tiocsti|tioclinux" /tmp/ldconfig-report'
 	assert_success
 	assert_output "SAFE tiocsti: no terminal on fd 0-2
 SAFE tioclinux: no terminal on fd 0-2"

@@ -305,8 +305,17 @@ hostile_plan() {
 	ENTRY="-c" same_container --entrypoint /bin/sh --env-file "$env" "$BUSYBOX_TGZ"
 }
 
-@test "--ipc host: the plan shares the caller's IPC namespace as gpurun does" {
+@test "--ipc host: the plan shares the caller's IPC namespace and /dev/shm as gpurun does" {
 	same_container --ipc host "$BUSYBOX_TGZ"
+}
+
+@test "--device /dev/zero:/dev/extra: the host's node bound read-only, as gpurun binds it" {
+	same_container --device /dev/zero:/dev/extra "$BUSYBOX_TGZ"
+	grep -q '^/dev/extra character special file 1:5 ' "$BATS_TEST_TMPDIR/plan.txt" || fail "no /dev/extra in the plan's container"
+}
+
+@test "--userns keep-id (unprivileged with one id: the caller's ids for the command)" {
+	same_container --userns keep-id -w /tmp/w "$BUSYBOX_TGZ"
 }
 
 @test "--ulimit nofile=512:1024: the command's limits" {

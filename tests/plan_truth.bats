@@ -53,6 +53,10 @@ need_fake4() {
 		-v "$vol:/data:ro" -v "$vol/f:/etc/f" "$BUSYBOX_DIR"
 }
 
+@test "--ipc host's /dev/shm, a --device node and --userns keep-id: the plan, the steps and the mounts agree" {
+	plan_truth --ipc host --device /dev/zero:/dev/extra --userns keep-id "$BUSYBOX_TGZ"
+}
+
 @test "GPU injection with every capability: devices, libraries, firmware, /proc/driver/nvidia, ldconfig" {
 	need_fake4
 	plan_truth --driver-root "$FAKE4" --gpus 0 --caps all "$GLIBC_TAR"

@@ -219,6 +219,24 @@ hint: pick one with --platform OS/ARCH[/VARIANT]"
 	[[ "$stderr" == *"gpurun: docker://docker.io/library/ubuntu:latest: the registry API at https://registry-1.docker.io/v2/library/ubuntu"* ]] || fail "$stderr"
 }
 
+@test "a bare REGISTRY/REPO:TAG that is no file is pulled from its registry, as docker reads it" {
+	cd "$BATS_TEST_TMPDIR"
+	run "$GPURUN" --gpus void "$P/gpurun/test:latest" "$LAYERS_CHECK"
+	assert_layers_applied
+	run "$GPURUN" cache ls
+	assert_line --regexp " docker://$P/gpurun/test:latest\$"
+}
+
+@test "a file named like a reference wins over the registry" {
+	cd "$BATS_TEST_TMPDIR"
+	mkdir -p "$P/gpurun"
+	cp -a "$BUSYBOX_DIR" "$P/gpurun/test:latest"
+	run --separate-stderr "$GPURUN" --gpus void "$P/gpurun/test:latest" \
+		sh -c '[ -e /etc/gpurun-layer2 ] && echo from-the-registry || echo from-the-file'
+	assert_success
+	assert_output from-the-file
+}
+
 @test "invalid references are refused before any network use" {
 	run --separate-stderr "$GPURUN" pull docker://Ubuntu
 	assert_failure 125
@@ -348,16 +366,24 @@ hint: TLS with $T failed: for a registry behind a private CA, set CURL_CA_BUNDLE
 	assert_equal "$stderr" "gpurun: --tls-verify: invalid value 'maybe' (expected true or false)"
 }
 
-@test "a plain-HTTP registry is used only when it is named insecure" {
-	export GPURUN_PULL_RETRIES=0
-	run --separate-stderr "$GPURUN" pull "docker://$P/gpurun/test"
+@test "a plain-HTTP registry on a loopback address is reached without being named insecure, as docker does" {
+	run --separate-stderr "$GPURUN" --verbose --gpus void "docker://$P/gpurun/test" "$LAYERS_CHECK"
+	assert_layers_applied
+	assert_stderr_partial "gpurun: docker://$P/gpurun/test:latest: the registry API at https://$P/v2/gpurun/test (a loopback address: plain HTTP allowed when TLS is not offered)"
+}
+
+@test "--tls-verify=true keeps TLS even on loopback: the failed handshake is one line at once, not retried" {
+	run --separate-stderr "$GPURUN" pull --verbose --tls-verify=true "docker://$P/gpurun/test"
 	assert_failure 125
+	[[ $stderr != *"trying again"* ]] || fail "retried: $stderr"
 	# TLS to a plain-HTTP server fails in the handshake: the hint says how
 	# to allow it.
-	assert_equal "${#stderr_lines[@]}" 2
-	[[ "${stderr_lines[0]}" == "gpurun: image docker://$P/gpurun/test:latest: "* ]] || fail "$stderr"
-	[[ "${stderr_lines[1]}" == "hint: TLS with $P failed: "*"use --tls-verify=false" ]] || fail "$stderr"
+	assert_equal "${stderr_lines[-2]}" "gpurun: image docker://$P/gpurun/test:latest: manifest: SSL connect error"
+	[[ "${stderr_lines[-1]}" == "hint: TLS with $P failed: "*"use --tls-verify=false" ]] || fail "$stderr"
 	[[ -z "$(ls -A "$GPURUN_CACHE/images" 2>/dev/null)" ]] || fail "the failed pull cached an image"
+}
+
+@test "a plain-HTTP registry named insecure is used over plain HTTP" {
 	GPURUN_INSECURE_REGISTRIES=$P run --separate-stderr "$GPURUN" pull --verbose "docker://$P/gpurun/test"
 	assert_success
 	assert_stderr_partial "plain HTTP allowed"

@@ -393,18 +393,22 @@ skip_unless_spank() {
 	[[ -f $SLURM_SPANK ]] || skip "no SPANK plugin: build it with 'make spank' (needs libslurm-dev)"
 }
 
-@test "srun --container-image runs the command in the image as the job's user with its GPUs" {
+@test "srun --container-image --no-container-remap-root runs the command as the job's user (--userns keep-id) with its GPUs" {
 	skip_unless_spank
 	local user=${GPURUN_TEST_USER:-gpurun-test} cache
 	id "$user" >/dev/null 2>&1 || skip "no user $user (tests/run-bats.sh creates it)"
 	cache=$(mktemp -d /tmp/gpurun-slurm-user.XXXXXX)
 	chown "$user" "$cache"
+	# keep-id's HOME: the user's home is not in the image, so the working
+	# directory.
 	run --separate-stderr runuser -u "$user" -- env GPURUN_CACHE="$cache/c" GPURUN_DRIVER_ROOT="$FAKE4" \
 		timeout 60 srun --quiet --gres=gpu:2 --container-image="$GLIBC_TAR" --no-container-remap-root \
-		sh -c 'id -u; nvidia-smi -L'
+		--container-workdir=/tmp/w sh -c 'id -u; id -g; echo "HOME=$HOME"; nvidia-smi -L'
 	rm -rf "$cache"
 	assert_success
 	assert_output "$(id -u "$user")
+$(id -g "$user")
+HOME=/tmp/w
 $(smi_line 1 0)
 $(smi_line 3 1)"
 }

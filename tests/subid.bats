@@ -56,6 +56,46 @@ need_subuser() {
 	assert_host_unchanged "$before"
 }
 
+@test "with subordinate ranges, --userns keep-id: the caller's ids inside, and the image's owners kept" {
+	need_subuser
+	local before=$BATS_TEST_TMPDIR/host.before uid gid
+	uid=$(id -u "$SUBUSER") gid=$(id -g "$SUBUSER")
+	host_snapshot "$before"
+	# The fixture's /home/alice is 1000:1000, its /etc root's.
+	run as_subuser "$GPURUN" --gpus void --userns keep-id --entrypoint '' "docker://$REG_P_HOST/gpurun/test:latest" \
+		sh -c 'id -u; id -g; stat -c %u:%g /home/alice /etc'
+	assert_success
+	assert_output "$uid
+$gid
+1000:1000
+0:0"
+	# Its own cache area, made under the keep-id map: root of the image is
+	# the range's first id, and the caller is only its own uid.
+	run find "$REGISTRY_WORK/subuser-$BATS_TEST_NUMBER/cache/idmaps" -maxdepth 1 -mindepth 1 -printf '%f\n'
+	assert_output "u$SUB_START-$SUB_COUNT-g$SUBG_START-$SUBG_COUNT-k$uid-$gid"
+	run as_subuser "$GPURUN" cache prune --max-size 0
+	assert_success
+	assert_host_unchanged "$before"
+}
+
+@test "with subordinate ranges, --userns keep-id: a file made in a volume belongs to the caller on the host" {
+	need_subuser
+	local d=$REGISTRY_WORK/subuser-$BATS_TEST_NUMBER
+	as_subuser mkdir vol
+	run as_subuser "$GPURUN" --gpus void --userns keep-id -v "$d/vol:/w" --entrypoint '' \
+		"docker://$REG_P_HOST/gpurun/test:latest" sh -c 'echo made >/w/new'
+	assert_success
+	assert_equal "$(stat -c %u:%g "$d/vol/new")" "$(id -u "$SUBUSER"):$(id -g "$SUBUSER")"
+}
+
+@test "with subordinate ranges, the plan of --userns keep-id says why it cannot run as a script" {
+	need_subuser
+	run as_subuser "$GPURUN" --dry-run --gpus void --userns keep-id --entrypoint '' \
+		"docker://$REG_P_HOST/gpurun/test:latest" true
+	assert_success
+	assert_line "# cannot run as a script: --userns keep-id with subordinate ranges maps the caller's ids between two pieces of its range, three ranges in all, where util-linux's unshare --map-users writes one"
+}
+
 @test "with subordinate ranges, gpurun doctor makes the map and says the cache unpacks under it" {
 	need_subuser
 	as_subuser mkdir cache

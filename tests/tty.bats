@@ -234,11 +234,23 @@ modes: same
 left: b''"
 }
 
-@test "-it with stdin a pipe: its end is an end of file for the command" {
-	run bash -c "printf 'one\ntwo' | timeout 30 '$GPURUN' -it '$BUSYBOX_DIR' sh -c 'cat; echo; echo done' | tr -d '\r'"
+@test "-it with stdin a pipe is refused at once, as docker refuses it, 125" {
+	# An interactive shell fed by a pipe would wait for keys for ever.
+	run --separate-stderr bash -c "echo 'echo hi' | timeout -k 5 20 '$GPURUN' -it '$BUSYBOX_DIR' sh"
+	assert_gpurun_error 125 "-it: the input device is not a TTY (-i alone passes stdin and its end to the command; -t alone gives it a terminal without reading stdin)"
+	assert_output ""
+}
+
+@test "-it with stdin /dev/null is refused too, 125" {
+	run --separate-stderr timeout -k 5 20 "$GPURUN" -ti "$BUSYBOX_DIR" sh </dev/null
+	assert_gpurun_error 125 "-it: the input device is not a TTY"
+}
+
+@test "-t alone with stdin a pipe gives the command a terminal and leaves the pipe to the caller" {
+	run bash -c "printf 'left\n' | { timeout 30 '$GPURUN' -t '$BUSYBOX_DIR' tty | tr -d '\r'; cat; }"
 	assert_success
-	assert_line --index 0 "one"
-	assert_line "done"
+	assert_output "/dev/pts/0
+left"
 }
 
 @test "-t without -i reads none of the caller's input: it is left to the caller" {

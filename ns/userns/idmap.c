@@ -72,6 +72,13 @@ static int range_of(const char *file, const char *name, unsigned long id, unsign
 	return text ? subid_range_parse(text, name, id, start, count) : -1;
 }
 
+static int keep_caller;
+
+void subid_keep_caller(int on)
+{
+	keep_caller = on;
+}
+
 int subid_lookup(uid_t uid, gid_t gid, struct subids *out)
 {
 	memset(out, 0, sizeof *out);
@@ -89,61 +96,101 @@ int subid_lookup(uid_t uid, gid_t gid, struct subids *out)
 	}
 	out->uid = uid;
 	out->gid = gid;
+	if (keep_caller) {
+		/* The range fills ids 0..uid-1 below the caller's: it must reach. */
+		if (uid > out->uid_count || gid > out->gid_count) {
+			memset(out, 0, sizeof *out);
+			return -1;
+		}
+		out->in_uid = uid;
+		out->in_gid = gid;
+	}
 	return 0;
 }
 
-/* HELPER PID 0 ID 1 1 START COUNT, waited for; its own complaint goes to
- * our stderr, and ours names it. */
-static int run_helper(const char *helper, pid_t pid, unsigned long id, unsigned long start, unsigned long count,
-		      struct gerr *err)
+/* One "INSIDE OUTSIDE COUNT" of a helper's command line. */
+static void add_range(char a[][32], size_t *n, unsigned long in, unsigned long out, unsigned long count)
 {
-	char a_pid[32], a_id[32], a_start[32], a_count[32];
-	snprintf(a_pid, sizeof a_pid, "%d", (int)pid);
-	snprintf(a_id, sizeof a_id, "%lu", id);
-	snprintf(a_start, sizeof a_start, "%lu", start);
-	snprintf(a_count, sizeof a_count, "%lu", count);
-	char *const argv[] = {(char *)helper, a_pid,   (char *)"0", a_id, (char *)"1",
-			      (char *)"1",    a_start, a_count,     NULL};
+	snprintf(a[(*n)++], 32, "%lu", in);
+	snprintf(a[(*n)++], 32, "%lu", out);
+	snprintf(a[(*n)++], 32, "%lu", count);
+}
+
+/* HELPER PID INSIDE OUTSIDE COUNT...: the caller's id at in, the range
+ * around it (0..in-1, then in+1..count), waited for; its own complaint
+ * goes to our stderr, and ours names it. */
+static int run_helper(const char *helper, pid_t pid, unsigned long id, unsigned long in, unsigned long start,
+		      unsigned long count, struct gerr *err)
+{
+	char a[10][32];
+	char *argv[12];
+	size_t n = 0;
+	snprintf(a[n++], sizeof a[0], "%d", (int)pid);
+	if (in)
+		add_range(a, &n, 0, start, in);
+	add_range(a, &n, in, id, 1);
+	if (count > in)
+		add_range(a, &n, in + 1, start + in, count - in);
+	argv[0] = (char *)helper;
+	struct sbuf line = {0};
+	sbuf_puts(&line, helper);
+	for (size_t i = 0; i < n; i++) {
+		argv[i + 1] = a[i];
+		sbuf_printf(&line, " %s", a[i]);
+	}
+	argv[n + 1] = NULL;
 	char *const envp[] = {(char *)"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
 	pid_t child = fork();
-	if (child < 0)
+	if (child < 0) {
+		sbuf_free(&line);
 		return gerr_set(err, errno, "fork for %s", helper);
+	}
 	if (child == 0) {
 		execve(helper, argv, envp);
 		_exit(127);
 	}
-	int status;
+	int status, r = 0;
 	while (waitpid(child, &status, 0) < 0)
-		if (errno != EINTR)
-			return gerr_set(err, errno, "wait for %s", helper);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		gerr_set(err, 0, "%s %s 0 %s 1 1 %s %s failed (%s %d)", helper, a_pid, a_id, a_start, a_count,
-			 WIFEXITED(status) ? "exit status" : "signal",
-			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+		if (errno != EINTR) {
+			r = gerr_set(err, errno, "wait for %s", helper);
+			break;
+		}
+	if (r == 0 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+		r = gerr_set(err, 0, "%s failed (%s %d)", line.s, WIFEXITED(status) ? "exit status" : "signal",
+			     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 		gerr_hint(err, "check the caller's ranges in /etc/subuid and /etc/subgid");
-		return -1;
 	}
-	return 0;
+	sbuf_free(&line);
+	return r;
 }
 
 int subid_write_maps(const struct subids *s, pid_t pid, struct gerr *err)
 {
-	if (run_helper(NEWUIDMAP, pid, s->uid, s->uid_start, s->uid_count, err) < 0)
+	if (run_helper(NEWUIDMAP, pid, s->uid, s->in_uid, s->uid_start, s->uid_count, err) < 0)
 		return -1;
-	return run_helper(NEWGIDMAP, pid, s->gid, s->gid_start, s->gid_count, err);
+	return run_helper(NEWGIDMAP, pid, s->gid, s->in_gid, s->gid_start, s->gid_count, err);
 }
 
 void idmap_key(const struct subids *m, char *buf, size_t cap)
 {
-	snprintf(buf, cap, "u%lu-%lu-g%lu-%lu", m->uid_start, m->uid_count, m->gid_start, m->gid_count);
+	if (m->in_uid || m->in_gid)
+		snprintf(buf, cap, "u%lu-%lu-g%lu-%lu-k%u-%u", m->uid_start, m->uid_count, m->gid_start, m->gid_count,
+			 (unsigned)m->in_uid, (unsigned)m->in_gid);
+	else
+		snprintf(buf, cap, "u%lu-%lu-g%lu-%lu", m->uid_start, m->uid_count, m->gid_start, m->gid_count);
 }
 
 int idmap_from_key(const char *key, struct subids *m)
 {
 	memset(m, 0, sizeof *m);
 	char again[IDMAP_KEY_MAX];
-	if (sscanf(key, "u%lu-%lu-g%lu-%lu", &m->uid_start, &m->uid_count, &m->gid_start, &m->gid_count) != 4)
+	unsigned in_uid = 0, in_gid = 0;
+	int n = sscanf(key, "u%lu-%lu-g%lu-%lu-k%u-%u", &m->uid_start, &m->uid_count, &m->gid_start, &m->gid_count,
+		       &in_uid, &in_gid);
+	if (n != 4 && n != 6)
 		return -1;
+	m->in_uid = in_uid;
+	m->in_gid = in_gid;
 	/* Only the form idmap_key writes: a key is a directory name. */
 	idmap_key(m, again, sizeof again);
 	if (strcmp(again, key) || !m->uid_count || !m->gid_count) {

@@ -44,8 +44,8 @@ int reg_get(struct reg *r, struct sink *s, const char *path, const char *accept,
 		s->restarted = 0;
 		if (auth)
 			explicit_bzero(auth, strlen(auth));
-		/* An insecure registry may speak plain HTTP: try that once. */
-		if (r->insecure && !r->scheme_known && !strcmp(r->scheme, "https") &&
+		/* An insecure or loopback registry may speak plain HTTP: try that once. */
+		if (r->plain_ok && !r->scheme_known && !strcmp(r->scheme, "https") &&
 		    (code == CURLE_SSL_CONNECT_ERROR || code == CURLE_GOT_NOTHING || code == CURLE_RECV_ERROR)) {
 			r->scheme = "http";
 			r->scheme_known = 1;
@@ -78,7 +78,12 @@ int reg_get(struct reg *r, struct sink *s, const char *path, const char *accept,
 					s->mem ? "the cap on JSON documents (4 MiB)" : "its manifest says");
 		if (code == CURLE_OK && (s->resp->status == 200 || s->resp->status == 206))
 			return 0;
-		if (reg_transient(code, s->resp->status) && attempt < r->retries && !cancelled) {
+		/* A handshake that fails at the first contact is the server's way
+		 * (plain HTTP, no common protocol): no retry changes it.  Later,
+		 * it is a server going away mid-pull. */
+		int again =
+			reg_transient(code, s->resp->status) && !(code == CURLE_SSL_CONNECT_ERROR && !r->scheme_known);
+		if (again && attempt < r->retries && !cancelled) {
 			if (r->verbose)
 				fprintf(stderr, "gpurun: %s: %s: %s; trying again%s\n", r->name, what,
 					code != CURLE_OK ? reg_curl.easy_strerror(code) : "server error",

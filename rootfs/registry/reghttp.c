@@ -11,6 +11,7 @@
  * it, for ever. */
 #include "registry_int.h"
 
+#include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -341,6 +342,24 @@ int reg_insecure_listed(const char *host)
 		l += strspn(l, ", ");
 	}
 	return 0;
+}
+
+int reg_loopback(const char *host)
+{
+	char name[256];
+	size_t n;
+	if (host[0] == '[') {
+		n = strcspn(host + 1, "]");
+		snprintf(name, sizeof name, "%.*s", (int)n, host + 1);
+		struct in6_addr a6;
+		return inet_pton(AF_INET6, name, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+	}
+	n = strcspn(host, ":");
+	snprintf(name, sizeof name, "%.*s", (int)n, host);
+	struct in_addr a4;
+	if (inet_pton(AF_INET, name, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	return !strcmp(name, "localhost");
 }
 
 /* The message for a request that a bound ended: who is the server asked

@@ -262,6 +262,9 @@ int registry_prepare(const char *refstr, const struct pull_opts *o, struct cache
 	}
 	r.host = xstrdup(!strcmp(r.ref.registry, "docker.io") ? "registry-1.docker.io" : r.ref.registry);
 	r.insecure = o->insecure || reg_insecure_listed(r.ref.registry);
+	/* docker's and podman's rule: a registry on this machine may speak
+	 * plain HTTP (a certificate it offers is still verified). */
+	r.plain_ok = r.insecure || (!o->tls_verify && reg_loopback(r.ref.registry));
 	r.cafile = getenv("CURL_CA_BUNDLE");
 	if (!r.cafile || !*r.cafile)
 		r.cafile = getenv("SSL_CERT_FILE");
@@ -273,7 +276,9 @@ int registry_prepare(const char *refstr, const struct pull_opts *o, struct cache
 	pthread_mutex_init(&r.lock, NULL);
 	if (r.verbose)
 		fprintf(stderr, "gpurun: %s: the registry API at https://%s/v2/%s%s\n", r.name, r.host, r.ref.repo,
-			r.insecure ? " (insecure: TLS not verified, plain HTTP allowed)" : "");
+			r.insecure   ? " (insecure: TLS not verified, plain HTTP allowed)"
+			: r.plain_ok ? " (a loopback address: plain HTTP allowed when TLS is not offered)"
+				     : "");
 	if (reg_curl_load(err) < 0 || reg_find_credentials(&r, err) < 0)
 		goto out;
 	if (!(flags & IMAGE_DRY_RUN)) {

@@ -66,6 +66,7 @@ struct reg {
 	char *host;         /* where the API is served */
 	const char *scheme; /* "https", or "http" for an insecure registry that speaks no TLS */
 	int insecure, scheme_known, verbose, retries;
+	int plain_ok; /* plain HTTP when TLS is not offered: insecure, or on a loopback address */
 	int stall_s;  /* PULL_STALL_S, or GPURUN_PULL_STALL_TIMEOUT */
 	int answer_s; /* PULL_ANSWER_S, or GPURUN_PULL_ANSWER_TIMEOUT */
 	const char *cafile, *capath;
@@ -123,6 +124,8 @@ int reg_transient(CURLcode code, long status);
 void reg_backoff(int attempt);
 CURLcode reg_perform(struct reg *r, struct sink *s, const char *url, const char *accept, const char *auth);
 int reg_insecure_listed(const char *host);
+/* HOST[:PORT] names this machine: localhost, 127.0.0.0/8 or [::1]. */
+int reg_loopback(const char *host);
 int reg_limit_error(const struct reg *r, const struct sink *s, const char *what, const char *who, int retried,
 		    struct gerr *err);
 /* For a TLS failure (an unknown certificate, a failed handshake), the hint

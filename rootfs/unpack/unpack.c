@@ -491,8 +491,9 @@ static int map_child(void *arg, void *result, struct gerr *err)
 		return -1;
 	/* The tree's top is the caller's, whatever the image said of "./":
 	 * the caller renames it into layers/ (the overlay takes the root's
-	 * owner from its upper layer anyway). */
-	if (fchown(m->dirfd, 0, 0) < 0)
+	 * owner from its upper layer anyway).  The caller is root of the map,
+	 * or its own ids with --userns keep-id. */
+	if (fchown(m->dirfd, m->hooks->map->in_uid, m->hooks->map->in_gid) < 0)
 		return gerr_set(err, errno, "chown the unpacked tree's top");
 	return 0;
 }

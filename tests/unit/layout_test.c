@@ -226,7 +226,11 @@ static void case_volumes(void)
 	} bad[] = {
 		{"/x", "--volume '/x': expected SRC:DST[:ro]"},
 		{":/x", "--volume ':/x': expected SRC:DST[:ro]"},
-		{"/tmp:/x:rx", "--volume '/tmp:/x:rx': unknown mode 'rx' (expected ro or rw)"},
+		{"/tmp:/x:rx", "--volume '/tmp:/x:rx': unknown mode 'rx' (expected ro or rw; z, Z, cached, delegated "
+			       "and consistent are accepted and change nothing here)"},
+		{"/tmp:/x:ro,rw", "--volume '/tmp:/x:ro,rw': ro and rw given more than once"},
+		{"myvol:/x", "volume source 'myvol': no such path here, and gpurun has no named volumes: it binds host "
+			     "paths only (-v /path/to/dir:/x, or ./myvol:/x for one here)"},
 		{"/tmp:x", "--volume '/tmp:x': destination must be an absolute path"},
 		{"/tmp://", "--volume '/tmp://': cannot mount over the container's root"},
 		{"/nonexistent-gpurun:/x", "volume source /nonexistent-gpurun: No such file or directory"},
