@@ -37,6 +37,14 @@ assert_verdict() { # NAME LEVEL FRAGMENT...
 	done
 }
 
+# tally_warnings N: doctor's "N warnings" on this host, N the test's own and
+# one more where, unprivileged, the kernel refuses an overlay of /.
+tally_warnings() {
+	local n=$1
+	slash_overlay_refused && n=$((n + 1))
+	printf '%s warning%s' "$n" "$([[ $n == 1 ]] || echo s)"
+}
+
 # in_userns CMD...: CMD as root of a user namespace of its own, with its own
 # mount namespace, whichever the mode.
 in_userns() {
@@ -74,7 +82,11 @@ drv_doctor() {
 	assert_success
 	assert_verdict "user namespaces" "ok  "
 	assert_verdict /proc "ok  " "fresh procfs"
-	assert_verdict overlayfs "ok  " "$GPURUN_CACHE"
+	if slash_overlay_refused; then
+		assert_verdict overlayfs warn "$GPURUN_CACHE" "but one of / does not"
+	else
+		assert_verdict overlayfs "ok  " "$GPURUN_CACHE"
+	fi
 	assert_verdict "NVIDIA driver" "ok  " "version 550.54.14, 4 GPUs under $FAKE4"
 	assert_verdict "NVIDIA devices" "ok  "
 	assert_verdict nvidia-uvm "ok  "
@@ -83,7 +95,7 @@ drv_doctor() {
 	assert_verdict ld.so.cache "ok  " "libcuda.so.550.54.14 and libnvidia-ml.so.550.54.14"
 	assert_verdict cache "ok  " "$GPURUN_CACHE is writable"
 	assert_verdict "CDI specs" "ok  "
-	assert_line "0 failed, 1 warning"
+	assert_line "0 failed, $(tally_warnings 1)"
 	assert_equal "$stderr" ""
 }
 
