@@ -89,6 +89,8 @@ void gpu_listing_free(struct gpu_listing *l);
  * also that those GPUs are usable end to end: the selection resolves, and
  * NVML and libcuda initialise in the confined helper and see them. */
 int gpu_doctor(struct checks *ck, const char *driver_root, const char *gpus);
+/* The same without the CDI specs: the driver's checks only. */
+void gpu_doctor_driver(struct checks *ck, const char *driver_root, const char *gpus);
 
 /* `gpurun smoke` (gpu/smoke.c): the probe it runs in the container, beside
  * this gpurun in the build tree or in the installed libexec (malloc'ed), or

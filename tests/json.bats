@@ -93,6 +93,17 @@ assert doc["ok"] is False and doc["failed"] == 1, doc
 assert g["level"] == "fail" and "unknown device 5" in g["text"], g'
 }
 
+@test "doctor --json gives each check its stable id beside its name" {
+	run --separate-stderr "$GPURUN" doctor --json --driver-root "$FAKE1" --gpus 0
+	assert_success
+	check_json '
+ids = {c["name"]: c["id"] for c in doc["checks"]}
+assert ids == {"cache": "cache", "user namespaces": "userns", "/proc": "proc", "overlayfs": "overlayfs",
+    "NVIDIA driver": "driver", "NVIDIA devices": "devices", "nvidia-uvm": "uvm",
+    "nvidia-persistenced": "persistenced", "ld.so.cache": "ldcache", "GPUs": "gpus", "NVML": "nvml",
+    "libcuda": "libcuda", "CDI specs": "cdi"}, ids'
+}
+
 @test "doctor --json escapes control bytes from outside: the document has none raw" {
 	export GPURUN_CACHE=$BATS_TEST_TMPDIR/$'cache\e]0;retitled\a\n'
 	run --separate-stderr "$GPURUN" doctor --json --driver-root "$FAKE1"
