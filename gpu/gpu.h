@@ -100,5 +100,11 @@ void gpu_doctor_driver(struct checks *ck, const char *driver_root, const char *g
  * appended to a.  driver_root: --driver-root, or NULL. */
 char *smoke_probe_path(struct gerr *err);
 void smoke_probe_args(const char *driver_root, struct strv *a);
+/* Can the probe's launch on these GPUs (a --gpus SPEC) happen?  0 yes; 1
+ * no, the driver is too broken for it: the reasons appended to a as the
+ * probe's --fail=ID,TEXT (doctor's failed driver checks, by their ids, or
+ * the launch's own message as "launch") and --kernel-module=VERSION when
+ * known; -1 with err when SPEC does not parse (gpurun's own failure). */
+int smoke_preflight(const char *driver_root, const char *gpus, struct strv *a, struct gerr *err);
 
 #endif
