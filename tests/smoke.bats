@@ -53,6 +53,15 @@ setup() {
 }
 
 teardown() {
+	# A test that froze a process and failed before it thawed it: thawed
+	# here, or it would stay on the host for good.
+	if [[ -e $BATS_TEST_TMPDIR/freezer ]]; then
+		local fz
+		fz=$(cat "$BATS_TEST_TMPDIR/freezer")
+		echo THAWED >"$fz/freezer.state"
+		wait_procs_gone "$(fake_driver broken-hang)"
+		rmdir "$fz"
+	fi
 	assert_host_unchanged "$BATS_TEST_TMPDIR/host-before"
 }
 
@@ -468,6 +477,7 @@ print(" ".join(c["id"] + ": " + c["text"] for c in d["gpus"][0]["checks"] if c["
 	d=$(broken hang)
 	mkdir "$fz/gpurun-test-$$"
 	fz=$fz/gpurun-test-$$
+	echo "$fz" >"$BATS_TEST_TMPDIR/freezer"
 	"$GPURUN" --driver-root "$d" smoke --gpus 2 --gpu-timeout 2 >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" &
 	local gpurun_pid=$!
 	# The hung probe, frozen: an uninterruptible sleep SIGKILL cannot end,
@@ -486,6 +496,7 @@ print(" ".join(c["id"] + ": " + c["text"] for c in d["gpus"][0]["checks"] if c["
 	echo THAWED >"$fz/freezer.state"
 	wait_procs_gone "$d"
 	rmdir "$fz"
+	rm "$BATS_TEST_TMPDIR/freezer"
 	assert_equal "$state" D
 	assert_equal "$rc" 1
 	# The pids are the container's: any number.
