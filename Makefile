@@ -61,7 +61,7 @@ all: gpurun gpu/probe/gpurun-smoke
 # The probe `gpurun smoke` runs inside the container (gpu/probe/smoke.c):
 # libc and libdl only, so that any glibc image can run it.
 LIBEXECDIR ?= $(PREFIX)/libexec
-gpu/probe/gpurun-smoke: gpu/probe/smoke.c gpu/probe/report.c gpu/probe/smoke.h gpu/nvml.h
+gpu/probe/gpurun-smoke: gpu/probe/smoke.c gpu/probe/report.c gpu/probe/deadline.c gpu/probe/smoke.h gpu/nvml.h
 	$(CC) $(CSTD) $(WARN) $(CFLAGS) -D_GNU_SOURCE -fstack-protector-strong -D_FORTIFY_SOURCE=2 \
 		$(HARDEN_LDFLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^) -ldl
 

@@ -91,6 +91,9 @@ struct checks {
 void check_say(struct checks *ck, enum check_level level, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void checks_free(struct checks *ck);
+/* The stable id of the check named name ("user namespaces" -> "userns"),
+ * for JSON documents. */
+const char *check_id(const char *name);
 
 /* ---- mem.c -------------------------------------------------------------- */
 

@@ -7,6 +7,37 @@
 #include "base.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+/* Each check's stable id (docs/json.md): its name is for people and may
+ * change with them; the id is for programs and does not. */
+static const struct {
+	const char *name, *id;
+} check_ids[] = {
+	{"cache", "cache"},
+	{"user namespaces", "userns"},
+	{"namespaces", "namespaces"},
+	{"/proc", "proc"},
+	{"overlayfs", "overlayfs"},
+	{"NVIDIA driver", "driver"},
+	{"NVIDIA devices", "devices"},
+	{"nvidia-uvm", "uvm"},
+	{"nvidia-persistenced", "persistenced"},
+	{"ld.so.cache", "ldcache"},
+	{"driver versions", "versions"},
+	{"CDI specs", "cdi"},
+	{"GPUs", "gpus"},
+	{"NVML", "nvml"},
+	{"libcuda", "libcuda"},
+};
+
+const char *check_id(const char *name)
+{
+	for (size_t i = 0; i < COUNT_OF(check_ids); i++)
+		if (!strcmp(check_ids[i].name, name))
+			return check_ids[i].id;
+	return "other";
+}
 
 void check_say(struct checks *ck, enum check_level level, const char *name, const char *fmt, ...)
 {

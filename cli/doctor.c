@@ -38,6 +38,7 @@ static int print_json(const struct checks *ck, struct gerr *err)
 	json_t *doc = json_object(), *list = json_array();
 	for (size_t i = 0; i < ck->nitems; i++) {
 		json_t *c = json_object();
+		json_object_set_new(c, "id", json_string(check_id(ck->items[i].name)));
 		json_put_text(c, "name", ck->items[i].name);
 		json_object_set_new(c, "level", json_string(levels[ck->items[i].level]));
 		json_put_text(c, "text", ck->items[i].text);

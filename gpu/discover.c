@@ -462,3 +462,21 @@ int drv_find_platform_libs(struct gpu_driver *drv, const char *const *prefixes, 
 {
 	return find_libs(drv, prefixes, nprefixes, bits, is_platform_file, out, sonames, err);
 }
+
+char *drv_other_version(struct gpu_driver *drv, const char *prefix, char **path)
+{
+	const char *const prefixes[] = {prefix};
+	struct strv same = {0}, other = {0};
+	struct gerr err = {0};
+	char *v = NULL;
+	if (drv_find_libs(drv, prefixes, 1, 64, &same, NULL, &err) == 0 && same.n == 0 &&
+	    drv_find_platform_libs(drv, prefixes, 1, 64, &other, NULL, &err) == 0 && other.n) {
+		const char *base = strrchr(other.v[0], '/') ? strrchr(other.v[0], '/') + 1 : other.v[0];
+		v = xstrdup(strstr(base, ".so.") + 4);
+		if (path)
+			*path = xstrdup(other.v[0]);
+	}
+	strv_free(&same);
+	strv_free(&other);
+	return v;
+}

@@ -12,7 +12,8 @@
  * that needs it fails: no driver where one was asked for (--driver-root,
  * GPURUN_DRIVER_ROOT, --gpus) or where the host shows an installed driver
  * whose kernel side is gone, a missing node, nvidia-uvm, an ld.so.cache
- * without the driver's libraries, and, with --gpus, NVML or libcuda not
+ * without the driver's libraries, a kernel module of another version than
+ * the libraries (an upgrade without a reboot), and, with --gpus, NVML or libcuda not
  * initialising in the confined helper (gpu/helper.c) or not seeing the
  * selected GPUs.  It warns when launches work but worse: no driver on a
  * host with no sign of one, a persistence daemon that is not running or
@@ -115,23 +116,45 @@ static void check_persistenced(struct checks *ck, const struct gpu_driver *drv)
 		if (!host || !S_ISSOCK(st.st_mode))
 			continue;
 		int e = 0;
+		const char *root = drv->rootpath;
 		if (socket_listening(host, &e))
-			check_say(ck, CHECK_OK, "nvidia-persistenced", "running (/%s accepts connections)", sockets[i]);
+			check_say(ck, CHECK_OK, "nvidia-persistenced", "running (%s/%s accepts connections)", root,
+				  sockets[i]);
 		else if (e == ECONNREFUSED)
 			check_say(ck, CHECK_WARN, "nvidia-persistenced",
-				  "stale: /%s is there but nobody listens on it (the daemon died or was "
+				  "stale: %s/%s is there but nobody listens on it (the daemon died or was "
 				  "stopped uncleanly); each launch waits for the GPUs to initialise: "
 				  "restart nvidia-persistenced",
-				  sockets[i]);
+				  root, sockets[i]);
 		else
-			check_say(ck, CHECK_WARN, "nvidia-persistenced", "/%s: cannot connect: %s", sockets[i],
+			check_say(ck, CHECK_WARN, "nvidia-persistenced", "%s/%s: cannot connect: %s", root, sockets[i],
 				  strerror(e));
 		return;
 	}
 	check_say(ck, CHECK_WARN, "nvidia-persistenced",
-		  "not running (no /run/nvidia-persistenced/socket): each launch waits for the GPUs "
+		  "not running (no %s/run/nvidia-persistenced/socket): each launch waits for the GPUs "
 		  "to initialise, and their nodes may be gone after a driver reload; start "
-		  "nvidia-persistenced");
+		  "nvidia-persistenced",
+		  drv->rootpath);
+}
+
+/* The kernel module of one version and the libraries of another: a
+ * driver upgraded without a reboot (the old module is still loaded).  No
+ * ldconfig helps; said as such, in place of the ld.so.cache's verdict.
+ * Returns whether it is so. */
+static int check_versions(struct checks *ck, struct gpu_driver *drv)
+{
+	_cleanup_free_ char *path = NULL;
+	_cleanup_free_ char *libs = drv_other_version(drv, "libcuda.so", &path);
+	if (!libs)
+		return 0;
+	check_say(ck, CHECK_FAIL, "driver versions",
+		  "the kernel module is %s but the libraries are %s (%s): a driver upgraded without a reboot, "
+		  "the old module still loaded; nothing CUDA or NVML works until you reboot or reload the "
+		  "module (stop what uses the GPUs, then rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia "
+		  "and modprobe nvidia)",
+		  drv->version, libs, path);
+	return 1;
 }
 
 static void check_libs(struct checks *ck, struct gpu_driver *drv)
@@ -372,7 +395,7 @@ static const char *driver_traces(const char *root, char *buf, size_t cap)
 	return found;
 }
 
-static void driver_doctor(struct checks *ck, const char *driver_root, const char *gpus)
+void gpu_doctor_driver(struct checks *ck, const char *driver_root, const char *gpus)
 {
 	const char *root = gpu_default_root(driver_root);
 	struct gpu_driver drv = {.rootfd = -1};
@@ -397,15 +420,19 @@ static void driver_doctor(struct checks *ck, const char *driver_root, const char
 	check_nodes(ck, &drv);
 	check_uvm(ck, &drv);
 	check_persistenced(ck, &drv);
-	check_libs(ck, &drv);
-	if (gpus)
-		check_selected(ck, &drv, root, gpus);
+	/* After an upgrade without a reboot there is no NVML or libcuda of
+	 * the module's version to try end to end: that one verdict says it. */
+	if (!check_versions(ck, &drv)) {
+		check_libs(ck, &drv);
+		if (gpus)
+			check_selected(ck, &drv, root, gpus);
+	}
 	gpu_driver_free(&drv);
 }
 
 int gpu_doctor(struct checks *ck, const char *driver_root, const char *gpus)
 {
-	driver_doctor(ck, driver_root, gpus);
+	gpu_doctor_driver(ck, driver_root, gpus);
 	cdi_doctor(ck);
 	return 0;
 }

@@ -101,6 +101,8 @@ void gpu_listing_free(struct gpu_listing *l);
  * also that those GPUs are usable end to end: the selection resolves, and
  * NVML and libcuda initialise in the confined helper and see them. */
 int gpu_doctor(struct checks *ck, const char *driver_root, const char *gpus);
+/* The same without the CDI specs: the driver's checks only. */
+void gpu_doctor_driver(struct checks *ck, const char *driver_root, const char *gpus);
 
 /* `gpurun smoke` (gpu/smoke.c): the probe it runs in the container, beside
  * this gpurun in the build tree or in the installed libexec (malloc'ed), or
@@ -110,5 +112,11 @@ int gpu_doctor(struct checks *ck, const char *driver_root, const char *gpus);
  * appended to a.  driver_root: --driver-root, or NULL. */
 char *smoke_probe_path(struct gerr *err);
 void smoke_probe_args(const char *driver_root, struct strv *a);
+/* Can the probe's launch on these GPUs (a --gpus SPEC) happen?  0 yes; 1
+ * no, the driver is too broken for it: the reasons appended to a as the
+ * probe's --fail=ID,TEXT (doctor's failed driver checks, by their ids, or
+ * the launch's own message as "launch") and --kernel-module=VERSION when
+ * known; -1 with err when SPEC does not parse (gpurun's own failure). */
+int smoke_preflight(const char *driver_root, const char *gpus, struct strv *a, struct gerr *err);
 
 #endif

@@ -196,6 +196,11 @@ int drv_find_libs(struct gpu_driver *drv, const char *const *prefixes, size_t np
  * ("libnvidia-egl-gbm.so.1.1.1"), whatever the driver version. */
 int drv_find_platform_libs(struct gpu_driver *drv, const char *const *prefixes, size_t nprefixes, int bits,
 			   struct strv *out, struct strv *sonames, struct gerr *err);
+/* The version in the file name of the root's prefix library ("libcuda.so")
+ * when its ld.so.cache lists none of the kernel module's version but one of
+ * another ("535.261.03": the libraries of a driver upgraded without a
+ * reboot), else NULL (malloc'ed); *path (when path) its host path. */
+char *drv_other_version(struct gpu_driver *drv, const char *prefix, char **path);
 
 /* ---- models.c ----------------------------------------------------------- */
 

@@ -2,10 +2,9 @@
  * the GPU smoke test a CI job runs, an ordinary `run` of the probe gpurun
  * ships (gpu/probe/smoke.c, installed as libexec/gpurun/gpurun-smoke) bound
  * read-only into the container: where that probe is, and the host's facts
- * it gets as arguments.  Without IMAGE the container's root
- * is the host's own /, read-only under gpurun's writable layer like any
- * directory image: the probe needs only the C library, and the host's is
- * the one the probe was built against.
+ * it gets as arguments.  Without IMAGE the container's root is the
+ * host's C library alone (rootfs/image/hostlibc.c): the probe needs only
+ * that, and the host's is the one the probe was built against.
  *
  * gpurun injects only the libraries of the kernel module's version, so
  * after a driver upgrade without a reboot the container gets no libcuda at
@@ -15,7 +14,13 @@
  * The Xids the kernel logged since boot are read here too, on the host,
  * from the driver root's dev/kmsg (the container has no kernel log), where
  * NVIDIA's own tools (nvidia-bug-report, DCGM) find them; the probe gets
- * them as arguments, already quoted, and matches them to its GPUs. */
+ * them as arguments, escaped, and matches them to its GPUs.
+ *
+ * Before any of that, smoke_preflight tries the GPU half of the launch as
+ * a dry run: a driver too broken for a launch (no device nodes, no
+ * nvidia-uvm, no driver, no ld.so.cache) is then the node's verdict, said
+ * by the probe run on the host with doctor's reasons and advice, rather
+ * than gpurun's own failure. */
 #include "gpu_int.h"
 
 #include <ctype.h>
@@ -62,16 +67,9 @@ static char *stale_libcuda(const char *driver_root)
 {
 	struct gpu_driver drv;
 	struct gerr err = {0};
-	struct strv same = {0}, other = {0};
-	static const char *const cuda[] = {"libcuda.so"};
-	char *v = NULL;
 	if (gpu_discover(gpu_default_root(driver_root), &drv, &err) < 0)
 		return NULL; /* no driver: the probe says so */
-	if (drv_find_libs(&drv, cuda, 1, 64, &same, NULL, &err) == 0 && same.n == 0 &&
-	    drv_find_platform_libs(&drv, cuda, 1, 64, &other, NULL, &err) == 0 && other.n)
-		v = xstrdup(strstr(strrchr(other.v[0], '/') ? strrchr(other.v[0], '/') : other.v[0], ".so.") + 4);
-	strv_free(&same);
-	strv_free(&other);
+	char *v = drv_other_version(&drv, "libcuda.so", NULL);
 	gpu_driver_free(&drv);
 	return v;
 }
@@ -275,13 +273,57 @@ static void xid_args(const char *driver_root, struct strv *a)
 		strv_add(a, xstrdup("--xid-log-read"));
 	}
 	for (int i = 0; i < n; i++) {
-		struct sbuf q = {0};
-		sbuf_showquote(&q, xs[i].text);
+		/* Prose, escaped as doctor's verdicts are, not shell-quoted. */
+		_cleanup_free_ char *shown = xvisible(xs[i].text);
 		strv_add(a, xasprintf("--xid=%s,%llu,%u,%c,%s", xs[i].bus, xs[i].num, xs[i].count,
-				      xid_is_critical(xs[i].num) ? 'C' : 'W', q.s));
-		sbuf_free(&q);
+				      xid_is_critical(xs[i].num) ? 'C' : 'W', shown));
 		free(xs[i].text);
 	}
+}
+
+int smoke_preflight(const char *driver_root, const char *gpus, struct strv *a, struct gerr *err)
+{
+	struct gpu_request rq;
+	int r = gpu_request_parse(gpus, "--gpus", &rq, err);
+	gpu_request_free(&rq);
+	if (r < 0)
+		return -1;
+	/* What the launch will do first, changing nothing on the host: where
+	 * it would run nvidia-modprobe, that is left to the launch. */
+	struct plan p = {0};
+	struct gpu_opts o = {.driver_root = driver_root, .gpus = gpus, .dry_run = 1};
+	struct gpu_result res = {0};
+	struct gerr why = {0};
+	r = gpu_configure(&p, &o, &res, &why);
+	plan_free(&p);
+	free(res.ldconfig_dirs);
+	free(res.compat_driver);
+	strv_free(&res.host_steps);
+	if (r == 0)
+		return 0;
+	/* doctor's driver checks say why, each with what to change; when
+	 * none of them fails, the launch's own message does. */
+	struct checks ck = {0};
+	gpu_doctor_driver(&ck, driver_root, NULL);
+	int said = 0;
+	for (size_t i = 0; i < ck.nitems; i++) {
+		if (ck.items[i].level != CHECK_FAIL)
+			continue;
+		_cleanup_free_ char *shown = xvisible(ck.items[i].text);
+		strv_add(a, xasprintf("--fail=%s,%s: %s", check_id(ck.items[i].name), ck.items[i].name, shown));
+		said = 1;
+	}
+	checks_free(&ck);
+	if (!said) {
+		_cleanup_free_ char *shown = xvisible(why.msg);
+		strv_add(a, xasprintf("--fail=launch,%s", shown));
+	}
+	struct gpu_driver drv;
+	if (gpu_discover(gpu_default_root(driver_root), &drv, &why) == 0) {
+		strv_add(a, xasprintf("--kernel-module=%s", drv.version));
+		gpu_driver_free(&drv);
+	}
+	return 1;
 }
 
 void smoke_probe_args(const char *driver_root, struct strv *a)

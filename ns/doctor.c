@@ -253,7 +253,11 @@ static void say_userns(struct checks *ck, const struct probe *p, int root)
 	sbuf_free(&fix);
 }
 
-static void say_mounts(struct checks *ck, const struct probe *p, const struct probe_opts *o)
+/* root_e: unprivileged, how an overlay of / fared (errno, 0 ok, -1 not
+ * tried), as `gpurun / CMD` or any directory image with other file systems
+ * mounted under it would: what the user namespace inherited is locked to
+ * it, and overlayfs takes no lower layer with locked mounts under it. */
+static void say_mounts(struct checks *ck, const struct probe *p, const struct probe_opts *o, int root_e)
 {
 	enum step s = first_failure(p, S_USERNS, S_NS);
 	if (s != S_COUNT) {
@@ -276,7 +280,13 @@ static void say_mounts(struct checks *ck, const struct probe *p, const struct pr
 
 	e = p->errnum[S_TMPFS] > 0 ? p->errnum[S_TMPFS] : p->errnum[S_OVERLAY];
 	const char *mode = o->userns ? " in a user namespace" : "";
-	if (e == 0)
+	if (e == 0 && root_e > 0)
+		check_say(ck, CHECK_WARN, "overlayfs",
+			  "an overlay of %s with a tmpfs upper layer mounts%s, but one of / does not (%s): "
+			  "unprivileged, a directory with other file systems mounted under it cannot be a "
+			  "directory image here; archives and cached images can (gpurun smoke needs no image)",
+			  o->lower ? o->lower : "a tmpfs directory", mode, strerror(root_e));
+	else if (e == 0)
 		check_say(ck, CHECK_OK, "overlayfs", "an overlay of %s with a tmpfs upper layer mounts%s",
 			  o->lower ? o->lower : "a tmpfs directory", mode);
 	else if (e < 0)
@@ -323,6 +333,14 @@ int ns_doctor(struct checks *ck, const char *cache_dir, struct gerr *err)
 	}
 	if (run_probe(&l, &p, err) < 0)
 		return -1;
-	say_mounts(ck, &p, &l);
+	int root_e = -1;
+	if (!root && p.errnum[S_OVERLAY] == 0) {
+		struct probe r;
+		struct probe_opts slash = {.userns = 1, .mounts = 1, .lower = "/"};
+		if (run_probe(&slash, &r, err) < 0)
+			return -1;
+		root_e = r.errnum[S_OVERLAY];
+	}
+	say_mounts(ck, &p, &l, root_e);
 	return 0;
 }

@@ -82,6 +82,17 @@ __attribute__((noreturn)) void command_main(const struct run_config *cfg, int go
  * the command, reap.  Never returns. */
 __attribute__((noreturn)) void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status_fd);
 
+/* What P1 hands P0 when the command is done: its wait status and the
+ * processes of the container that outlived SIGKILL (a GPU stuck in the
+ * driver holds its caller in an uninterruptible sleep).  P1's own exit
+ * then waits in the kernel until they are gone, so P0 must not wait for
+ * P1 when there are any.  One write, less than PIPE_BUF: it comes whole. */
+struct exit_report {
+	int status;
+	int nstuck;
+	char stuck[512]; /* "pid 7 (fake-cuda-hang) in state D", ", " between them */
+};
+
 /* ns/tty.c: -t, the command's own pty.  P1, after the pivot: open it in
  * the container's devpts, send the master to P0 over cfg->tty_sock and the
  * slave to the command over cmd_sock; as root, uid:gid own the slave. */

@@ -6,7 +6,12 @@
  * namespace's init ignores every signal it has no handler for, and orphans
  * are re-parented to it, so it must reap them and relay what P0 forwards.
  * When P2 exits, P1 kills and reaps whatever is left in the pid namespace,
- * hands P2's wait status to P0 and exits. */
+ * hands P2's wait status to P0 and exits.  What outlives SIGKILL for a
+ * moment (a process in the kernel, uninterruptible, as a GPU stuck in the
+ * driver leaves its caller) is waited for a little, then named to P0 and
+ * left: P1's exit then blocks in the kernel until it is gone, and P0 does
+ * not wait for that. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -20,6 +25,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../rootfs/rootfs.h"
@@ -52,6 +58,75 @@ static int dir_in_root(const void *arg, const char *path)
 	if (fd >= 0)
 		close(fd);
 	return fd >= 0;
+}
+
+#define REAP_GRACE_MS 2000 /* after SIGKILL, before what is left counts as stuck */
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The processes of this pid namespace but us, as "pid N (COMM) in state
+ * S", from this namespace's /proc (ours since the pivot). */
+static void name_left(struct exit_report *rep)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	size_t used = 0;
+	while (d && (de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 1)
+			continue;
+		char path[64], buf[512] = "", comm[32] = "?", state = '?';
+		snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		char *open_ = strchr(buf, '('), *close_ = strrchr(buf, ')');
+		if (open_ && close_ > open_ && close_[1] == ' ') {
+			snprintf(comm, sizeof comm, "%.*s", (int)(close_ - open_ - 1), open_ + 1);
+			state = close_[2];
+		}
+		_cleanup_free_ char *shown = xvisible(comm);
+		int w = snprintf(rep->stuck + used, sizeof rep->stuck - used, "%spid %ld (%s) in state %c",
+				 rep->nstuck ? ", " : "", pid, shown, state);
+		rep->nstuck++;
+		if (w > 0 && (size_t)w < sizeof rep->stuck - used)
+			used += (size_t)w;
+	}
+	if (d)
+		closedir(d);
+}
+
+/* Reap the rest of the pid namespace after SIGKILL; what is still there
+ * after the grace goes into rep instead of being waited for. */
+static void reap_rest(int sfd, struct exit_report *rep)
+{
+	long long until = now_ms() + REAP_GRACE_MS;
+	for (;;) {
+		pid_t w;
+		while ((w = waitpid(-1, NULL, WNOHANG)) > 0)
+			;
+		if (w < 0 && errno == ECHILD)
+			return;
+		long long left = until - now_ms();
+		if (w < 0 && errno != EINTR)
+			return;
+		if (left <= 0)
+			break;
+		struct pollfd pfd = {.fd = sfd, .events = POLLIN};
+		if (poll(&pfd, 1, (int)left) > 0) {
+			struct signalfd_siginfo si;
+			(void)!read(sfd, &si, sizeof si);
+		}
+	}
+	name_left(rep);
 }
 
 void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status_fd)
@@ -172,11 +247,12 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 			/* The command is done: end the rest of the pid namespace
 			 * here and reap it (the kernel would do it in P1's exit,
 			 * after taking the mount namespace apart), so that no
-			 * process of the container outlives the status. */
+			 * process of the container outlives the status, but
+			 * for one the kernel holds: that one is named. */
 			(void)kill(-1, SIGKILL);
-			while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
-				;
-			(void)write_all(status_fd, &status, sizeof status);
+			struct exit_report rep = {.status = status};
+			reap_rest(sfd, &rep);
+			(void)write_all(status_fd, &rep, sizeof rep);
 			_exit(0);
 		}
 	}

@@ -231,10 +231,20 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 	 * that never reaps (a shell as pid 1 of a CI container).  The wait
 	 * is P1's mount namespace being taken apart, a tenth of a launch;
 	 * bubblewrap returns before it. */
-	int cmd_status, status = 0;
-	int have = read(statusp[0], &cmd_status, sizeof cmd_status) == (ssize_t)sizeof cmd_status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	struct exit_report rep;
+	int status = 0;
+	int have = read(statusp[0], &rep, sizeof rep) == (ssize_t)sizeof rep;
+	int cmd_status = have ? rep.status : 0;
+	if (have && rep.nstuck) {
+		/* P1's exit waits in the kernel until they are gone: not us. */
+		rep.stuck[sizeof rep.stuck - 1] = '\0';
+		warnx_("%d process%s of the container outlived SIGKILL: %s; gpurun does not wait for %s (state D: in "
+		       "the kernel, uninterruptible, where a GPU stuck in the driver holds its caller)",
+		       rep.nstuck, rep.nstuck == 1 ? "" : "es", rep.stuck, rep.nstuck == 1 ? "it" : "them");
+	} else {
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	}
 	/* Only now: a P1 that was killed closed its pipes before the kernel
 	 * ended the rest of its pid namespace, which its exit waits for. */
 	give_terminal_back(&keep);

@@ -225,6 +225,47 @@ static void prepare_upper(const struct plan *p)
 	strv_free(&dirs);
 }
 
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The mount points under the directory image bound at PLAN_LOWER, as the
+ * image's paths, the first few in order ("/dev, /dev/pts, /proc and 3
+ * more"), from this mount namespace's mountinfo; how many there are. */
+static size_t lower_submounts(struct sbuf *out)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[8192];
+	size_t pl = strlen(PLAN_LOWER);
+	struct strv subs = {0};
+	while (f && fgets(line, sizeof line, f)) {
+		char *save = NULL, *t = strtok_r(line, " ", &save);
+		for (int i = 0; t && i < 4; i++)
+			t = strtok_r(NULL, " ", &save); /* the fifth field: the mount point */
+		if (!t || strncmp(t, PLAN_LOWER "/", pl + 1))
+			continue;
+		int seen = 0; /* mounts stacked on one point are one point */
+		for (size_t i = 0; i < subs.n && !seen; i++)
+			seen = !strcmp(subs.v[i], t + pl);
+		if (!seen)
+			strv_add(&subs, xstrdup(t + pl));
+	}
+	if (f)
+		fclose(f);
+	if (subs.n)
+		qsort(subs.v, subs.n, sizeof *subs.v, by_path);
+	for (size_t i = 0; i < subs.n && i < 3; i++) {
+		_cleanup_free_ char *shown = xvisible(subs.v[i]);
+		sbuf_printf(out, "%s%s", i ? ", " : "", shown);
+	}
+	if (subs.n > 3)
+		sbuf_printf(out, " and %zu more", subs.n - 3);
+	size_t n = subs.n;
+	strv_free(&subs);
+	return n;
+}
+
 /* The root: a scratch tmpfs that hides the host's /tmp in this namespace
  * only, and in it either an overlay of the directory image (a tmpfs upper
  * layer takes the run's writes) or the unpacked archive bound onto itself,
@@ -303,6 +344,22 @@ int rootbuild_rootfs(struct exec_state *st, struct op *op, struct gerr *err)
 		if (root < 0)
 			return gerr_set(err, errno, "open %s", PLAN_ROOT);
 		if (mountfd_op(op, "overlay", root, "the overlay of the image", err) < 0) {
+			/* The mounts under a tree a user namespace inherited are
+			 * locked to it, and overlayfs will not take a lower layer
+			 * with locked mounts under it (the kernel logs "failed to
+			 * clone lowerpath"): / always has some. */
+			struct sbuf subs = {0};
+			if (cfg->unprivileged && err->errnum == EINVAL && lower_submounts(&subs)) {
+				gerr_set(err, 0,
+					 "image %s: unprivileged, overlayfs cannot stack on a directory with other "
+					 "file systems mounted under it (%s: this user namespace may not look past "
+					 "them); run as root, or give an image archive or a directory with nothing "
+					 "mounted under it",
+					 op->src, subs.s);
+				sbuf_free(&subs);
+				return -1;
+			}
+			sbuf_free(&subs);
 			gerr_prefix(err, "image %s", op->src);
 			return gerr_hint(err, "overlayfs with a tmpfs upper layer needs Linux >= 6.6 in a "
 					      "user namespace; run as root or use a tar image");

@@ -26,6 +26,8 @@
  *   cache/cache.c     opening and closing the cache (struct cache)
  *   registry/registry.c  registry_prepare: an image pulled from a registry
  *   open.c            image_open: what IMAGE on the command line names
+ *   image/hostlibc.c  image_host_libc: the host's C library as a root,
+ *                     for `gpurun smoke` without an IMAGE
  *   cache/cacheadmin.c   `gpurun cache ls|rm|prune`
  *   cache/cachedoctor.c  `gpurun doctor`'s check of the cache
  *
@@ -226,6 +228,11 @@ struct opened_image {
 	char *import_sel;            /* ... picking this NAME:TAG (NULL: the only one) */
 };
 /* Open what arg names, into out (and img, cache when it is layered). */
+/* image/hostlibc.c: the root `gpurun smoke` runs its probe in without an
+ * IMAGE: the host's dynamic loader and C library as a tar archive in a
+ * memfd (an fd, at its start), or -1 with err. */
+int image_host_libc(struct gerr *err);
+
 int image_open(const char *arg, const struct image_open_opts *o, struct cache *cache, struct image *img,
 	       struct opened_image *out, struct gerr *err);
 

@@ -54,6 +54,18 @@ gpurun_fails() {
 	gpurun_fails 125 "Permission denied" -- "$BATS_TEST_TMPDIR/locked/img" /bin/true
 }
 
+@test "unprivileged, / as an image is refused in one line naming the mounts under it, 125" {
+	skip_unless_user "as root / is overlaid like any directory image"
+	slash_overlay_refused || skip "this kernel lets a user namespace stack an overlay on /"
+	# What the launch sees under /: this test's mount table, which it copies.
+	local subs list
+	mapfile -t subs < <(awk '$5 != "/" { print $5 }' /proc/self/mountinfo | LC_ALL=C sort -u)
+	list="${subs[0]}, ${subs[1]}, ${subs[2]}"
+	((${#subs[@]} > 3)) && list+=" and $((${#subs[@]} - 3)) more"
+	gpurun_fails 125 -- / /bin/true
+	assert_equal "$stderr" "gpurun: image /: unprivileged, overlayfs cannot stack on a directory with other file systems mounted under it ($list: this user namespace may not look past them); run as root, or give an image archive or a directory with nothing mounted under it"
+}
+
 @test "an empty file: 'empty file', 125" {
 	: >"$BATS_TEST_TMPDIR/empty.tar"
 	gpurun_fails 125 "$BATS_TEST_TMPDIR/empty.tar" "empty file" -- "$BATS_TEST_TMPDIR/empty.tar" /bin/true

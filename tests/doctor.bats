@@ -37,6 +37,14 @@ assert_verdict() { # NAME LEVEL FRAGMENT...
 	done
 }
 
+# tally_warnings N: doctor's "N warnings" on this host, N the test's own and
+# one more where, unprivileged, the kernel refuses an overlay of /.
+tally_warnings() {
+	local n=$1
+	slash_overlay_refused && n=$((n + 1))
+	printf '%s warning%s' "$n" "$([[ $n == 1 ]] || echo s)"
+}
+
 # in_userns CMD...: CMD as root of a user namespace of its own, with its own
 # mount namespace, whichever the mode.
 in_userns() {
@@ -74,7 +82,11 @@ drv_doctor() {
 	assert_success
 	assert_verdict "user namespaces" "ok  "
 	assert_verdict /proc "ok  " "fresh procfs"
-	assert_verdict overlayfs "ok  " "$GPURUN_CACHE"
+	if slash_overlay_refused; then
+		assert_verdict overlayfs warn "$GPURUN_CACHE" "but one of / does not"
+	else
+		assert_verdict overlayfs "ok  " "$GPURUN_CACHE"
+	fi
 	assert_verdict "NVIDIA driver" "ok  " "version 550.54.14, 4 GPUs under $FAKE4"
 	assert_verdict "NVIDIA devices" "ok  "
 	assert_verdict nvidia-uvm "ok  "
@@ -83,7 +95,7 @@ drv_doctor() {
 	assert_verdict ld.so.cache "ok  " "libcuda.so.550.54.14 and libnvidia-ml.so.550.54.14"
 	assert_verdict cache "ok  " "$GPURUN_CACHE is writable"
 	assert_verdict "CDI specs" "ok  "
-	assert_line "0 failed, 1 warning"
+	assert_line "0 failed, $(tally_warnings 1)"
 	assert_equal "$stderr" ""
 }
 
@@ -229,7 +241,7 @@ knob_doctor() {
 @test "a persistenced socket nobody listens on is a warning saying stale" {
 	run --separate-stderr "$GPURUN" doctor --driver-root "$FAKE1"
 	assert_success
-	assert_verdict nvidia-persistenced warn "stale: /run/nvidia-persistenced/socket is there but nobody listens on it" \
+	assert_verdict nvidia-persistenced warn "stale: $FAKE1/run/nvidia-persistenced/socket is there but nobody listens on it" \
 		"restart nvidia-persistenced"
 }
 
@@ -250,7 +262,7 @@ while True:
 	drv_doctor "$FAKE1"
 	kill "$(cat "$BATS_TEST_TMPDIR/listener.pid")"
 	assert_success
-	assert_verdict nvidia-persistenced "ok  " "running (/run/nvidia-persistenced/socket accepts connections)"
+	assert_verdict nvidia-persistenced "ok  " "running ($BATS_TEST_TMPDIR/drv/run/nvidia-persistenced/socket accepts connections)"
 }
 
 @test "no nvidia-persistenced socket is a warning, not a failure" {
@@ -307,8 +319,31 @@ while True:
 	assert_verdict GPUs "ok  " "--gpus 1,2 selects 1 (00000000:5e:00.0), 2 (00000000:86:00.0)"
 	assert_verdict NVML "ok  " "$FAKE4$LIBDIR_DEBIAN/libnvidia-ml.so.550.54.14 initialises and sees the 2 selected GPUs"
 	assert_verdict libcuda "ok  " "$FAKE4$LIBDIR_DEBIAN/libcuda.so.550.54.14: cuInit succeeds, CUDA 12.4, 4 devices"
-	assert_line "0 failed, 1 warning"
+	assert_line "0 failed, $(tally_warnings 1)"
 	assert_equal "$stderr" ""
+}
+
+@test "doctor names a driver upgraded without a reboot as such: both versions, reboot or reload, no ldconfig" {
+	local d
+	d=$(fake_driver broken-upgrade)
+	[[ -n $d ]] || skip "no fake broken-upgrade driver root (build it as root: tests/run-bats.sh)"
+	run --separate-stderr "$GPURUN" doctor --driver-root "$d" --gpus all
+	assert_failure 1
+	assert_verdict "driver versions" FAIL "the kernel module is 535.999.01 but the libraries are 550.54.14 ($d$LIBDIR_DEBIAN/libcuda.so.550.54.14): a driver upgraded without a reboot, the old module still loaded; nothing CUDA or NVML works until you reboot or reload the module"
+	refute_output --partial ldconfig
+	refute_line --regexp "^(ok  |warn|FAIL)  (ld.so.cache|NVML|libcuda): "
+	assert_line "1 failed, $(tally_warnings 1)"
+}
+
+@test "unprivileged, doctor's overlayfs check tries / as the lower layer, as gpurun / CMD would" {
+	skip_unless_user "as root a launch of / needs no user namespace"
+	run --separate-stderr "$GPURUN" doctor --driver-root "$FAKE1"
+	assert_success
+	if slash_overlay_refused; then
+		assert_verdict overlayfs warn "an overlay of $GPURUN_CACHE with a tmpfs upper layer mounts in a user namespace, but one of / does not (Invalid argument): unprivileged, a directory with other file systems mounted under it cannot be a directory image here; archives and cached images can (gpurun smoke needs no image)"
+	else
+		assert_verdict overlayfs "ok  " "an overlay of $GPURUN_CACHE with a tmpfs upper layer mounts in a user namespace"
+	fi
 }
 
 @test "doctor without --gpus loads no driver library" {

@@ -82,7 +82,8 @@ if [[ -f tests/fakedriver/build.sh ]]; then
 	# A tree built from these sources (its stamp is their hash) is kept: a
 	# second run in this checkout must not pull it from under the first.
 	fake_hash=$(sh tests/fakedriver/build.sh --hash)
-	for n in one four odd nouvm mig xid; do
+	for n in one four odd nouvm mig xid broken-nodes broken-uvm broken-driver broken-ldcache broken-upgrade \
+		broken-ecc broken-kernel broken-xid broken-hang; do
 		[[ -e tests/build/fakedriver-$n/.complete && $(cat "tests/build/fakedriver-$n/.complete") == "$fake_hash" ]] &&
 			continue
 		say "building the fake driver tests/build/fakedriver-$n"

@@ -467,6 +467,26 @@ read-only"
 	assert_equal "$(cat "$BATS_TEST_TMPDIR/out")" "$(smi_line 1 0)"
 }
 
+@test "the nightly jobs of docs/nightly.md check the node with all its GPUs, then sum up" {
+	local out=$BATS_TEST_TMPDIR/night node id
+	node=$(hostname -s)
+	# The jobs' own output files go to the directory they are submitted from.
+	cd "$BATS_TEST_TMPDIR"
+	run --separate-stderr env GPURUN="$GPURUN" GPURUN_DRIVER_ROOT="$FAKE4" \
+		sh "$BATS_TEST_DIRNAME/../examples/nightly/gpu-nightly-submit.sh" p "$out"
+	assert_success
+	id=$output
+	slurm_wait "end of the summary job $id" 120 bash -c '[[ -z $(squeue -h -j "$1" -o %i 2>/dev/null) ]]' _ "$id"
+	run cat "$out/nodes" "$out/summary.txt"
+	assert_output "$node
+$node ok"
+	run python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(d["ok"], d["doctor"]["failed"], [g["pci_bus_id"] for g in d["gpus"] if g["ok"]])' "$out/$node.json"
+	assert_output "True 0 ['${FOUR_BUS[0]}', '${FOUR_BUS[1]}', '${FOUR_BUS[2]}', '${FOUR_BUS[3]}']"
+}
+
 @test "a pyxis option gpurun does not have is refused with one line naming it" {
 	skip_unless_spank
 	run --separate-stderr timeout 60 srun --quiet --container-image="$GLIBC_TAR" --container-name=x true

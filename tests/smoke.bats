@@ -13,9 +13,14 @@
 # the other fake driver roots have no kernel log, which smoke says it did
 # not read.
 #
-# Without IMAGE the container's root is the host's /, a directory image:
-# unprivileged, on kernels before 6.6, gpurun cannot stack its overlay on
-# it, so the user mode passes the glibc test image.
+# Without IMAGE the container's root is the host's C library, unpacked in
+# the run's memory: both modes run smoke so; one test passes an IMAGE.
+#
+# The broken nodes a nightly job meets are the kit's broken-* driver roots
+# (tests/fakedriver/build.sh), built by root and read by both modes: a node
+# too broken for a launch is still a verdict on stdout (a `driver` FAIL,
+# exit 1), and a GPU whose probe hangs fails at its deadline while the
+# others get their verdicts.
 
 load lib/common
 load lib/gpu
@@ -29,12 +34,16 @@ setup_file() {
 		[[ $(id -u) -eq 0 ]] || skip "gpu/probe/gpurun-smoke is missing: build it with 'make'"
 		make -s -C "$TESTS_DIR/.." gpu/probe/gpurun-smoke >&2 || fail "cannot build the smoke probe"
 	fi
-	if [[ $GPURUN_TEST_MODE == user ]]; then
-		SMOKE_IMAGE=$GLIBC_TAR
-	else
-		SMOKE_IMAGE=
-	fi
+	SMOKE_IMAGE=
 	export SMOKE_IMAGE
+}
+
+# broken KIND: the fake kit's broken-KIND driver root, or skip.
+broken() {
+	local d
+	d=$(fake_driver "broken-$1") && [[ -n $d ]] ||
+		skip "no fake broken-$1 driver root in $TESTS_BUILD (build it as root: tests/run-bats.sh)"
+	printf '%s\n' "$d"
 }
 
 setup() {
@@ -44,6 +53,15 @@ setup() {
 }
 
 teardown() {
+	# A test that froze a process and failed before it thawed it: thawed
+	# here, or it would stay on the host for good.
+	if [[ -e $BATS_TEST_TMPDIR/freezer ]]; then
+		local fz
+		fz=$(cat "$BATS_TEST_TMPDIR/freezer")
+		echo THAWED >"$fz/freezer.state"
+		wait_procs_gone "$(fake_driver broken-hang)"
+		rmdir "$fz"
+	fi
 	assert_host_unchanged "$BATS_TEST_TMPDIR/host-before"
 }
 
@@ -216,7 +234,7 @@ for g in d["gpus"]:
 	need_xid_root
 	run --separate-stderr smoke "$FAKEXID" --gpus 0
 	assert_failure 1
-	assert_line --index 0 "$(xid_line 0 0)FAIL Xid 79 since boot: 'pid='\\''<unknown>'\\'', name=<unknown>, GPU has fallen off the bus.'"
+	assert_line --index 0 "$(xid_line 0 0)FAIL Xid 79 since boot: pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
 	assert_line --index 1 "smoke: 0 of 1 GPU ok, driver $DRIVER_VERSION, Xids on 1 GPU"
 }
 
@@ -224,7 +242,7 @@ for g in d["gpus"]:
 	need_xid_root
 	run --separate-stderr smoke "$FAKEXID" --gpus 1
 	assert_success
-	assert_line --index 0 "$(xid_line 0 1)ok kernel ok; ECC 0; persistence on; warning: Xid 13 since boot, 2 times, the last: 'pid=2345, name=train, Graphics Exception: ESR 0x50df30=0x107000e'"
+	assert_line --index 0 "$(xid_line 0 1)ok kernel ok; ECC 0; persistence on; warning: Xid 13 since boot, 2 times, the last: pid=2345, name=train, Graphics Exception: ESR 0x50df30=0x107000e"
 	assert_line --index 1 "smoke: 1 of 1 GPU ok, driver $DRIVER_VERSION, Xids on 1 GPU"
 }
 
@@ -244,12 +262,12 @@ for g in d["gpus"]:
 	assert_equal "$stderr" ""
 }
 
-@test "smoke never writes the control bytes of a kernel log message raw" {
+@test "smoke escapes the control bytes of a kernel log message, and does not shell-quote its prose" {
 	need_xid_root
 	run --separate-stderr smoke "$FAKEXID" --gpus 2
 	assert_success
 	assert_equal "${#lines[@]}" 2
-	assert_line --index 0 "$(xid_line 0 2)ok kernel ok; ECC 0; persistence on; warning: Xid 31 since boot: 'pid=3456, name='\"\$(printf '\\033')\"']0;owned'\"\$(printf '\\007\\033')\"'[2J'\"\$(printf '\\012\\106')\"'AKE, MMU Fault'"
+	assert_line --index 0 "$(xid_line 0 2)ok kernel ok; ECC 0; persistence on; warning: Xid 31 since boot: pid=3456, name=\\033]0;owned\\007\\033[2J\\012FAKE, MMU Fault"
 	[[ $output != *$'\e'* && $output != *$'\a'* ]] || fail "a control byte of the log reached the output raw"
 }
 
@@ -278,9 +296,7 @@ for g in d["gpus"]:
 	cp -a "$FAKEXID" "$drv"
 	rm "$drv/dev/kmsg"
 	mknod -m 0644 "$drv/dev/kmsg" c 1 11
-	# The glibc tar image, as in the user mode (the default image is the
-	# host's / overlaid, which a user namespace cannot on Linux < 6.6).
-	run --separate-stderr subuser_run "$d/user" "$GPURUN" --driver-root "$drv" smoke --gpus 0 "$GLIBC_TAR"
+	run --separate-stderr subuser_run "$d/user" "$GPURUN" --driver-root "$drv" smoke --gpus 0
 	rm -rf "$d"
 	assert_success
 	assert_line --index 1 "smoke: 1 of 1 GPU ok, driver $DRIVER_VERSION, no Xid during the run; Xids since boot not checked: $drv/dev/kmsg: Operation not permitted (kernel.dmesg_restrict is set: reading it needs CAP_SYSLOG)"
@@ -316,7 +332,7 @@ for g in d["gpus"]:
 	assert_success
 	assert_equal "${#lines[@]}" 4
 	assert_line --index 1 "ok 2 - GPU 0 (Fake GPU ${XID_BUS[1]}, ${XID_BUS[1]}, GPU-71d00001-1111-4222-8333-444455556601)"
-	assert_line --index 2 "# warning: Xid 13 since boot, 2 times, the last: 'pid=2345, name=train, Graphics Exception: ESR 0x50df30=0x107000e'"
+	assert_line --index 2 "# warning: Xid 13 since boot, 2 times, the last: pid=2345, name=train, Graphics Exception: ESR 0x50df30=0x107000e"
 	assert_line --index 3 "1..2"
 }
 
@@ -330,6 +346,216 @@ for g in d["gpus"]:
 	run --separate-stderr "$GPURUN" smoke --bogus
 	assert_equal "$status" 125
 	assert_equal "$stderr" "gpurun: smoke: unknown option --bogus"
+}
+
+@test "smoke needs no IMAGE in either mode: the probe runs in a root of the host's C library" {
+	run --separate-stderr "$GPURUN" --driver-root "$FAKE1" smoke
+	assert_success
+	assert_line --index 0 "$(gpu_line 0 0000:17:00.0)$ONE_UUID): ok kernel ok; ECC 0; persistence on; no Xid during the run"
+	assert_equal "$stderr" ""
+}
+
+# The driver-wide verdict of a node too broken for the probe's launch.
+@test "smoke on a node without device nodes is a driver FAIL with the reason and the advice, exit 1" {
+	local d
+	d=$(broken nodes)
+	run --separate-stderr "$GPURUN" --driver-root "$d" smoke
+	assert_failure 1
+	assert_output "driver: FAIL NVIDIA devices: missing or not a character device 195:N: /dev/nvidiactl /dev/nvidia0 (GPU 0, 00000000:17:00.0); the driver creates them on first use: as root, run nvidia-modprobe -c=0, or keep nvidia-persistenced running"
+	assert_equal "$stderr" ""
+}
+
+@test "smoke --json on a node without device nodes is one document whose driver entry says why, exit 1" {
+	local d
+	d=$(broken nodes)
+	run --separate-stderr "$GPURUN" --driver-root "$d" smoke --json
+	assert_failure 1
+	assert_equal "${#lines[@]}" 1
+	run python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+print(d["ok"], d["gpus"], d["driver"]["kernel_module"])
+for c in d["driver"]["checks"]:
+    print(c["id"], c["level"], c["text"])' "$output"
+	assert_success
+	assert_line --index 0 "False [] $DRIVER_VERSION"
+	assert_line --index 1 "devices fail NVIDIA devices: missing or not a character device 195:N: /dev/nvidiactl /dev/nvidia0 (GPU 0, 00000000:17:00.0); the driver creates them on first use: as root, run nvidia-modprobe -c=0, or keep nvidia-persistenced running"
+	assert_line --index 2 "xid-log skip Xids since boot not checked: $d/dev/kmsg: No such file or directory"
+}
+
+@test "smoke --tap on a node without nvidia-uvm is a TAP stream whose driver test point fails, exit 1" {
+	local d
+	d=$(broken uvm)
+	run --separate-stderr "$GPURUN" --driver-root "$d" smoke --tap
+	assert_failure 1
+	assert_equal "${#lines[@]}" 2
+	assert_line --index 0 "not ok 1 - driver: nvidia-uvm: not loaded (no nvidia-uvm in /proc/devices, no /dev/nvidia-uvm): CUDA fails in every container; as root, run nvidia-modprobe -u -c=0 (or modprobe nvidia-uvm)"
+	assert_line --index 1 "1..1"
+	assert_equal "$stderr" ""
+}
+
+@test "smoke on a node whose kernel module is gone is a driver FAIL, exit 1" {
+	local d
+	d=$(broken driver)
+	run --separate-stderr "$GPURUN" --driver-root "$d" smoke
+	assert_failure 1
+	assert_output "driver: FAIL NVIDIA driver: no NVIDIA driver found under $d: $d/proc/driver/nvidia/version: No such file or directory, but this host has $d/usr/bin/nvidia-smi: the GPU or the kernel module is gone; GPU launches will fail"
+	assert_equal "$stderr" ""
+}
+
+@test "smoke on a node without an ld.so.cache is a driver FAIL naming the ldconfig to run, exit 1" {
+	local d
+	d=$(broken ldcache)
+	run --separate-stderr "$GPURUN" --driver-root "$d" smoke --json
+	assert_failure 1
+	run python3 -c 'import json, sys; print(json.loads(sys.argv[1])["driver"]["failures"])' "$output"
+	assert_output "['ld.so.cache: cannot look up the driver libraries: $d/etc/ld.so.cache: No such file or directory; as root, run ldconfig -r $d']"
+}
+
+@test "smoke on a driver upgraded without a reboot names both versions and says to reboot, exit 1" {
+	local d
+	d=$(broken upgrade)
+	run --separate-stderr "$GPURUN" --driver-root "$d" smoke
+	assert_failure 1
+	assert_output --partial "driver: FAIL kernel module 535.999.01 but libcuda $DRIVER_VERSION: a driver upgraded without a reboot? Reboot, or reload the nvidia kernel modules; "
+}
+
+@test "smoke with a --gpus that does not parse is gpurun's own failure, exit 125, not a verdict" {
+	run --separate-stderr "$GPURUN" --driver-root "$FAKE1" smoke --gpus 'count=x' --json
+	assert_equal "$status" 125
+	assert_output ""
+	assert_equal "$stderr" "gpurun: smoke: --gpus: invalid count=x"
+}
+
+@test "smoke --json gives each check of each GPU a stable id" {
+	run --separate-stderr smoke "$FAKE1" --json
+	assert_success
+	run python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+print([(c["id"], c["level"]) for c in d["gpus"][0]["checks"]], d["deadline_s"])
+print([(c["id"], c["level"]) for c in d["driver"]["checks"]])' "$output"
+	assert_line --index 0 "[('kernel', 'ok'), ('ecc', 'ok'), ('persistence', 'ok'), ('xid', 'ok')] 60"
+	assert_line --index 1 "[('devices', 'ok'), ('xid-log', 'skip')]"
+}
+
+@test "smoke --json on broken GPUs names each failure by its id: ECC, a wrong result, a critical Xid" {
+	local ecc kernel xid
+	ecc=$(broken ecc) kernel=$(broken kernel) xid=$(broken xid)
+	local root
+	for root in "$ecc" "$kernel" "$xid"; do
+		run --separate-stderr "$GPURUN" --driver-root "$root" smoke --json
+		assert_failure 1
+		python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+print(" ".join(c["id"] + ": " + c["text"] for c in d["gpus"][0]["checks"] if c["level"] == "fail"))' "$output"
+	done >"$BATS_TEST_TMPDIR/fails"
+	run cat "$BATS_TEST_TMPDIR/fails"
+	assert_line --index 0 "ecc: 3 uncorrected ECC errors since boot"
+	assert_line --index 1 "kernel: kernel: 1 of 1024 results wrong (out[7] = 0, want 14)"
+	assert_line --index 2 "xid.boot: Xid 79 since boot: pid=1234, name=train, GPU has fallen off the bus."
+}
+
+@test "a GPU whose probe hangs fails at its deadline, and the other GPUs still get their verdicts" {
+	local d
+	d=$(broken hang)
+	run --separate-stderr "$GPURUN" --driver-root "$d" smoke --gpu-timeout 1
+	assert_failure 1
+	assert_equal "${#lines[@]}" 5
+	assert_line --index 1 "$(gpu_line 1 "${FOUR_BUS[1]}")${FOUR_UUID[1]}): ok kernel ok; ECC 0; persistence on; no Xid during the run"
+	assert_line --index 2 "$(gpu_line 2 "${FOUR_BUS[2]}")${FOUR_UUID[2]}): FAIL its probe did not finish within 1 s: killed (SIGKILL)"
+	assert_line --index 3 --partial "$(gpu_line 3 "${FOUR_BUS[3]}")${FOUR_UUID[3]}): ok kernel ok"
+	assert_line --index 4 "smoke: 3 of 4 GPUs ok, driver $DRIVER_VERSION$(no_log "$d")"
+	assert_equal "$stderr" ""
+}
+
+@test "a probe stuck in the driver is named in its GPU's verdict, and gpurun does not wait for it" {
+	skip_unless_root "freezes a process with the cgroup v1 freezer"
+	local fz=/sys/fs/cgroup/freezer d pid i
+	[[ -w $fz/cgroup.procs ]] || skip "no cgroup v1 freezer at $fz"
+	d=$(broken hang)
+	mkdir "$fz/gpurun-test-$$"
+	fz=$fz/gpurun-test-$$
+	echo "$fz" >"$BATS_TEST_TMPDIR/freezer"
+	"$GPURUN" --driver-root "$d" smoke --gpus 2 --gpu-timeout 2 >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" &
+	local gpurun_pid=$!
+	# The hung probe, frozen: an uninterruptible sleep SIGKILL cannot end,
+	# as a GPU stuck in the driver holds its caller.
+	for ((i = 0; i < 200; i++)); do
+		pid=$(pgrep -x fake-cuda-hang) && break
+		sleep 0.05
+	done
+	[[ -n $pid ]] || fail "the probe did not hang"
+	echo "$pid" >"$fz/cgroup.procs"
+	echo FROZEN >"$fz/freezer.state"
+	local rc=0
+	wait "$gpurun_pid" || rc=$?
+	local state
+	state=$(awk '{print $3}' "/proc/$pid/stat")
+	echo THAWED >"$fz/freezer.state"
+	wait_procs_gone "$d"
+	rmdir "$fz"
+	rm "$BATS_TEST_TMPDIR/freezer"
+	assert_equal "$state" D
+	assert_equal "$rc" 1
+	# The pids are the container's: any number.
+	run sed -E 's/pid [0-9]+ /pid N /' "$BATS_TEST_TMPDIR/out"
+	assert_line --index 0 "$(gpu_line 0 "${FOUR_BUS[2]}")${FOUR_UUID[2]}): FAIL its probe did not finish within 2 s, and outlived SIGKILL: pid N (fake-cuda-hang) is in state D (uninterruptible: stuck in the driver); gpurun leaves it behind: the GPU needs a reset or a reboot"
+	run sed -E 's/pid [0-9]+ /pid N /' "$BATS_TEST_TMPDIR/err"
+	assert_output "gpurun: warning: 1 process of the container outlived SIGKILL: pid N (fake-cuda-hang) in state D; gpurun does not wait for it (state D: in the kernel, uninterruptible, where a GPU stuck in the driver holds its caller)"
+}
+
+@test "smoke --gpu-timeout with a value that is not seconds is gpurun's own failure, exit 125" {
+	run --separate-stderr "$GPURUN" --driver-root "$FAKE1" smoke --gpu-timeout 0
+	assert_equal "$status" 125
+	assert_equal "$stderr" "gpurun: smoke: --gpu-timeout 0: expected seconds, more than 0 and at most 86400"
+}
+
+@test "smoke --doctor --json is one document with doctor's verdicts and the GPUs', and one exit status" {
+	run --separate-stderr smoke "$FAKE1" --doctor --json
+	assert_success
+	assert_equal "${#lines[@]}" 1
+	run python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+ids = [c["id"] for c in d["doctor"]["checks"]]
+print(d["ok"], d["doctor"]["ok"], d["doctor"]["failed"], d["gpus"][0]["ok"])
+print(" ".join(ids))' "$output"
+	assert_success
+	assert_line --index 0 "True True 0 True"
+	assert_line --index 1 "cache userns proc overlayfs driver devices uvm persistenced ldcache gpus nvml libcuda cdi"
+}
+
+@test "smoke --doctor fails the run on a doctor check that fails, though every GPU passes" {
+	export GPURUN_CACHE=/proc/gpurun-cache
+	run --separate-stderr smoke "$FAKE1" --doctor
+	assert_failure 1
+	assert_line --index 0 --partial "FAIL  cache: /proc/gpurun-cache cannot be created: "
+	assert_line "doctor: 1 failed, $((1 + $(slash_overlay_refused && echo 1 || echo 0))) warning$(slash_overlay_refused && echo s)"
+	assert_line --partial "$ONE_UUID): ok kernel ok"
+}
+
+@test "the nightly node script of docs/nightly.md writes the node's document and exits with its status" {
+	local ecc out=$BATS_TEST_TMPDIR/night script=$TESTS_DIR/../examples/nightly/gpu-node-check.sh
+	ecc=$(broken ecc)
+	run --separate-stderr env GPURUN="$GPURUN" NODE=good GPU_TIMEOUT=30 sh "$script" "$out" --driver-root "$FAKE1"
+	assert_success
+	assert_output "good: ok"
+	run --separate-stderr env GPURUN="$GPURUN" NODE=bad sh "$script" "$out" --driver-root "$ecc"
+	assert_failure 1
+	assert_output "bad: FAIL, see $out/bad.json"
+	run --separate-stderr env GPURUN="$GPURUN" NODE=worse sh "$script" "$out" --gpu-timeout nope
+	assert_failure 125
+	assert_output "worse: gpurun failed (exit status 125): gpurun: smoke: --gpu-timeout nope: expected seconds, more than 0 and at most 86400"
+	printf '%s\n' good bad worse gone >"$out/nodes"
+	run --separate-stderr sh "$TESTS_DIR/../examples/nightly/gpu-nightly-summary.sh" "$out" "$out/nodes"
+	assert_failure 1
+	assert_output "bad FAIL
+    GPU 0 0000:17:00.0 ecc: 3 uncorrected ECC errors since boot
+good ok
+worse MISSING: gpurun: smoke: --gpu-timeout nope: expected seconds, more than 0 and at most 86400
+gone MISSING: no result"
 }
 
 # NVIDIA's real user space: built by root, used by both modes.

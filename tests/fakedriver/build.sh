@@ -47,6 +47,19 @@
 # markers of nvml.c); index 5 has nothing).  The other topologies have no
 # dev/kmsg: the log of a driver root that has none is not read.
 #
+# The broken nodes a nightly job meets (`gpurun smoke`), each a copy of
+# `one` with one thing wrong: `broken-nodes` (no /dev/nvidia0 and no
+# /dev/nvidiactl, as after a driver reload, and no nvidia-modprobe to make
+# them), `broken-uvm` (nvidia-uvm not loaded, no nvidia-modprobe),
+# `broken-driver` (no /proc/driver/nvidia: the kernel module is gone, its
+# nvidia-smi is still there), `broken-ldcache` (no etc/ld.so.cache),
+# `broken-upgrade` (the kernel module says 535.999.01, the libraries are
+# 550.54.14: an upgrade without a reboot), `broken-ecc`, `broken-kernel`
+# (the fake-smoke-ecc and fake-smoke-kernel markers of nvml.c and cuda.c),
+# `broken-xid` (a dev/kmsg with a critical Xid 79 for its GPU); and
+# `broken-hang`, a copy of `four` whose index 2 (0000:86:00.0) never
+# finishes its kernel (the fake-smoke-hang marker of cuda.c).
+#
 # Needs root (mknod, ldconfig -r chroots).  Compiled objects are cached in
 # tests/build/fakedriver-cache/<hash of the sources>.
 set -eu
@@ -59,13 +72,23 @@ if [ "${1:-}" = --hash ]; then
 	exit 0
 fi
 if [ $# -ne 2 ]; then
-	echo "usage: $0 OUTDIR one|four|eight|odd|nouvm|mig|xid" >&2
+	echo "usage: $0 OUTDIR one|four|eight|odd|nouvm|mig|xid|broken-KIND" >&2
 	exit 2
 fi
 out=$1
 topo=$2
-case $topo in one | four | eight | odd | nouvm | mig | xid) ;; *)
-	echo "$0: unknown topology $topo (one, four, eight, odd, nouvm, mig, xid)" >&2
+broken=
+case $topo in
+one | four | eight | odd | nouvm | mig | xid) ;;
+broken-hang)
+	broken=hang topo=four
+	;;
+broken-nodes | broken-uvm | broken-driver | broken-ldcache | broken-upgrade | broken-ecc | broken-kernel | broken-xid)
+	broken=${topo#broken-} topo=one
+	;;
+*)
+	echo "$0: unknown topology $topo (one, four, eight, odd, nouvm, mig, xid, broken-nodes, broken-uvm," \
+		"broken-driver, broken-ldcache, broken-upgrade, broken-ecc, broken-kernel, broken-xid, broken-hang)" >&2
 	exit 2
 	;;
 esac
@@ -411,6 +434,27 @@ if [ "$topo" = mig ]; then
 	printf '{"file_format_version": "1.0.0", "ICD": {"library_path": "libEGL_mesa.so.0"}}\n' \
 		>"$out/usr/share/glvnd/egl_vendor.d/50_mesa.json"
 fi
+
+# ---- the broken nodes -----------------------------------------------------
+case $broken in
+nodes) rm "$out/dev/nvidia0" "$out/dev/nvidiactl" ;;
+uvm)
+	rm "$out/dev/nvidia-uvm" "$out/dev/nvidia-uvm-tools"
+	sed -i '/nvidia-uvm/d' "$out/proc/devices"
+	;;
+driver) rm -r "$out/proc/driver/nvidia" ;;
+ldcache) rm "$out/etc/ld.so.cache" ;;
+upgrade) sed -i "s/Kernel Module  $VER/Kernel Module  535.999.01/" "$p/version" ;;
+ecc) touch "$p/gpus/0000:17:00.0/fake-smoke-ecc" ;;
+kernel) touch "$p/gpus/0000:17:00.0/fake-smoke-kernel" ;;
+xid)
+	printf '%s\n' '6,0,0,-;Linux version 6.1.0-fake (fake driver kit)' \
+		'3,1,5000000,-;NVRM: Xid (PCI:0000:17:00): 79, pid=1234, name=train, GPU has fallen off the bus.' \
+		>"$out/dev/kmsg"
+	chmod 0644 "$out/dev/kmsg"
+	;;
+hang) touch "$p/gpus/0000:86:00.0/fake-smoke-hang" ;;
+esac
 
 # Readable by the unprivileged test run (the runner builds as root).
 chmod -R a+rX "$out"

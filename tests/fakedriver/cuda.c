@@ -15,14 +15,23 @@
  * in bus order (inside a container: the selected GPUs), cuModuleLoadData
  * accepts PTX text with a ".entry smoke", whose launch "runs" by writing
  * out[i] = 2*i in host memory, except on a GPU whose gpus/<bus> directory
- * holds fake-smoke-kernel, where out[7] comes back wrong. */
+ * holds fake-smoke-kernel, where out[7] comes back wrong.
+ *
+ * A GPU that hangs, for gpurun-smoke's deadline: with fake-smoke-hang in
+ * its gpus/<bus> directory, cuCtxSynchronize (waiting for the kernel) never
+ * returns on that GPU; with fake-smoke-hang-init, cuInit never returns
+ * while that GPU is visible.  The hung process names itself
+ * "fake-cuda-hang" (its comm), so that a test finds it to freeze it into
+ * the uninterruptible sleep of a GPU stuck in the driver. */
 #include <ctype.h>
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fake.h"
 
@@ -75,6 +84,33 @@ static int count_gpus(void)
 	return n;
 }
 
+static void load_buses(void);
+static char buses[64][32];
+static int nbuses;
+
+/* Is MARKER in the gpus/<bus> directory of a visible GPU (bus NULL: any)? */
+static int bus_marked(const char *bus, const char *marker)
+{
+	char path[2200];
+	struct stat st;
+	for (int i = 0; i < nbuses; i++) {
+		if (bus && strcmp(bus, buses[i]))
+			continue;
+		snprintf(path, sizeof path, "%s/proc/driver/nvidia/gpus/%s/%s", root(), buses[i], marker);
+		if (stat(path, &st) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* What a wedged GPU does to its caller: nothing, ever. */
+static void hang(void)
+{
+	prctl(PR_SET_NAME, "fake-cuda-hang");
+	for (;;)
+		pause();
+}
+
 int cuDriverGetVersion(int *version)
 {
 	if (!version)
@@ -96,6 +132,9 @@ int cuInit(unsigned int flags)
 	ndevices = is_chr(path) ? count_gpus() : 0;
 	if (!ndevices)
 		return CUDA_ERROR_NO_DEVICE;
+	load_buses();
+	if (bus_marked(NULL, "fake-smoke-hang-init"))
+		hang();
 	initialized = 1;
 	return CUDA_SUCCESS;
 }
@@ -111,8 +150,6 @@ int cuDeviceGetCount(int *count)
 }
 
 /* The gpus/<bus> directories in bus order (the names sort so). */
-static char buses[64][32];
-static int nbuses;
 
 static int by_name(const void *a, const void *b)
 {
@@ -273,7 +310,11 @@ int cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 
 int cuCtxSynchronize(void)
 {
-	return current < 0 ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
+	if (current < 0)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (bus_marked(buses[current], "fake-smoke-hang"))
+		hang();
+	return CUDA_SUCCESS;
 }
 
 int cuMemcpyDtoH_v2(void *dst, unsigned long long src, size_t n)

@@ -172,6 +172,19 @@ assert_host_unchanged() {
 	rm -f "$after"
 }
 
+# slash_overlay_refused: whether, unprivileged, this kernel refuses an
+# overlay whose lower layer is / (the mounts under it, which a user
+# namespace gets locked, and overlayfs takes no lower layer with locked
+# mounts under it): what doctor warns about, and why `gpurun / CMD` fails
+# there.  Asked of the kernel with util-linux, not of gpurun.
+slash_overlay_refused() {
+	[[ $GPURUN_TEST_MODE == user ]] || return 1
+	local d=$BATS_TEST_TMPDIR/slash-overlay
+	mkdir -p "$d"
+	! unshare -Urm sh -c 'mount -t tmpfs t "$1" && mkdir "$1/u" "$1/w" "$1/m" &&
+		mount -t overlay o -o "lowerdir=/,upperdir=$1/u,workdir=$1/w,userxattr" "$1/m"' sh "$d" 2>/dev/null
+}
+
 # host_ns NAME: the host's namespace link, to compare with `probe ns NAME`.
 host_ns() {
 	echo "$1 $(readlink "/proc/self/ns/$1")"
