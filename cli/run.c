@@ -215,9 +215,11 @@ static void check_values(const struct cli *c, struct run_config *cfg)
 		    c->gpus   ? "--gpus"
 		    : c->caps ? "--caps"
 			      : "--require");
-	/* docker reads a bare number as a count of GPUs.  Said to whoever
-	 * typed it; scripts written for gpurun keep a quiet stderr. */
-	if (c->gpus && *c->gpus && strspn(c->gpus, "0123456789") == strlen(c->gpus) && isatty(2))
+	/* docker reads a bare number as a count of GPUs: a command copied
+	 * from docker with --gpus 2 would get GPU 2, not two GPUs, so it is
+	 * said every time.  Not for 0: nobody asks docker for no GPU that way,
+	 * and --gpus 0 is the design card's own launch. */
+	if (c->gpus && *c->gpus && strspn(c->gpus, "0123456789") == strlen(c->gpus) && strtoul(c->gpus, NULL, 10))
 		warnx_("--gpus %s is the GPU of index %s, not docker's count of %s GPUs (that is --gpus count=%s; "
 		       "--gpus device=%s says the index without this line)",
 		       c->gpus, c->gpus, c->gpus, c->gpus, c->gpus);

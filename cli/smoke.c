@@ -155,7 +155,10 @@ static int smoke_verb(const struct verb *v, int argc, char **argv, const char *d
 		strv_add(&a, xstrdup("--driver-root"));
 		strv_add(&a, xstrdup(driver_root));
 	}
-	strv_add(&a, xasprintf("--gpus=%s", gpus));
+	/* smoke's --gpus N is an index as run's is; docker's form says so
+	 * without run's note for a bare number. */
+	int bare = *gpus && strspn(gpus, "0123456789") == strlen(gpus);
+	strv_add(&a, xasprintf("--gpus=%s%s", bare ? "device=" : "", gpus));
 	strv_add(&a, xasprintf("--volume=%s:/.gpurun-smoke:ro", probe));
 	strv_add(&a, xstrdup("--entrypoint=/.gpurun-smoke"));
 	if (!image) {

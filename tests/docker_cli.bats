@@ -493,8 +493,11 @@ $(readlink /proc/self/ns/user)"
 	refute_output --partial "warning"
 }
 
-@test "--gpus 2 in a script (stderr not a terminal) prints no such line" {
+@test "--gpus 2 in a script (stderr not a terminal) says it too, and --gpus 0 says nothing" {
 	run --separate-stderr "$GPURUN" --gpus 2 --driver-root /nonexistent "$BUSYBOX_DIR" true
+	assert_equal "$status" 125
+	assert_equal "${stderr_lines[0]}" "gpurun: warning: --gpus 2 is the GPU of index 2, not docker's count of 2 GPUs (that is --gpus count=2; --gpus device=2 says the index without this line)"
+	run --separate-stderr "$GPURUN" --gpus 0 --driver-root /nonexistent "$BUSYBOX_DIR" true
 	assert_equal "$status" 125
 	[[ $stderr != *warning* ]] || fail "$stderr"
 }

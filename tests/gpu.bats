@@ -81,12 +81,12 @@ Device Index,Device Minor,Model,Brand,GPU UUID,Bus Location,Architecture
 }
 
 @test "a GPU of a model gpurun cannot name an architecture for never satisfies an arch requirement" {
-	run --separate-stderr "$GPURUN" --driver-root "$FAKEODD" --gpus 2 --require 'arch>=8.0' "$GLIBC_TAR" true
+	run --separate-stderr "$GPURUN" --driver-root "$FAKEODD" --gpus device=2 --require 'arch>=8.0' "$GLIBC_TAR" true
 	assert_equal "$status" 125
 	assert_equal "${stderr_lines[0]}" "gpurun: requirement error: unsatisfied condition: arch>=8.0"
 	assert_equal "${stderr_lines[1]}" "hint: GPU 2 is a NVIDIA RTX PRO 6000 Blackwell Server Edition, whose architecture gpurun does not know (it reads no NVML): no arch condition can be met on it"
 	# Another alternative may still hold; other keys are checked as usual.
-	run --separate-stderr "$GPURUN" --driver-root "$FAKEODD" --gpus 2 --require 'arch>=8.0 driver>=550' "$GLIBC_TAR" echo ran
+	run --separate-stderr "$GPURUN" --driver-root "$FAKEODD" --gpus device=2 --require 'arch>=8.0 driver>=550' "$GLIBC_TAR" echo ran
 	assert_success
 	assert_output ran
 	run --separate-stderr "$GPURUN" --driver-root "$FAKEODD" --gpus 0 --require 'arch>=8.0' "$GLIBC_TAR" echo ran

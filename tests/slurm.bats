@@ -121,7 +121,7 @@ $(smi_line 3 0)"
 	next_job
 	run --separate-stderr step --gres=gpu:2 -- --gpus "${FOUR_UUID[0]}" "$GLIBC_TAR" true
 	assert_step_error "gpurun: --gpus: device ${FOUR_UUID[0]} is outside this Slurm step's 2 GPUs (Slurm job $SLURM_JOB on node $(hostname -s): SLURM_STEP_GPUS=0,1 of $SLURM_DIR/gres.conf -> $FAKE4/dev/nvidia0 = GPU 1, $FAKE4/dev/nvidia1 = GPU 3)"
-	run --separate-stderr step --gres=gpu:2 -- --gpus 2 "$GLIBC_TAR" true
+	run --separate-stderr step --gres=gpu:2 -- --gpus device=2 "$GLIBC_TAR" true
 	SLURM_JOB=$((SLURM_JOB + 1))
 	assert_step_error "gpurun: --gpus: device 2 is outside this Slurm step's 2 GPUs (Slurm job $SLURM_JOB on node $(hostname -s): SLURM_STEP_GPUS=0,1 of $SLURM_DIR/gres.conf -> $FAKE4/dev/nvidia0 = GPU 1, $FAKE4/dev/nvidia1 = GPU 3)"
 }
