@@ -154,7 +154,6 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 
 	if (cfg->verbose) {
 		struct sbuf b = {0};
-		ns_view_libdirs(cfg);
 		ns_describe_head(cfg, &b);
 		ns_trace(b.s);
 		sbuf_free(&b);

@@ -122,14 +122,14 @@ static void layout_masks(struct plan *p)
 		struct stat st;
 		if (lstat(masked[i], &st) < 0)
 			continue;
-		struct op *op;
+		/* The printed plan's heading of this block says why. */
 		if (S_ISDIR(st.st_mode)) {
-			op = plan_tmpfs(p, masked[i], "mode=0555", OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC);
+			plan_tmpfs(p, masked[i], "mode=0555", OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC);
 		} else {
-			op = plan_bind(p, "/dev/null", masked[i], OPF_DEVICE | OPF_RO | OPF_NOSUID | OPF_NOEXEC);
+			struct op *op =
+				plan_bind(p, "/dev/null", masked[i], OPF_DEVICE | OPF_RO | OPF_NOSUID | OPF_NOEXEC);
 			op->rdev = makedev(1, 3);
 		}
-		plan_why(op, "masked, as docker does");
 	}
 }
 
@@ -149,7 +149,9 @@ static void layout_apt_sandbox(struct plan *p)
 
 void layout_base(struct plan *p, const struct run_config *cfg)
 {
+	p->section = SEC_ROOT;
 	layout_root(p, cfg);
+	p->section = SEC_STANDARD;
 	if (cfg->hostname)
 		plan_add(p, OP_HOSTNAME, 0, cfg->hostname, NULL);
 	if (cfg->new_net)
@@ -161,13 +163,16 @@ void layout_base(struct plan *p, const struct run_config *cfg)
 		plan_add(p, OP_SYSFS, OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC, NULL, "/sys");
 	else
 		plan_bind(p, "/sys", "/sys", OPF_DIR | OPF_REC | OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC);
-	layout_masks(p);
 	plan_tmpfs(p, "/tmp", "mode=1777", OPF_NOSUID | OPF_NODEV);
 	plan_tmpfs(p, "/run", "mode=0755", OPF_NOSUID | OPF_NODEV);
 	if (!cfg->new_net)
 		layout_host_net_files(p);
 	if (cfg->fake_ids)
 		layout_apt_sandbox(p);
+	/* Last, as runc masks after the mounts: a block of the printed plan
+	 * that a student can skip. */
+	p->section = SEC_HARDEN;
+	layout_masks(p);
 }
 
 /* A destination that a volume, --tmpfs or --mount may have. */
@@ -358,8 +363,10 @@ int layout_mounts(struct plan *p, const struct strv *specs, struct gerr *err)
 
 void layout_finish(struct plan *p, const struct run_config *cfg, const char *ldconfig_dirs, const char *compat_driver)
 {
+	p->section = SEC_MOUNTS;
 	if (cfg->workdir)
 		plan_mkdir(p, cfg->workdir, 0755);
+	p->section = SEC_PIVOT;
 	plan_add(p, OP_PIVOT, 0, NULL, NULL);
 	if (ldconfig_dirs) {
 		struct op *op = plan_add(p, OP_LDCONFIG, 0, ldconfig_dirs, NULL);
