@@ -135,6 +135,13 @@ char **ns_container_env(char **image_env, int terminal, const char *hostname, co
 	return env.v;
 }
 
+char *ns_home_entry(const struct run_config *cfg, uid_t uid, const char *home)
+{
+	if (env_get(cfg->env, "HOME"))
+		return NULL;
+	return xasprintf("HOME=%s", home && *home ? home : uid == 0 ? "/root" : "/");
+}
+
 static char **command_env(const struct run_config *cfg, uid_t uid, const char *home)
 {
 	size_t n = 0;
@@ -142,9 +149,7 @@ static char **command_env(const struct run_config *cfg, uid_t uid, const char *h
 		n++;
 	char **envp = xcalloc(n + 2, sizeof *envp);
 	memcpy(envp, cfg->env, n * sizeof *envp);
-	if (!env_get(envp, "HOME"))
-		envp[n++] = xasprintf("HOME=%s", *home ? home : uid == 0 ? "/root" : "/");
-	envp[n] = NULL;
+	envp[n] = ns_home_entry(cfg, uid, home);
 	return envp;
 }
 

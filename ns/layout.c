@@ -2,7 +2,7 @@
  * root, /proc, a private /dev (its /dev/shm sized by --shm-size), /sys,
  * /tmp, /run, the host's network files, volumes, --tmpfs and --mount in
  * docker's syntax, the working directory, and the closing steps (pivot,
- * ldconfig, read-only root).  gpurun.c calls these around gpu_configure(); the unit
+ * ldconfig, read-only root), and the set of new namespaces.  gpurun.c calls these around gpu_configure(); the unit
  * tests (tests/unit/layout_test.c) call them directly and check the ops.
  * Building only: nothing here touches the system, except that a volume's
  * source is resolved (realpath, stat) so the plan says what it binds, and
@@ -10,6 +10,7 @@
 #include "ns.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -382,4 +383,18 @@ void layout_finish(struct plan *p, const struct run_config *cfg, const char *ldc
 	}
 	if (cfg->read_only)
 		plan_why(plan_add(p, OP_REMOUNT, OPF_RO, NULL, "/"), "--read-only, after ldconfig");
+}
+
+/* The namespaces of the launch, decided with its plan: P0 clones P1 into
+ * them (ns/launch.c), the printed plan's unshare line names them. */
+int ns_clone_flags(const struct run_config *cfg)
+{
+	int f = CLONE_NEWNS | CLONE_NEWPID | (cfg->share_ipc ? 0 : CLONE_NEWIPC);
+	if (cfg->unprivileged)
+		f |= CLONE_NEWUSER;
+	if (cfg->hostname)
+		f |= CLONE_NEWUTS;
+	if (cfg->new_net)
+		f |= CLONE_NEWNET;
+	return f;
 }

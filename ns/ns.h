@@ -108,6 +108,14 @@ struct ns_user {
 	gid_t groups[USER_GROUPS_MAX];
 };
 
+/* The namespaces P1 is cloned into (CLONE_NEW*), which the printed plan's
+ * unshare line names too (ns/layout.c). */
+int ns_clone_flags(const struct run_config *cfg);
+/* "HOME=..." for the command when its environment has none: --user's home
+ * in the image, else / (or /root for root); NULL when it has one.  P2 and
+ * the printed plan both add it from here (ns/command.c). */
+char *ns_home_entry(const struct run_config *cfg, uid_t uid, const char *home);
+
 /* ns/show.c: the teaching view of a whole launch — what --dry-run prints,
  * and the pieces --verbose prints around the ops as they run. */
 void ns_print_plan(const struct run_config *cfg, FILE *out);

@@ -13,6 +13,7 @@
 #include "plan_sh.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -244,14 +245,30 @@ void ns_describe_head(const struct run_config *cfg, struct sbuf *b)
 		sbuf_puts(b, "echo 'gpurun plan: cannot run as a script (see its first lines)' >&2; exit 125\n");
 	sbuf_puts(b, "S=$(mktemp -d /tmp/gpurun-plan.XXXXXX)   # the scratch: a tmpfs on it, private to the new "
 		     "mount namespace\ntrap 'rmdir \"$S\"' EXIT\n");
-	sbuf_printf(b, "# 1. New namespaces: mount, pid%s%s%s%s; the rest of the plan runs in them\n",
-		    cfg->share_ipc ? "" : ", ipc", cfg->hostname ? ", uts" : "", cfg->new_net ? ", net" : "",
-		    cfg->unprivileged ? (cfg->subids.uid_count ? ", and a user namespace mapping your subordinate ids"
-							       : ", and a user namespace mapping you to root")
-				      : "");
-	sbuf_printf(b, "unshare --mount --pid%s%s%s --fork --kill-child --propagation slave%s",
-		    cfg->share_ipc ? "" : " --ipc", cfg->hostname ? " --uts" : "", cfg->new_net ? " --net" : "",
-		    cfg->unprivileged ? " --map-root-user" : "");
+	/* The namespaces P0 clones P1 into (ns_clone_flags), as unshare's. */
+	static const struct {
+		int flag;
+		const char *name;
+	} ns_names[] = {{CLONE_NEWNS, "mount"},
+			{CLONE_NEWPID, "pid"},
+			{CLONE_NEWIPC, "ipc"},
+			{CLONE_NEWUTS, "uts"},
+			{CLONE_NEWNET, "net"}};
+	int flags = ns_clone_flags(cfg);
+	struct sbuf names = {0}, opts = {0};
+	for (size_t i = 0; i < COUNT_OF(ns_names); i++)
+		if (flags & ns_names[i].flag) {
+			sbuf_printf(&names, "%s%s", names.len ? ", " : "", ns_names[i].name);
+			sbuf_printf(&opts, " --%s", ns_names[i].name);
+		}
+	sbuf_printf(b, "# 1. New namespaces: %s%s; the rest of the plan runs in them\n", names.s,
+		    !(flags & CLONE_NEWUSER) ? ""
+		    : cfg->subids.uid_count  ? ", and a user namespace mapping your subordinate ids"
+					     : ", and a user namespace mapping you to root");
+	sbuf_printf(b, "unshare%s --fork --kill-child --propagation slave%s", opts.s,
+		    (flags & CLONE_NEWUSER) ? " --map-root-user" : "");
+	sbuf_free(&names);
+	sbuf_free(&opts);
 	/* util-linux runs newuidmap and newgidmap for these, as gpurun does. */
 	if (cfg->subids.uid_count)
 		sbuf_printf(b, " --map-users=%lu,1,%lu --map-groups=%lu,1,%lu", cfg->subids.uid_start,
@@ -528,14 +545,12 @@ void ns_describe_exec(const struct run_config *cfg, const struct plan_view *v, u
 	sbuf_puts(&cmd, "run_as ");
 	ids_word(cfg, uid, gid, groups, ngroups, &cmd);
 	size_t line = 0;
-	int has_home = 0;
 	struct strv words = {0};
-	for (char **e = cfg->env; e && *e; e++) {
+	for (char **e = cfg->env; e && *e; e++)
 		strv_add(&words, xstrdup(*e));
-		has_home |= !strncmp(*e, "HOME=", 5);
-	}
-	if (!has_home)
-		strv_add(&words, xasprintf("HOME=%s", home && *home ? home : uid == 0 ? "/root" : "/"));
+	char *h = ns_home_entry(cfg, uid, home); /* as P2 adds it */
+	if (h)
+		strv_add(&words, h);
 	strv_add(&words, xstrdup("--"));
 	strv_add(&words, xstrdup(cfg->workdir ? cfg->workdir : "/"));
 	for (char **a = cfg->argv; a && *a; a++)
