@@ -213,10 +213,9 @@ void ns_describe_head(const struct run_config *cfg, struct sbuf *b)
 {
 	sbuf_puts(
 		b,
-		"#!/bin/sh\n# gpurun plan: this launch as a shell script.  `sh plan.sh`, as root or as this user, builds the "
-		"same\n# container and runs the command in it.  The steps come first, in sections; then the shell "
-		"functions\n# they call, which check that no symlink of the image leads out of the new root; then "
-		"the files' bodies.\n");
+		"#!/bin/sh\n# gpurun plan: `sh plan.sh`, as root or as this user, builds the same container and runs the "
+		"command\n# in it, with util-linux, coreutils and tar.  The steps first, in sections; then the shell "
+		"functions they call\n# and the files' bodies.\n");
 	const char *why = not_runnable(cfg);
 	if (why) {
 		sbuf_puts(b, "# cannot run as a script: ");
@@ -228,16 +227,17 @@ void ns_describe_head(const struct run_config *cfg, struct sbuf *b)
 	if (img.len)
 		sbuf_printf(b, "%s\n", img.s);
 	sbuf_free(&img);
-	sbuf_puts(
-		b,
-		"# gpurun also does what no shell tool does here: a seccomp filter on the command and on ldconfig,\n"
-		"# an init as pid 1, closing the caller's other fds, setsid(2), the terminal given back as it was.\n");
+	sbuf_puts(b,
+		  "# gpurun also does what no shell tool does: seccomp filters, an init as pid 1, closing the caller's "
+		  "fds,\n# setsid(2), the terminal given back as it was.\n");
 	if (cfg->fake_ids)
 		sbuf_puts(
 			b,
 			"# With one id mapped, gpurun's filter also answers setgroups, set*id and chown to another id\n"
 			"# with success (there is no other id): here they fail as the kernel says.\n");
-	sbuf_puts(b, "# Needs util-linux, coreutils, tar (hostname(1) for --hostname, ip(8) for --net none).\n");
+	if (cfg->hostname || cfg->new_net)
+		sbuf_printf(b, "# Needs %s%s%s too.\n", cfg->hostname ? "hostname(1) for --hostname" : "",
+			    cfg->hostname && cfg->new_net ? " and " : "", cfg->new_net ? "ip(8) for --net none" : "");
 	for (size_t i = 0; cfg->host_steps && i < cfg->host_steps->n; i++)
 		sbuf_printf(b, "%s\n", cfg->host_steps->v[i]);
 	sbuf_puts(b, "set -eu\n");
