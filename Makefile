@@ -39,8 +39,9 @@ HARDEN_LDFLAGS := -Wl,-z,relro -Wl,-z,now
 LIB_DIRS := base base/plan ns ns/userns gpu gpu/cdi rootfs rootfs/unpack rootfs/cache rootfs/image rootfs/registry cli
 LIB_SRCS := $(sort $(wildcard $(addsuffix /*.c,$(LIB_DIRS))))
 LIB_OBJS := $(LIB_SRCS:.c=.o)
-# ns/seccomp_bpf.h is generated (below): name it, the wildcard may not see it yet.
-HDRS := $(sort $(wildcard $(addsuffix /*.h,$(LIB_DIRS))) ns/seccomp_bpf.h)
+# ns/seccomp_bpf.h and ns/plan_sh.h are generated (below): name them, the
+# wildcard may not see them yet.
+HDRS := $(sort $(wildcard $(addsuffix /*.h,$(LIB_DIRS))) ns/seccomp_bpf.h ns/plan_sh.h)
 
 # Debian packages each target needs; `make deps` installs the missing ones.
 DEPS_BUILD := gcc make pkg-config libarchive-dev libcap-ng-dev libseccomp-dev libjansson-dev libssl-dev \
@@ -48,7 +49,7 @@ DEPS_BUILD := gcc make pkg-config libarchive-dev libcap-ng-dev libseccomp-dev li
 	libcurl4-openssl-dev libyaml-dev libisal-dev libxxhash-dev
 DEPS_DEMO := busybox-static libc-bin python3 zstd xz-utils bzip2 gzip tar
 DEPS_TEST := bats bats-assert bats-support bats-file clang libclang-rt-14-dev llvm clang-format cppcheck \
-	busybox-static util-linux passwd procps zstd xz-utils bzip2 gzip tar iproute2 libc-bin file python3 \
+	shellcheck busybox-static util-linux passwd procps zstd xz-utils bzip2 gzip tar iproute2 libc-bin file python3 \
 	umoci skopeo buildah docker-registry openssl apache2-utils curl python3-jwt python3-cryptography \
 	debootstrap dpkg-dev uidmap apt dpkg debian-archive-keyring slurmctld slurmd slurm-client munge libslurm-dev
 DEPS_DOC := go-md2man
@@ -96,6 +97,14 @@ tools/seccomp_gen: tools/seccomp_gen.c
 ns/seccomp_bpf.h: tools/seccomp_gen
 	./tools/seccomp_gen >$@.tmp && mv $@.tmp $@
 
+# The printed plan's shell functions, written and shellchecked as shell in
+# ns/plan.sh, one C string for ns/show.c: without the file's first
+# paragraph, its shellcheck directives and its blank lines.
+ns/plan_sh.h: ns/plan.sh
+	{ echo '/* generated from ns/plan.sh by make: edit that file */'; echo 'static const char plan_sh[] ='; \
+	  sed -e '1,/^$$/d' -e '/^[[:space:]]*# shellcheck/d' -e '/^$$/d' -e 's/\\/\\\\/g' -e 's/"/\\"/g' \
+	      -e 's/\t/\\t/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } >$@.tmp && mv $@.tmp $@
+
 # The man page is written in docs/gpurun.1.md (its synopsis, run options and
 # exit status generated from `gpurun --help` by tools/gen-options.py) and
 # rendered here; the markers of those generated parts are not for roff.
@@ -125,7 +134,7 @@ spank/gpurun.so: spank/gpurun_spank.c
 		-fstack-protector-strong -D_FORTIFY_SOURCE=2 -o $@ $<
 
 clean:
-	rm -f gpurun gpurun.o libgpurun.a $(LIB_OBJS) tools/seccomp_gen ns/seccomp_bpf.h docs/gpurun.1 spank/gpurun.so \
+	rm -f gpurun gpurun.o libgpurun.a $(LIB_OBJS) tools/seccomp_gen ns/seccomp_bpf.h ns/plan_sh.h docs/gpurun.1 spank/gpurun.so \
 		gpu/probe/gpurun-smoke
 	rm -rf tests/build
 
@@ -205,14 +214,16 @@ bench: deps-bench
 layering: gpurun
 	bash tests/layering.sh
 
-# Every C file of the tree but the generated seccomp filter, in the layout
+# The plan's shell functions pass shellcheck.  Every C file of the tree but
+# the generated headers, in the layout
 # .clang-format describes: `make lint` fails on one that differs (besides
 # cppcheck's findings), `make format` rewrites them in place.
-FORMAT_SRCS := $(filter-out ns/seccomp_bpf.h tests/build/%,$(sort $(wildcard $(addsuffix /*.[ch],$(LIB_DIRS)) \
+FORMAT_SRCS := $(filter-out ns/seccomp_bpf.h ns/plan_sh.h tests/build/%,$(sort $(wildcard $(addsuffix /*.[ch],$(LIB_DIRS)) \
 	tools/*.c gpu/probe/*.[ch] spank/*.[ch]) $(wildcard tests/*.c tests/*/*.c))) gpurun.c
 CLANG_FORMAT ?= clang-format
 
 lint:
+	shellcheck -s sh ns/plan.sh
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
 		--std=c11 --inline-suppr -D_GNU_SOURCE gpurun.c cli base ns gpu rootfs
 	$(CLANG_FORMAT) --dry-run --Werror $(FORMAT_SRCS)

@@ -349,6 +349,7 @@ int run_main(int argc, char **argv, const char *driver_root)
 	cfg.env = ns_container_env(ic ? ic->env : NULL, isatty(0) || c.tty, c.hostname, &c.env);
 
 	layout_base(&plan, &cfg);
+	plan.section = SEC_GPU;
 	struct gpu_opts go = {.driver_root = c.driver_root,
 			      .gpus = c.gpus,
 			      .caps = c.caps,
@@ -366,12 +367,23 @@ int run_main(int argc, char **argv, const char *driver_root)
 			gerr_die(&err);
 	} else if (gpu_configure(&plan, &go, &gr, &err) < 0)
 		gerr_die(&err);
+	plan.section = SEC_MOUNTS;
 	for (size_t k = 0; k < c.nodes.n; k++)
 		if (layout_device(&plan, c.nodes.v[k], &err) < 0)
 			gerr_die(&err);
 	if (layout_mounts(&plan, &c.mounts, &err) < 0)
 		gerr_die(&err);
 	layout_finish(&plan, &cfg, gr.ldconfig_dirs, gr.compat_driver);
+	/* Decided with the plan: which capability would bring a command
+	 * that turns out not to be in the image (nvidia-smi without utility). */
+	const char *cap = gr.gpu && cfg.argv && cfg.argv[0] ? gpu_caps_bringing(cfg.argv[0], gr.caps) : NULL;
+	if (cap) { /* named by its last part, which is one of gpu/caps.c's names */
+		const char *name = strrchr(cfg.argv[0], '/');
+		cfg.notfound_hint = xasprintf("%s comes with the driver capability %s, which this launch leaves out: "
+					      "add it to --caps (or NVIDIA_DRIVER_CAPABILITIES)",
+					      name ? name + 1 : cfg.argv[0], cap);
+	}
+	cfg.driver_root = gr.driver_root;
 	free(gr.ldconfig_dirs); /* copied into the plan */
 	free(gr.compat_driver);
 	cfg.host_steps = &gr.host_steps;

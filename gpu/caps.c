@@ -78,6 +78,21 @@ static const struct {
 	{"ngx", DRVCAP_NGX, INJ_NGX_LIBS},
 };
 
+const char *gpu_caps_bringing(const char *cmd, unsigned caps)
+{
+	const char *base = strrchr(cmd, '/');
+	base = base ? base + 1 : cmd;
+	for (size_t i = 0; i < caps_nbins; i++)
+		for (size_t k = 0; k < caps_bins[i].n; k++) {
+			if (strcmp(base, caps_bins[i].names[k]) != 0 || (caps_inject_flags(caps) & caps_bins[i].flag))
+				continue;
+			for (size_t c = 0; c < COUNT_OF(cap_names); c++)
+				if (cap_names[c].inj & caps_bins[i].flag)
+					return cap_names[c].name;
+		}
+	return NULL;
+}
+
 int caps_parse(const char *list, unsigned *caps, struct gerr *err)
 {
 	*caps = 0;

@@ -32,11 +32,19 @@ struct gpu_opts {
 };
 
 struct gpu_result {
-	char *ldconfig_dirs;    /* ':'-separated dirs for OP_LDCONFIG after the pivot, or NULL */
-	struct strv host_steps; /* dry run: commands a launch would run on the host first */
-	char *compat_driver;    /* the driver version, when libcuda is injected: the image's
+	char *ldconfig_dirs;     /* ':'-separated dirs for OP_LDCONFIG after the pivot, or NULL */
+	struct strv host_steps;  /* dry run: commands a launch would run on the host first */
+	char *compat_driver;     /* the driver version, when libcuda is injected: the image's
 				 * CUDA_COMPAT_DIR goes first if newer (base/plan/plan.h) */
+	int gpu;                 /* a GPU container: the driver's files are injected */
+	unsigned caps;           /* then, its driver capabilities (gpu_caps_bringing) */
+	const char *driver_root; /* and the driver root its files come from */
 };
+
+/* The driver capability ("utility") whose files bring the program cmd
+ * (a name, or a path whose last part is one, as nvidia-smi), when caps
+ * lacks it; NULL when no capability brings it or caps has it. */
+const char *gpu_caps_bringing(const char *cmd, unsigned caps);
 
 /* Decide whether this is a GPU container and, if so, append the injection
  * ops (device nodes, driver files, /proc/driver/nvidia) to plan.  Must be

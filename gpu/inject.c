@@ -404,6 +404,9 @@ static int configure(struct plan *p, const struct gpu_opts *o, const struct gpu_
 	res->ldconfig_dirs = set.nlibs32 ? xstrdup(set.nlibs ? LIBDIR_VAR ":" LIBDIR32_VAR : LIBDIR32_VAR)
 			     : set.nlibs ? xstrdup(LIBDIR_VAR)
 					 : NULL;
+	res->gpu = 1;
+	res->caps = caps;
+	res->driver_root = root;
 	/* Forward compatibility concerns libcuda, so only with compute. */
 	if (set.nlibs && find_lib(&set, "libcuda.so."))
 		res->compat_driver = xstrdup(drv.version);

@@ -63,7 +63,7 @@ static const char *env_get(char **env, const char *key)
 
 /* execvp with the container's PATH (not P1's), and the exit codes a shell
  * uses: 127 not found, 126 found but not runnable. */
-__attribute__((noreturn)) static void exec_command(char **argv, char **envp, int err_fd)
+__attribute__((noreturn)) static void exec_command(const struct run_config *cfg, char **argv, char **envp, int err_fd)
 {
 	struct gerr err = {0};
 	const char *cmd = argv[0];
@@ -73,6 +73,8 @@ __attribute__((noreturn)) static void exec_command(char **argv, char **envp, int
 		if ((e == ENOENT || e == ENOTDIR) && faccessat(AT_FDCWD, cmd, F_OK, AT_EACCESS) < 0) {
 			err.code = GPURUN_EXIT_NOTFOUND;
 			gerr_set(&err, 0, "%s: command not found", cmd);
+			if (cfg->notfound_hint)
+				gerr_hint(&err, "%s", cfg->notfound_hint);
 		} else {
 			/* It exists: ENOENT now means a missing #! interpreter
 			 * or ELF loader, which a shell reports as 126 too. */
@@ -109,6 +111,8 @@ __attribute__((noreturn)) static void exec_command(char **argv, char **envp, int
 	} else {
 		err.code = GPURUN_EXIT_NOTFOUND;
 		gerr_set(&err, 0, "%s: command not found", cmd);
+		if (cfg->notfound_hint)
+			gerr_hint(&err, "%s", cfg->notfound_hint);
 	}
 	setup_fail(err_fd, &err);
 }
@@ -131,6 +135,13 @@ char **ns_container_env(char **image_env, int terminal, const char *hostname, co
 	return env.v;
 }
 
+char *ns_home_entry(const struct run_config *cfg, uid_t uid, const char *home)
+{
+	if (env_get(cfg->env, "HOME"))
+		return NULL;
+	return xasprintf("HOME=%s", home && *home ? home : uid == 0 ? "/root" : "/");
+}
+
 static char **command_env(const struct run_config *cfg, uid_t uid, const char *home)
 {
 	size_t n = 0;
@@ -138,9 +149,7 @@ static char **command_env(const struct run_config *cfg, uid_t uid, const char *h
 		n++;
 	char **envp = xcalloc(n + 2, sizeof *envp);
 	memcpy(envp, cfg->env, n * sizeof *envp);
-	if (!env_get(envp, "HOME"))
-		envp[n++] = xasprintf("HOME=%s", *home ? home : uid == 0 ? "/root" : "/");
-	envp[n] = NULL;
+	envp[n] = ns_home_entry(cfg, uid, home);
 	return envp;
 }
 
@@ -289,5 +298,5 @@ void command_main(const struct run_config *cfg, int go_fd, const sigset_t *orig,
 	}
 	if (!cfg->fake_ids && (uid || gid) && (setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0))
 		setup_failf(err_fd, errno, "switch to user %u:%u", (unsigned)uid, (unsigned)gid);
-	exec_command(cfg->argv, envp, err_fd);
+	exec_command(cfg, cfg->argv, envp, err_fd);
 }

@@ -521,8 +521,8 @@ static int plan_run(struct exec_state *st, struct plan *p, struct gerr *err)
 		return gerr_set(err, errno, "make / a slave mount");
 	umask(022);
 	if (st->cfg->verbose) { /* the host's mounts, before the scratch covers /tmp */
-		plan_capture_mounts(p);
-		ns_view_libdirs(st->cfg);
+		ns_capture_mounts(p);
+		ns_view(st->cfg, &st->view);
 		ns_view_upper(st->cfg);
 	}
 	if (rootbuild_preopen_sources(p, st->cfg->image_fd, err) < 0)
@@ -536,7 +536,7 @@ static int plan_run(struct exec_state *st, struct plan *p, struct gerr *err)
 			if (op->kind == OP_PIVOT && (r = exec_user(st, err)) < 0)
 				break;
 			sbuf_reset(&line);
-			ns_describe_op(st->cfg, i, &st->user, &line);
+			ns_describe_op(st->cfg, &st->view, i, &st->user, &line);
 			if (line.len)
 				ns_trace(line.s);
 		}

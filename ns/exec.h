@@ -22,6 +22,7 @@ struct exec_state {
 	int user_known;            /* user and home are looked up (exec_user) */
 	struct ns_user user;       /* the command's credentials */
 	char *home;                /* --user's home in the image, or NULL */
+	struct plan_view view;     /* --verbose: what the printed steps know */
 };
 
 /* Run the whole plan (rootfs, mounts, pivot, ldconfig, final remounts). */

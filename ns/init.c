@@ -212,7 +212,7 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 	close(st.rootfd);
 	if (cfg->verbose) {
 		struct sbuf b = {0};
-		ns_describe_exec(cfg, ga.uid, ga.gid, ga.groups, ga.ngroups, ga.home, &b);
+		ns_describe_exec(cfg, &st.view, ga.uid, ga.gid, ga.groups, ga.ngroups, ga.home, &b);
 		ns_trace(b.s);
 		sbuf_free(&b);
 	}

@@ -56,18 +56,6 @@ static int write_id_maps(const struct run_config *cfg, pid_t pid, struct gerr *e
 	return write_map(pid, "gid_map", map, err);
 }
 
-static int clone_flags(const struct run_config *cfg)
-{
-	int f = CLONE_NEWNS | CLONE_NEWPID | (cfg->share_ipc ? 0 : CLONE_NEWIPC);
-	if (cfg->unprivileged)
-		f |= CLONE_NEWUSER;
-	if (cfg->hostname)
-		f |= CLONE_NEWUTS;
-	if (cfg->new_net)
-		f |= CLONE_NEWNET;
-	return f;
-}
-
 static void clone_error(int e, const struct run_config *cfg, struct gerr *err)
 {
 	gerr_set(err, e, "clone new namespaces");
@@ -154,7 +142,6 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 
 	if (cfg->verbose) {
 		struct sbuf b = {0};
-		ns_view_libdirs(cfg);
 		ns_describe_head(cfg, &b);
 		ns_trace(b.s);
 		sbuf_free(&b);
@@ -162,7 +149,7 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 	fflush(NULL);
 	/* Raw clone: fork semantics (shared code path, copied memory) with
 	 * the namespace flags; P1 is pid 1 of the new pid namespace. */
-	pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)(clone_flags(cfg) | SIGCHLD), NULL, NULL, NULL, NULL);
+	pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)(ns_clone_flags(cfg) | SIGCHLD), NULL, NULL, NULL, NULL);
 	if (pid < 0) {
 		clone_error(errno, cfg, err);
 		return -1;

@@ -1,8 +1,9 @@
 /* ns/layout.c — the baseline layout of every container, as plan ops: the
  * root, /proc, a private /dev (its /dev/shm sized by --shm-size, or the
  * host's with --ipc host), /sys, /tmp, /run, the host's network files,
- * volumes, --tmpfs and --mount in docker's syntax, the working directory, and the closing steps (pivot,
- * ldconfig, read-only root).  gpurun.c calls these around gpu_configure(); the unit
+ * volumes, --tmpfs and --mount in docker's syntax, the working directory,
+ * the closing steps (pivot, ldconfig, read-only root), and the set of new
+ * namespaces.  cli/run.c calls these around gpu_configure(); the unit
  * tests (tests/unit/layout_test.c) call them directly and check the ops.
  * Building only: nothing here touches the system, except that a volume's
  * source is resolved (realpath, stat) so the plan says what it binds, and
@@ -10,6 +11,7 @@
 #include "ns.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -128,14 +130,14 @@ static void layout_masks(struct plan *p)
 		struct stat st;
 		if (lstat(masked[i], &st) < 0)
 			continue;
-		struct op *op;
+		/* The printed plan's heading of this block says why. */
 		if (S_ISDIR(st.st_mode)) {
-			op = plan_tmpfs(p, masked[i], "mode=0555", OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC);
+			plan_tmpfs(p, masked[i], "mode=0555", OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC);
 		} else {
-			op = plan_bind(p, "/dev/null", masked[i], OPF_DEVICE | OPF_RO | OPF_NOSUID | OPF_NOEXEC);
+			struct op *op =
+				plan_bind(p, "/dev/null", masked[i], OPF_DEVICE | OPF_RO | OPF_NOSUID | OPF_NOEXEC);
 			op->rdev = makedev(1, 3);
 		}
-		plan_why(op, "masked, as docker does");
 	}
 }
 
@@ -155,7 +157,9 @@ static void layout_apt_sandbox(struct plan *p)
 
 void layout_base(struct plan *p, const struct run_config *cfg)
 {
+	p->section = SEC_ROOT;
 	layout_root(p, cfg);
+	p->section = SEC_STANDARD;
 	if (cfg->hostname)
 		plan_add(p, OP_HOSTNAME, 0, cfg->hostname, NULL);
 	if (cfg->new_net)
@@ -167,13 +171,16 @@ void layout_base(struct plan *p, const struct run_config *cfg)
 		plan_add(p, OP_SYSFS, OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC, NULL, "/sys");
 	else
 		plan_bind(p, "/sys", "/sys", OPF_DIR | OPF_REC | OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC);
-	layout_masks(p);
 	plan_tmpfs(p, "/tmp", "mode=1777", OPF_NOSUID | OPF_NODEV);
 	plan_tmpfs(p, "/run", "mode=0755", OPF_NOSUID | OPF_NODEV);
 	if (!cfg->new_net)
 		layout_host_net_files(p);
 	if (cfg->fake_ids)
 		layout_apt_sandbox(p);
+	/* Last, as runc masks after the mounts: a block of the printed plan
+	 * that a student can skip. */
+	p->section = SEC_HARDEN;
+	layout_masks(p);
 }
 
 /* A destination that a volume, --tmpfs or --mount may have. */
@@ -439,8 +446,10 @@ int layout_mounts(struct plan *p, const struct strv *specs, struct gerr *err)
 
 void layout_finish(struct plan *p, const struct run_config *cfg, const char *ldconfig_dirs, const char *compat_driver)
 {
+	p->section = SEC_MOUNTS;
 	if (cfg->workdir)
 		plan_mkdir(p, cfg->workdir, 0755);
+	p->section = SEC_PIVOT;
 	plan_add(p, OP_PIVOT, 0, NULL, NULL);
 	if (ldconfig_dirs) {
 		struct op *op = plan_add(p, OP_LDCONFIG, 0, ldconfig_dirs, NULL);
@@ -456,4 +465,18 @@ void layout_finish(struct plan *p, const struct run_config *cfg, const char *ldc
 	}
 	if (cfg->read_only)
 		plan_why(plan_add(p, OP_REMOUNT, OPF_RO, NULL, "/"), "--read-only, after ldconfig");
+}
+
+/* The namespaces of the launch, decided with its plan: P0 clones P1 into
+ * them (ns/launch.c), the printed plan's unshare line names them. */
+int ns_clone_flags(const struct run_config *cfg)
+{
+	int f = CLONE_NEWNS | CLONE_NEWPID | (cfg->share_ipc ? 0 : CLONE_NEWIPC);
+	if (cfg->unprivileged)
+		f |= CLONE_NEWUSER;
+	if (cfg->hostname)
+		f |= CLONE_NEWUTS;
+	if (cfg->new_net)
+		f |= CLONE_NEWNET;
+	return f;
 }

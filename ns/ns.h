@@ -50,15 +50,17 @@ struct run_config {
 	const struct ulimit *ulimits; /* --ulimit, set on the command before exec */
 	size_t nulimits;
 	int verbose;
-	int tty_foreground;      /* stdin is a terminal and gpurun its foreground job (set by ns_run) */
-	int tty;                 /* -t: the command gets a pty of the container's devpts (ns/tty.c) */
-	int interactive;         /* -i: with -t, the caller's keystrokes are relayed to it */
-	int tty_sock;            /* -t, set by ns_run: P1's end of the socket that hands P0 the master */
-	struct winsize tty_size; /* -t, set by ns_run: the caller's window when the launch began */
-	const char *user_spec;   /* --user, NULL for the default (0:0) */
-	const char *workdir;     /* NULL: "/" */
-	char **env;              /* "K=V" list, NULL-terminated; HOME added at run time if unset */
-	char **argv;             /* the command, NULL-terminated */
+	int tty_foreground;        /* stdin is a terminal and gpurun its foreground job (set by ns_run) */
+	int tty;                   /* -t: the command gets a pty of the container's devpts (ns/tty.c) */
+	int interactive;           /* -i: with -t, the caller's keystrokes are relayed to it */
+	int tty_sock;              /* -t, set by ns_run: P1's end of the socket that hands P0 the master */
+	struct winsize tty_size;   /* -t, set by ns_run: the caller's window when the launch began */
+	const char *user_spec;     /* --user, NULL for the default (0:0) */
+	const char *driver_root;   /* --driver-root, for the printed plan's "$D"; NULL: "/" */
+	const char *notfound_hint; /* the command not found: which --caps would bring it, or NULL */
+	const char *workdir;       /* NULL: "/" */
+	char **env;                /* "K=V" list, NULL-terminated; HOME added at run time if unset */
+	char **argv;               /* the command, NULL-terminated */
 	struct plan *plan;
 	const struct strv *host_steps; /* --dry-run: commands a launch runs on the host before
 					* the namespaces (gpu/nodes.c's nvidia-modprobe), or NULL */
@@ -113,6 +115,14 @@ struct ns_user {
 	gid_t groups[USER_GROUPS_MAX];
 };
 
+/* The namespaces P1 is cloned into (CLONE_NEW*), which the printed plan's
+ * unshare line names too (ns/layout.c). */
+int ns_clone_flags(const struct run_config *cfg);
+/* "HOME=..." for the command when its environment has none: --user's home
+ * in the image, else / (or /root for root); NULL when it has one.  P2 and
+ * the printed plan both add it from here (ns/command.c). */
+char *ns_home_entry(const struct run_config *cfg, uid_t uid, const char *home);
+
 /* ns/show.c: the teaching view of a whole launch — what --dry-run prints,
  * and the pieces --verbose prints around the ops as they run. */
 void ns_print_plan(const struct run_config *cfg, FILE *out);
@@ -120,10 +130,12 @@ void ns_print_plan(const struct run_config *cfg, FILE *out);
 void ns_describe_head(const struct run_config *cfg, struct sbuf *b);
 /* Op i of cfg->plan as the plan's lines (the pivot with the steps after it;
  * nothing for those); user: the command's, whose ids ldconfig runs with. */
-void ns_describe_op(const struct run_config *cfg, size_t i, const struct ns_user *user, struct sbuf *b);
-/* The command, prepared before the pivot, and the plan's closing lines. */
-void ns_describe_exec(const struct run_config *cfg, uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups,
-		      const char *home, struct sbuf *b);
+void ns_describe_op(const struct run_config *cfg, const struct plan_view *v, size_t i, const struct ns_user *user,
+		    struct sbuf *b);
+/* The command, prepared before the pivot, and the plan's closing lines:
+ * the shell functions the steps call, the files' bodies. */
+void ns_describe_exec(const struct run_config *cfg, const struct plan_view *v, uid_t uid, gid_t gid,
+		      const gid_t *groups, size_t ngroups, const char *home, struct sbuf *b);
 
 /* The command's HOME when the image's /etc/passwd gives its user none:
  * with --userns keep-id, the caller's host home when exists(arg, path)
@@ -142,9 +154,13 @@ int ns_takes_groups(const struct run_config *cfg, uid_t uid, gid_t gid);
  * with one id mapped, where the command's --user is a nested user
  * namespace over the one id there is, which ldconfig keeps. */
 void ns_ldconfig_ids(const struct run_config *cfg, const struct ns_user *u, uid_t *uid, gid_t *gid);
-/* $LIBDIR and $LIBDIR32 for the printed lines, from the image tree when
- * it is known before the launch (op_describe_libdirs). */
-void ns_view_libdirs(const struct run_config *cfg);
+/* What the printed lines know of this launch: $LIBDIR and $LIBDIR32 from
+ * the image tree when it is known before the launch, the driver root. */
+void ns_view(const struct run_config *cfg, struct plan_view *v);
+/* Read the host's mount table into every OP_BIND (see struct op), and mark
+ * an OPF_OPTIONAL bind whose source is missing as skipped.  Call before the
+ * run mounts anything (the scratch covers /tmp). */
+void ns_capture_mounts(struct plan *p);
 /* The upper-layer directories of an unprivileged directory image (struct
  * op's upper_dirs), from the image tree. */
 void ns_view_upper(const struct run_config *cfg);

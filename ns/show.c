@@ -10,8 +10,10 @@
  * ns/exec.c, ns/init.c call in here), so the two views cannot differ. */
 #include "ns.h"
 #include "exec.h"
+#include "plan_sh.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -68,12 +70,11 @@ void ns_view_upper(const struct run_config *cfg)
 	rootbuild_upper_mirror_list(cfg->plan, cfg->image_fd, &root->upper_dirs);
 }
 
-void ns_view_libdirs(const struct run_config *cfg)
+void ns_view(const struct run_config *cfg, struct plan_view *v)
 {
-	if (!tree_known(cfg)) {
-		op_describe_libdirs(NULL, NULL);
+	*v = (struct plan_view){.plan = cfg->plan, .driver_root = cfg->driver_root};
+	if (!tree_known(cfg))
 		return;
-	}
 	_cleanup_fd_ int marker = tree_open(cfg, LIBDIR_MARKER, O_PATH);
 	_cleanup_fd_ int lib32 = tree_open(cfg, LIBDIR32_OTHER, O_PATH | O_DIRECTORY);
 	_cleanup_fd_ int lib = tree_open(cfg, LIBDIR32_PLAIN, O_PATH | O_DIRECTORY);
@@ -81,7 +82,103 @@ void ns_view_libdirs(const struct run_config *cfg)
 	struct stat a, b;
 	int same = lib >= 0 && lib64 >= 0 && fstat(lib, &a) == 0 && fstat(lib64, &b) == 0 && a.st_dev == b.st_dev &&
 		   a.st_ino == b.st_ino;
-	op_describe_libdirs(plan_libdir_for(marker >= 0), plan_libdir32_for(marker >= 0, lib32 >= 0, same));
+	v->libdir = plan_libdir_for(marker >= 0);
+	v->libdir32 = plan_libdir32_for(marker >= 0, lib32 >= 0, same);
+}
+
+/* The host's mount table, for the binds (struct op's src_flags, subs). */
+/* "\ooo" escapes of /proc/self/mountinfo, undone in place. */
+static void unescape_octal(char *s)
+{
+	char *w = s;
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
+		    s[3] <= '7') {
+			*w++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*w++ = *s;
+		}
+	}
+	*w = '\0';
+}
+
+static unsigned flags_of_opts(const char *opts)
+{
+	unsigned f = 0;
+	_cleanup_free_ char *copy = xstrdup(opts);
+	for (char *save = NULL, *o = strtok_r(copy, ",", &save); o; o = strtok_r(NULL, ",", &save))
+		for (size_t i = 0; i < COUNT_OF(op_flags); i++)
+			if (!strcmp(o, op_flags[i].name))
+				f |= op_flags[i].flag;
+	return f;
+}
+
+static int path_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	if (!strcmp(dir, "/"))
+		return 1;
+	return !strncmp(path, dir, n) && (path[n] == '/' || !path[n]);
+}
+
+void ns_capture_mounts(struct plan *p)
+{
+	struct strv targets = {0};
+	size_t cap = 0;
+	unsigned *flags = NULL;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL;
+	size_t n = 0;
+	while (f && getline(&line, &n, f) > 0) {
+		char target[4096], opts[1024];
+		if (sscanf(line, "%*s %*s %*s %*s %4095s %1023s", target, opts) != 2)
+			continue;
+		unescape_octal(target);
+		if (targets.n == cap) {
+			cap = cap ? cap * 2 : 64;
+			flags = xrealloc(flags, cap * sizeof *flags);
+		}
+		flags[targets.n] = flags_of_opts(opts);
+		strv_add(&targets, xstrdup(target));
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	for (size_t i = 0; i < p->n; i++) {
+		struct op *op = &p->v[i];
+		if (op->kind != OP_BIND)
+			continue;
+		strv_free(&op->subs); /* a second capture replaces the first */
+		free(op->sub_flags);
+		op->sub_flags = NULL;
+		struct stat st;
+		if ((op->flags & OPF_OPTIONAL) && stat(op->src, &st) < 0)
+			op->skipped = 1;
+		/* The last mount listed at the longest prefix is the top one. */
+		size_t best = 0;
+		int found = 0;
+		for (size_t j = 0; j < targets.n; j++)
+			if (path_under(op->src, targets.v[j]) &&
+			    (!found || strlen(targets.v[j]) >= strlen(targets.v[best]))) {
+				best = j;
+				found = 1;
+			}
+		op->src_flags = found ? flags[best] : 0;
+		if (!(op->flags & OPF_REC))
+			continue;
+		for (size_t j = 0; j < targets.n; j++) {
+			const char *t = targets.v[j];
+			if (!path_under(t, op->src) || !strcmp(t, op->src) || !strcmp(op->src, "/"))
+				continue;
+			size_t k = op->subs.n;
+			op->sub_flags = xrealloc(op->sub_flags, (k + 1) * sizeof *op->sub_flags);
+			op->sub_flags[k] = flags[j];
+			strv_add(&op->subs, xstrdup(t + strlen(op->src) + 1));
+		}
+	}
+	strv_free(&targets);
+	free(flags);
 }
 
 /* Why this launch cannot be printed as a script that runs, or NULL. */
@@ -117,10 +214,11 @@ static void plan_delim(const struct run_config *cfg, char *out, size_t cap)
 
 void ns_describe_head(const struct run_config *cfg, struct sbuf *b)
 {
-	char delim[64];
-	plan_delim(cfg, delim, sizeof delim);
-	sbuf_puts(b, "#!/bin/sh\n# gpurun plan: this launch as a shell script.  `sh plan.sh`, as root or as this user, "
-		     "builds the same container\n# with util-linux, coreutils and tar, and runs the command in it.\n");
+	sbuf_puts(
+		b,
+		"#!/bin/sh\n# gpurun plan: `sh plan.sh`, as root or as this user, builds the same container and runs the "
+		"command\n# in it, with util-linux, coreutils and tar.  The steps first, in sections; then the shell "
+		"functions they call\n# and the files' bodies.\n");
 	const char *why = not_runnable(cfg);
 	if (why) {
 		sbuf_puts(b, "# cannot run as a script: ");
@@ -132,64 +230,55 @@ void ns_describe_head(const struct run_config *cfg, struct sbuf *b)
 	if (img.len)
 		sbuf_printf(b, "%s\n", img.s);
 	sbuf_free(&img);
-	sbuf_puts(
-		b,
-		"# What no shell tool does here, and gpurun does: the seccomp filter on the command and on\n"
-		"# the image's ldconfig; an init (pid 1) that reaps orphans and relays signals; closing every\n"
-		"# fd the caller left open above 2; setsid(2) for the command (or the terminal's foreground group);\n"
-		"# the caller's terminal given back as it was (output flow, exclusive flag, flags, modes) at the end.\n");
+	sbuf_puts(b,
+		  "# gpurun also does what no shell tool does: seccomp filters, an init as pid 1, closing the caller's "
+		  "fds,\n# setsid(2), the terminal given back as it was.\n");
 	if (cfg->fake_ids)
 		sbuf_puts(
 			b,
 			"# With one id mapped, gpurun's filter also answers setgroups, set*id and chown to another id\n"
 			"# with success (there is no other id): here they fail as the kernel says.\n");
-	sbuf_puts(b, "# Needs util-linux (unshare, setpriv, mount, umount, pivot_root), coreutils, tar, hostname(1)\n"
-		     "# for --hostname, ip(8) for --net none's lo, and the image's /bin/sh.\n");
+	if (cfg->hostname || cfg->new_net)
+		sbuf_printf(b, "# Needs %s%s%s too.\n", cfg->hostname ? "hostname(1) for --hostname" : "",
+			    cfg->hostname && cfg->new_net ? " and " : "", cfg->new_net ? "ip(8) for --net none" : "");
 	for (size_t i = 0; cfg->host_steps && i < cfg->host_steps->n; i++)
 		sbuf_printf(b, "%s\n", cfg->host_steps->v[i]);
 	sbuf_puts(b, "set -eu\n");
-	if (why) {
+	if (why)
 		sbuf_puts(b, "echo 'gpurun plan: cannot run as a script (see its first lines)' >&2; exit 125\n");
-	}
 	sbuf_puts(b, "S=$(mktemp -d /tmp/gpurun-plan.XXXXXX)   # the scratch: a tmpfs on it, private to the new "
-		     "mount namespace, holds the root\ntrap 'rmdir \"$S\"' EXIT\n");
-	sbuf_printf(b, "unshare --mount --pid%s%s%s --fork --kill-child --propagation slave%s",
-		    cfg->share_ipc ? "" : " --ipc", cfg->hostname ? " --uts" : "", cfg->new_net ? " --net" : "",
-		    cfg->unprivileged ? " --map-root-user" : "");
+		     "mount namespace\ntrap 'rmdir \"$S\"' EXIT\n");
+	/* The namespaces P0 clones P1 into (ns_clone_flags), as unshare's. */
+	static const struct {
+		int flag;
+		const char *name;
+	} ns_names[] = {{CLONE_NEWNS, "mount"},
+			{CLONE_NEWPID, "pid"},
+			{CLONE_NEWIPC, "ipc"},
+			{CLONE_NEWUTS, "uts"},
+			{CLONE_NEWNET, "net"}};
+	int flags = ns_clone_flags(cfg);
+	struct sbuf names = {0}, opts = {0};
+	for (size_t i = 0; i < COUNT_OF(ns_names); i++)
+		if (flags & ns_names[i].flag) {
+			sbuf_printf(&names, "%s%s", names.len ? ", " : "", ns_names[i].name);
+			sbuf_printf(&opts, " --%s", ns_names[i].name);
+		}
+	sbuf_printf(b, "# 1. New namespaces: %s%s; the rest of the plan runs in them\n", names.s,
+		    !(flags & CLONE_NEWUSER) ? ""
+		    : cfg->subids.uid_count  ? ", and a user namespace mapping your subordinate ids"
+					     : ", and a user namespace mapping you to root");
+	sbuf_printf(b, "unshare%s --fork --kill-child --propagation slave%s", opts.s,
+		    (flags & CLONE_NEWUSER) ? " --map-root-user" : "");
+	sbuf_free(&names);
+	sbuf_free(&opts);
 	/* util-linux runs newuidmap and newgidmap for these, as gpurun does. */
 	if (cfg->subids.uid_count)
 		sbuf_printf(b, " --map-users=%lu,1,%lu --map-groups=%lu,1,%lu", cfg->subids.uid_start,
 			    cfg->subids.uid_count, cfg->subids.gid_start, cfg->subids.gid_count);
-	sbuf_printf(b, " sh -euc \"$(cat <<'%s'\n", delim);
-	sbuf_puts(b, "S=$1; shift\numask 022\nfail() { echo stop >&4; exit 125; }\n");
-	/* mount, mkdir, touch and > follow symlinks; gpurun resolves every
-	 * path inside the root.  Nothing but this plan writes into the fresh
-	 * root, so a path checked here stays what it was when used. */
-	sbuf_puts(
-		b,
-		"# inroot PATH: refuse a PATH that a symlink of the image (absolute, or climbing with ..) "
-		"would send out of the new root\n"
-		"inroot() {\n"
-		"\t_r= _p=$1 _n=0\n"
-		"\twhile [ -n \"$_p\" ]; do\n"
-		"\t\t_c=${_p%%/*}\n"
-		"\t\tif [ \"$_c\" = \"$_p\" ]; then _p=; else _p=${_p#*/}; fi\n"
-		"\t\tcase $_c in\n"
-		"\t\t''|.) continue ;;\n"
-		"\t\t..) [ -n \"$_r\" ] || break; case $_r in */*) _r=${_r%/*} ;; *) _r= ;; esac; continue ;;\n"
-		"\t\tesac\n"
-		"\t\t_t=${_r:+$_r/}$_c\n"
-		"\t\tif [ -L \"$_t\" ]; then\n"
-		"\t\t\t_n=$((_n + 1)); _l=$(readlink -- \"$_t\")\n"
-		"\t\t\tcase $_l in /*) break ;; esac\n"
-		"\t\t\t[ \"$_n\" -le 40 ] || break\n"
-		"\t\t\t_p=$_l${_p:+/$_p}\n"
-		"\t\telse\n"
-		"\t\t\t_r=$_t\n"
-		"\t\tfi\n"
-		"\tdone\n"
-		"\t[ -z \"$_p\" ] || { echo \"gpurun plan: refused: a symlink in the image sends $1 out of the new root\" >&2; exit 125; }\n"
-		"}");
+	char delim[64];
+	plan_delim(cfg, delim, sizeof delim);
+	sbuf_printf(b, " \\\n\tsh -euc \"$(cat <<'%s'\nsteps() {", delim);
 }
 
 /* The plan's own lines for the libdirs when the tree is not known at print
@@ -221,81 +310,53 @@ static void describe_ids(const struct run_config *cfg, uid_t uid, gid_t gid, con
 	}
 }
 
-/* The image's ldconfig (exec.c's do_ldconfig), started before the pivot
- * and waiting for its go-ahead on fd 7: in a pid namespace of its own,
- * with the command's ids and groups and no capability, its cache into
- * $LDDIR; nothing at all when $LDDIR could not be made. */
-static void describe_ldconfig(const struct run_config *cfg, const struct op *ld, const struct ns_user *u,
-			      struct sbuf *b)
+/* The headings of the plan's sections, in the walkthrough's order (1 is
+ * the unshare line of the head, 6 the command's). */
+static const char *const section_heading[] = {
+	[SEC_ROOT] = "# 2. The root file system: the image, on a scratch tmpfs of the new mount namespace",
+	[SEC_STANDARD] = "# 3. The standard mounts: /proc, /dev, /sys, /tmp, /run, and the host's name files",
+	[SEC_HARDEN] =
+		"# Hardening the walkthrough does not have: docker's masked paths (skip it to follow the lesson)",
+	[SEC_GPU] = "# 4. The GPU, as nvidia-container-cli configure does it: nodes, /proc/driver/nvidia, tools, "
+		    "libraries, firmware",
+	[SEC_MOUNTS] = "# Your mounts and working directory (-v, --tmpfs, --mount, -w)",
+	[SEC_PIVOT] = "# 5. pivot_root into the new root; then the image's own ldconfig, the GPU's last step",
+};
+
+/* Whether op prints any line. */
+static int op_printed(const struct op *op)
 {
-	uid_t uid;
-	gid_t gid;
-	ns_ldconfig_ids(cfg, u, &uid, &gid);
-	sbuf_puts(b, "unshare --pid --fork -- setpriv --nnp --inh-caps=-all --ambient-caps=-all --bounding-set=-all");
-	describe_ids(cfg, uid, gid, u->groups, u->ngroups, b);
-	sbuf_puts(b, " -- env -i /bin/sh -c 'echo >&6; exec 6>&-; read -r t; exec </dev/null; "
-		     "[ \"$t\" = go ] && [ -n \"$1\" ] || exit 0; LDDIR=$1; shift; ");
-	if (ld->data) {
-		unsigned long host = strtoul(ld->data, NULL, 10);
-		sbuf_printf(b,
-			    "c=0; for f in %s/libcuda.so.*.*; do v=${f#%s/libcuda.so.}; v=${v%%%%.*}; "
-			    "case $v in \"\"|*[!0-9]*) continue;; esac; [ \"$v\" -le \"$c\" ] || c=$v; done; "
-			    "[ \"$c\" -le %lu ] || set -- %s \"$@\"; ",
-			    CUDA_COMPAT_DIR, CUDA_COMPAT_DIR, host, CUDA_COMPAT_DIR);
-	}
-	sbuf_puts(b, "for l in");
-	for (size_t k = 0; k < ldconfig_npaths; k++)
-		sbuf_printf(b, " %s", ldconfig_paths[k]);
-	sbuf_puts(b, "; do if [ -f \"$l\" ] && [ -x \"$l\" ]; then exec \"$l\"");
-	for (size_t k = 0; k < ldconfig_nargs; k++)
-		sbuf_printf(b, " %s", ldconfig_args[k]);
-	sbuf_puts(b, " " LDCONFIG_CACHE_ARG " \"$@\"; fi; done' sh \"$LDDIR\"");
-	struct sbuf dirs = {0};
-	op_describe(ld, &dirs); /* "ldconfig -f ... -C CACHE DIR..." */
-	const char *d = strstr(dirs.s, LDCONFIG_CACHE_ARG);
-	d = d ? d + strlen(LDCONFIG_CACHE_ARG) : "";
-	if (ld->data && !strncmp(d, " " CUDA_COMPAT_VAR, strlen(CUDA_COMPAT_VAR) + 1))
-		d += strlen(CUDA_COMPAT_VAR) + 1;
-	const char *hash = strstr(d, "   # ");
-	sbuf_add(b, d, hash ? (size_t)(hash - d) : strlen(d));
-	sbuf_free(&dirs);
-	sbuf_puts(b, " <&7 >/dev/null 2>&1 &   # the image's ldconfig, as the command's user with no capability "
-		     "at all, in a pid namespace of its own\n");
+	return !(op->kind == OP_BIND && op->skipped);
 }
 
-/* The helper's step for ldconfig (its $1 and $2: $LDDIR and its inode),
- * once ldconfig ran and all it started is gone: as exec.c does it
- * (scratch_ours, cache_in_place, scratch_remove), with the host's tools,
- * whose root is the host's, so that no symlink of the image is followed:
- * $LDDIR still the directory made, its cache a regular file of uid
- * (owner) and of a cache's size, /etc a directory, a file beside the cache
- * renamed over it; then $LDDIR removed, not recursively. */
-static void describe_cache_step(uid_t owner, struct sbuf *b)
+static int uses_driver_root(const struct plan_view *v, const struct op *op)
 {
-	const char *etc = LDCONFIG_CACHE_DIR + 1, *name = LDCONFIG_CACHE_NAME;
-	sbuf_printf(b,
-		    "if [ \"$t\" = ld ]; then if [ -n \"$1\" ]; then "
-		    "[ -d \"$1\" ] && [ ! -L \"$1\" ] && [ \"$(stat -c %%i \"$1\")\" = \"$2\" ] || exit 1; "
-		    "c=$1/%s; if [ -f \"$c\" ] && [ ! -L \"$c\" ] && [ \"$(stat -c %%u \"$c\")\" = %u ] && "
-		    "[ \"$(stat -c %%s \"$c\")\" -le %ld ] && [ -d %s ] && [ ! -L %s ]; then "
-		    "{ rm -f %s/%s~ && cat \"$c\" >%s/%s~ && mv -fT %s/%s~ %s/%s; } || rm -f %s/%s~ || :; fi; "
-		    "rm -f \"$c\" \"$c~\"; rmdir \"$1\"; fi; echo ok >&6; read -r t <&5; fi; ",
-		    name, (unsigned)owner, LDCONFIG_CACHE_MAX, etc, etc, etc, name, etc, name, etc, name, etc, name,
-		    etc, name);
+	size_t n = v->driver_root ? strlen(v->driver_root) : 0;
+	return op->kind == OP_BIND && op_printed(op) && n > 1 && !strncmp(op->src, v->driver_root, n) &&
+	       op->src[n] == '/';
 }
 
-void ns_describe_op(const struct run_config *cfg, size_t i, const struct ns_user *user, struct sbuf *b)
+/* "'--reuid=U --regid=G --groups=...'": setpriv's options for ids, one word. */
+static void ids_word(const struct run_config *cfg, uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups,
+		     struct sbuf *b)
 {
-	const struct op *op = &cfg->plan->v[i];
-	for (size_t j = 0; j < i; j++)
-		if (cfg->plan->v[j].kind == OP_PIVOT)
-			return; /* printed with the pivot */
-	if (op->kind != OP_PIVOT) {
-		op_describe(op, b);
-		if (op->kind == OP_ROOTFS)
-			libdir_tests(cfg, b);
-		return;
-	}
+	struct sbuf ids = {0};
+	describe_ids(cfg, uid, gid, groups, ngroups, &ids);
+	sbuf_shquote(b, ids.len ? ids.s + 1 : "");
+	sbuf_free(&ids);
+}
+
+/* The pivot and what follows it: the image's ldconfig, prepared before
+ * (exec.c's do_ldconfig, in a pid namespace of its own, with the
+ * command's ids and groups and no capability, its cache into $LDDIR) and
+ * let go after it; a helper outside the new root detaches the old one,
+ * puts ldconfig's cache in place (scratch_ours, cache_in_place,
+ * scratch_remove) and remounts the root read-only for --read-only; the
+ * command prepared with the host's setpriv before the pivot (after it
+ * that is gone) and let go last. */
+static void describe_pivot(const struct run_config *cfg, const struct plan_view *v, size_t i,
+			   const struct ns_user *user, struct sbuf *b)
+{
 	const struct op *ld = NULL;
 	unsigned ro = 0;
 	for (size_t j = i + 1; j < cfg->plan->n; j++) {
@@ -309,51 +370,87 @@ void ns_describe_op(const struct run_config *cfg, size_t i, const struct ns_user
 	gid_t gid = 0;
 	if (ld) {
 		ns_ldconfig_ids(cfg, user, &uid, &gid);
-		sbuf_printf(b,
-			    "LDINO=; LDDIR=$(mktemp -d " LDCONFIG_SCRATCH "XXXXXX) && chown %u:%u \"$LDDIR\" && "
-			    "LDINO=$(stat -c %%i \"$LDDIR\") || LDDIR=   # where the image's ldconfig writes its "
-			    "cache: a directory of the root made for it, its user's alone\n",
-			    (unsigned)uid, (unsigned)gid);
+		sbuf_printf(
+			b,
+			"ldconfig_dir %u %u   # LDDIR: where the image's ldconfig writes its cache, its user's alone\n",
+			(unsigned)uid, (unsigned)gid);
 	}
-	sbuf_puts(
-		b,
-		"mkfifo \"$S/ready\" \"$S/go\" \"$S/helper\" \"$S/helped\" \"$S/ldgo\" && exec 3<>\"$S/ready\" 4<>\"$S/go\"\n");
+	sbuf_puts(b, "handshakes   # fifos the command and the helpers below wait on\n");
 	sbuf_puts(b, "( exec 5<>\"$S/helper\" 6<>\"$S/helped\" 7<>\"$S/ldgo\"\n");
-	/* The helper's root is not the old root: pivot_root leaves it where it
-	 * is, with the host's tools, and the new root in reach through
-	 * /proc/PID/root of its parent. */
-	sbuf_puts(b, "chroot \"$S/host\" /bin/sh -euc 'echo >&6; read -r t <&5; read -r _ _ _ p _ </proc/self/stat; "
-		     "cd \"/proc/$p/root\"; umount -l .; echo ok >&6; read -r t <&5; ");
-	if (ld)
-		describe_cache_step(uid, b);
-	sbuf_puts(b, "[ \"$t\" = ro ] || exit 0; mount -o remount,bind");
-	for (size_t k = 0; k < COUNT_OF(op_flags); k++)
+	struct sbuf fl = {0};
+	for (size_t k = 0; ro && k < COUNT_OF(op_flags); k++)
 		if ((ro | root_flags) & op_flags[k].flag)
-			sbuf_printf(b, ",%s", op_flags[k].name);
-	sbuf_printf(b,
-		    " .; echo ok >&6'%s || echo fail >&6 &   # outside the new root, so pivot_root does not move it\n",
-		    ld ? " sh \"$LDDIR\" \"$LDINO\"" : "");
+			op_data_add(&fl, op_flags[k].name);
+	char owner[16] = "";
 	if (ld)
-		describe_ldconfig(cfg, ld, user, b);
-	sbuf_printf(b, "read -r _ <&3 && read -r _ <&6%s || fail\n", ld ? " && read -r _ <&6" : "");
+		snprintf(owner, sizeof owner, "%u", (unsigned)uid);
+	sbuf_puts(b, "old_root_helper ");
+	sbuf_shquote(b, owner);
+	sbuf_puts(b, " ");
+	sbuf_shquote(b, fl.len ? fl.s : "");
+	sbuf_free(&fl);
+	sbuf_puts(b, " &   # in the host's root, which pivot_root does not move\n");
+	if (ld) {
+		sbuf_puts(b, "ldconfig_as ");
+		ids_word(cfg, uid, gid, user->groups, user->ngroups, b);
+		char major[24] = ""; /* the driver's, which the compat libraries' must pass */
+		if (ld->data)
+			snprintf(major, sizeof major, "%lu", strtoul(ld->data, NULL, 10));
+		sbuf_puts(b, " ");
+		sbuf_shquote(b, major);
+		struct sbuf dirs = {0};
+		op_describe(v, ld, &dirs);
+		if (dirs.len)
+			sbuf_printf(b, " %s", dirs.s);
+		sbuf_free(&dirs);
+		sbuf_puts(b, " &   # the image's ldconfig: its user, no capability\n");
+	}
+	sbuf_printf(b, "ready%s\n", ld ? " ld" : "");
 	sbuf_puts(
 		b,
 		"pivot_root . . || fail   # moves the root and cwd of every process here whose root was the old one\n");
-	sbuf_puts(
-		b,
-		"echo detach >&5 && read -r r <&6 && [ \"$r\" = ok ] || fail   # umount -l the old root: the host is now unreachable\n");
+	sbuf_puts(b, "ask detach   # the helper detaches the old root (umount -l): the host is now unreachable\n");
 	if (ld) {
-		sbuf_puts(b, "echo go >&7 && { wait $! || true; }\n");
-		sbuf_puts(b, "echo ld >&5 && read -r r <&6 && [ \"$r\" = ok ] || fail   # the helper puts its cache in "
-			     "place as " LDCONFIG_CACHE_DIR "/" LDCONFIG_CACHE_NAME
-			     ", root's and 0644, and removes $LDDIR\n");
+		sbuf_puts(b, "echo go >&7 && { wait $! || true; }   # ldconfig runs, in the new root\n");
+		sbuf_puts(b, "ask ld   # the helper puts its cache in place as " LDCONFIG_CACHE_DIR
+			     "/" LDCONFIG_CACHE_NAME ", root's and 0644\n");
 	}
-	if (ro)
-		sbuf_puts(b,
-			  "echo ro >&5 && read -r r <&6 && [ \"$r\" = ok ] || fail   # --read-only, after ldconfig\n");
-	else
-		sbuf_puts(b, "echo end >&5\n");
+	sbuf_puts(b, ro ? "ask ro   # --read-only, after ldconfig\n" : "echo end >&5\n");
 	sbuf_puts(b, "echo go >&4 ) &");
+}
+
+void ns_describe_op(const struct run_config *cfg, const struct plan_view *v, size_t i, const struct ns_user *user,
+		    struct sbuf *b)
+{
+	const struct op *op = &cfg->plan->v[i];
+	for (size_t j = 0; j < i; j++)
+		if (cfg->plan->v[j].kind == OP_PIVOT)
+			return; /* printed with the pivot */
+	if (!op_printed(op))
+		return;
+	/* A heading where the section changes, from the last op printed. */
+	size_t j = i;
+	while (j > 0 && !op_printed(&cfg->plan->v[j - 1]))
+		j--;
+	if (j == 0 || cfg->plan->v[j - 1].section != op->section)
+		sbuf_printf(b, "%s\n", section_heading[op->section]);
+	if (uses_driver_root(v, op)) {
+		int first = 1;
+		for (size_t k = 0; k < i && first; k++)
+			first = !uses_driver_root(v, &cfg->plan->v[k]);
+		if (first) {
+			sbuf_puts(b, PLAN_DRIVER_VAR "=");
+			sbuf_shquote(b, v->driver_root);
+			sbuf_puts(b, "   # the driver root, where the host's NVIDIA files are\n");
+		}
+	}
+	if (op->kind == OP_PIVOT) {
+		describe_pivot(cfg, v, i, user, b);
+		return;
+	}
+	op_describe_step(v, i, b);
+	if (op->kind == OP_ROOTFS)
+		libdir_tests(cfg, b);
 }
 
 /* One --ulimit as sh's ulimit (shell 1) or, where the shells differ, a
@@ -386,43 +483,110 @@ static void describe_ulimit(const struct ulimit *u, int shell, struct sbuf *b)
 			    v[1], u->letter, v[0], u->letter, v[1]);
 }
 
-void ns_describe_exec(const struct run_config *cfg, uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups,
-		      const char *home, struct sbuf *b)
+/* The plan's shell functions (ns/plan.sh, embedded by the build), with
+ * gpurun's constants put in for their @NAMES@. */
+static void describe_functions(struct sbuf *b)
 {
+	struct sbuf paths = {0}, args = {0};
+	for (size_t k = 0; k < ldconfig_npaths; k++)
+		sbuf_printf(&paths, "%s%s", k ? " " : "", ldconfig_paths[k]);
+	for (size_t k = 0; k < ldconfig_nargs; k++)
+		sbuf_printf(&args, "%s%s", k ? " " : "", ldconfig_args[k]);
+	char max[32];
+	snprintf(max, sizeof max, "%ld", LDCONFIG_CACHE_MAX);
+	const char *const names[][2] = {
+		{"LDCONFIG_SCRATCH", LDCONFIG_SCRATCH},
+		{"LDCONFIG_CACHE", LDCONFIG_CACHE_DIR + 1},
+		{"LDCONFIG_CACHE_NAME", LDCONFIG_CACHE_NAME},
+		{"LDCONFIG_CACHE_MAX", max},
+		{"CUDA_COMPAT_DIR", CUDA_COMPAT_DIR},
+		{"LDCONFIG_PATHS", paths.s},
+		{"LDCONFIG_ARGS", args.s},
+	};
+	for (const char *t = plan_sh; *t;) {
+		const char *at = strchr(t, '@');
+		const char *end = at ? strchr(at + 1, '@') : NULL;
+		size_t k = COUNT_OF(names);
+		if (end)
+			for (k = 0; k < COUNT_OF(names); k++)
+				if (strlen(names[k][0]) == (size_t)(end - at - 1) &&
+				    !strncmp(at + 1, names[k][0], end - at - 1))
+					break;
+		if (k == COUNT_OF(names)) { /* no name: the @ is the shell's */
+			sbuf_add(b, t, at ? (size_t)(at - t) + 1 : strlen(t));
+			t = at ? at + 1 : t + strlen(t);
+			continue;
+		}
+		sbuf_add(b, t, (size_t)(at - t));
+		sbuf_puts(b, names[k][1]);
+		if (!strcmp(names[k][0], "LDCONFIG_CACHE"))
+			sbuf_puts(b, "/" LDCONFIG_CACHE_NAME);
+		t = end + 1;
+	}
+	sbuf_free(&paths);
+	sbuf_free(&args);
+}
+
+void ns_describe_exec(const struct run_config *cfg, const struct plan_view *v, uid_t uid, gid_t gid,
+		      const gid_t *groups, size_t ngroups, const char *home, struct sbuf *b)
+{
+	sbuf_puts(b,
+		  "# 6. Drop to the user and exec: limits, ids and groups, capabilities, no_new_privs, environment\n");
 	/* --ulimit: set before the capabilities go, as P2 does. */
 	for (int shell = 0; shell < 2; shell++)
 		for (size_t i = 0; i < cfg->nulimits; i++)
 			describe_ulimit(&cfg->ulimits[i], shell, b);
-	int nested = cfg->fake_ids && (uid || gid);
-	if (nested)
-		sbuf_printf(b, "unshare --user --map-user=%u --map-group=%u --keep-caps -- ", (unsigned)uid,
-			    (unsigned)gid);
-	sbuf_puts(b, "setpriv --nnp --inh-caps=-all --ambient-caps=-all --bounding-set=-all");
+	if (cfg->nulimits)
+		sbuf_puts(b, "\n");
+	sbuf_puts(b, "# hardening: the bounding set keeps only docker's default capabilities\nCAPS=-all");
 	sec_describe_caps(b);
-	describe_ids(cfg, uid, gid, groups, ngroups, b);
-	sbuf_puts(b, " -- env -i");
-	int has_home = 0;
-	for (char **e = cfg->env; e && *e; e++) {
-		sbuf_puts(b, " ");
-		sbuf_shquote(b, *e);
-		has_home |= !strncmp(*e, "HOME=", 5);
+	sbuf_puts(b, "\n");
+	if (cfg->fake_ids && (uid || gid))
+		sbuf_printf(b, "MAP=%u:%u   # one id mapped: a user namespace of the command's own maps its ids\n",
+			    (unsigned)uid, (unsigned)gid);
+	struct sbuf cmd = {0};
+	sbuf_puts(&cmd, "run_as ");
+	ids_word(cfg, uid, gid, groups, ngroups, &cmd);
+	size_t line = 0;
+	struct strv words = {0};
+	for (char **e = cfg->env; e && *e; e++)
+		strv_add(&words, xstrdup(*e));
+	char *h = ns_home_entry(cfg, uid, home); /* as P2 adds it */
+	if (h)
+		strv_add(&words, h);
+	strv_add(&words, xstrdup("--"));
+	strv_add(&words, xstrdup(cfg->workdir ? cfg->workdir : "/"));
+	for (char **a = cfg->argv; a && *a; a++)
+		strv_add(&words, xstrdup(*a));
+	/* Long lines are broken between the environment's words (it can be
+	 * long); the directory and the command stay on the line of "--". */
+	int after = 0;
+	for (size_t i = 0; i < words.n; i++) {
+		struct sbuf w = {0};
+		sbuf_shquote(&w, words.v[i]);
+		int last_env = !after && !strcmp(words.v[i], "--");
+		if (!after && cmd.len - line + 1 + w.len > 140 - (last_env ? 60 : 0)) {
+			sbuf_puts(&cmd, " \\\n\t");
+			line = cmd.len - 1;
+		} else {
+			sbuf_puts(&cmd, " ");
+		}
+		sbuf_add(&cmd, w.s, w.len);
+		sbuf_free(&w);
+		after |= last_env;
 	}
-	if (!has_home) {
-		_cleanup_free_ char *h = xasprintf("HOME=%s", home && *home ? home : uid == 0 ? "/root" : "/");
-		sbuf_puts(b, " ");
-		sbuf_shquote(b, h);
-	}
-	sbuf_puts(b, " /bin/sh -c 'echo >&3; read -r t <&4; exec 3>&- 4>&-; [ \"$t\" = go ] || exit 125; "
-		     "cd \"$1\"; shift; unset PWD OLDPWD; exec \"$@\"' sh ");
-	sbuf_shquote(b, cfg->workdir ? cfg->workdir : "/");
-	for (char **a = cfg->argv; a && *a; a++) {
-		sbuf_puts(b, " ");
-		sbuf_shquote(b, *a);
-	}
-	sbuf_puts(b, "   # the command\n");
+	strv_free(&words);
+	sbuf_printf(b, "%s   # the command\n}\n", cmd.s);
+	sbuf_free(&cmd);
+	describe_functions(b);
+	for (size_t i = 0; i < cfg->plan->n; i++)
+		if (cfg->plan->v[i].kind == OP_FILE) {
+			plan_describe_body(v, &cfg->plan->v[i], b);
+			sbuf_puts(b, "\n");
+		}
 	char delim[64];
 	plan_delim(cfg, delim, sizeof delim);
-	sbuf_printf(b, "%s\n)\" sh \"$S\"", delim);
+	sbuf_printf(b, "S=$1; umask 022\nsteps\n%s\n)\" sh \"$S\"", delim);
 }
 
 /* Whether the container will have the directory path, as the plan knows
@@ -556,8 +720,9 @@ static void print_tty(const struct run_config *cfg, FILE *out)
 void ns_print_plan(const struct run_config *cfg, FILE *out)
 {
 	struct sbuf b = {0};
-	plan_capture_mounts(cfg->plan);
-	ns_view_libdirs(cfg);
+	struct plan_view v;
+	ns_capture_mounts(cfg->plan);
+	ns_view(cfg, &v);
 	ns_view_upper(cfg);
 	ns_describe_head(cfg, &b);
 	fprintf(out, "%s\n", b.s);
@@ -566,13 +731,13 @@ void ns_print_plan(const struct run_config *cfg, FILE *out)
 	ns_plan_user(cfg, &user.uid, &user.gid, user.groups, &user.ngroups, &home);
 	for (size_t i = 0; i < cfg->plan->n; i++) {
 		sbuf_reset(&b);
-		ns_describe_op(cfg, i, &user, &b);
+		ns_describe_op(cfg, &v, i, &user, &b);
 		if (b.len)
 			fprintf(out, "%s\n", b.s);
 	}
 	sbuf_reset(&b);
 	print_tty(cfg, out);
-	ns_describe_exec(cfg, user.uid, user.gid, user.groups, user.ngroups, home, &b);
+	ns_describe_exec(cfg, &v, user.uid, user.gid, user.groups, user.ngroups, home, &b);
 	fprintf(out, "%s\n", b.s);
 	sbuf_free(&b);
 }

@@ -173,19 +173,20 @@ $FAKE1$LIBDIR_DEBIAN/libcuda.so.$DRIVER_VERSION $LIBDIR_DEBIAN/libcuda.so.$DRIVE
 	assert_line --partial "$FAKE4/dev/nvidia0 dev/nvidia0"
 	assert_line --partial "$FAKE4/dev/nvidia1 dev/nvidia1"
 	refute_line --partial "$FAKE4/dev/nvidia2"
-	assert_equal "$(grep -c "   # the image's ldconfig, as the command's user with no capability at all, in a pid namespace of its own$" <<<"$output")" 1
+	assert_equal "$(grep -c "   # the image's ldconfig: its user, no capability$" <<<"$output")" 1
 }
 
 @test "--dry-run prints the CDI plan: node binds, file binds, links and the ldconfig step" {
 	"$GPURUN" cdi generate --driver-root "$FAKE1" --output "$SPECS/nvidia.yaml"
 	run --separate-stderr cdi --dry-run --device nvidia.com/gpu=0 "$GLIBC_TAR" true
 	assert_success
-	assert_line --partial "inroot dev/nvidia0; [ -e dev/nvidia0 ] || touch dev/nvidia0; mount --bind -o ro,nosuid,noexec $FAKE1/dev/nvidia0 dev/nvidia0   # CDI nvidia.com/gpu=0"
-	assert_line --partial "[ -e ${LIBDIR_DEBIAN#/}/libcuda.so.$DRIVER_VERSION ] || touch ${LIBDIR_DEBIAN#/}/libcuda.so.$DRIVER_VERSION; mount --bind -o ro,nosuid,nodev $FAKE1$LIBDIR_DEBIAN/libcuda.so.$DRIVER_VERSION ${LIBDIR_DEBIAN#/}/libcuda.so.$DRIVER_VERSION"
-	assert_line --partial "; ln -sfn libcuda.so.1 ${LIBDIR_DEBIAN#/}/libcuda.so"
-	assert_line --partial "' sh \"\$LDDIR\" $LIBDIR_DEBIAN <&7 >/dev/null 2>&1 &   # the image's ldconfig, as the command's user with no capability at all, in a pid namespace of its own"
-	assert_line --regexp " NVIDIA_VISIBLE_DEVICES=void .* sh / true   # the command$"
-	refute_output --partial "proc/driver"
+	assert_line "bind_over ro,nosuid,noexec $FAKE1/dev/nvidia0 dev/nvidia0   # CDI nvidia.com/gpu=0"
+	assert_line "bind_over ro,nosuid,nodev $FAKE1$LIBDIR_DEBIAN/libcuda.so.$DRIVER_VERSION ${LIBDIR_DEBIAN#/}/libcuda.so.$DRIVER_VERSION"
+	assert_line --regexp "^link .*libcuda.so.1 ${LIBDIR_DEBIAN#/}/libcuda.so( |$)"
+	assert_line --regexp "^ldconfig_as ('[^']*'|[^ ']+) [0-9]* $LIBDIR_DEBIAN &   # the image's ldconfig: its user, no capability$"
+	assert_output --partial " NVIDIA_VISIBLE_DEVICES=void "
+	assert_line --regexp "-- / true   # the command$"
+	refute_line --regexp "^[^#].*proc/driver"
 }
 
 # ---- the nvidia-ctk shapes --------------------------------------------------------

@@ -25,9 +25,10 @@ setup() {
 	run --separate-stderr "$GPURUN" --dry-run -u 1000:1000 "$BUSYBOX_DIR" /bin/true
 	assert_success
 	if [[ $GPURUN_TEST_MODE == root ]]; then
-		assert_output --partial " --reuid=1000 --regid=1000 --groups=1000 -- env -i "
+		assert_output --partial "run_as '--reuid=1000 --regid=1000 --groups=1000' "
 	else
-		assert_output --partial "unshare --user --map-user=1000 --map-group=1000 --keep-caps -- setpriv "
+		assert_line "MAP=1000:1000   # one id mapped: a user namespace of the command's own maps its ids"
+		assert_output --partial "run_as '' "
 	fi
 }
 

@@ -417,8 +417,8 @@ $(smi_line 1 1)"
 @test "keywords win over devices as in the toolkit: none,1 is none and 0,void is void" {
 	run --separate-stderr gpu4 --dry-run -e NVIDIA_VISIBLE_DEVICES=none,1 "$GLIBC_TAR" true
 	assert_success
-	assert_line --partial "/dev/nvidiactl"
-	refute_line --regexp "/dev/nvidia[0-9]"
+	assert_line --partial " dev/nvidiactl"
+	refute_line --regexp "dev/nvidia[0-9]"
 	run --separate-stderr gpu4 --dry-run --gpus 0,void "$GLIBC_TAR" true
 	assert_success
 	refute_output --partial nvidia
@@ -534,8 +534,9 @@ libcuda.so.$DRIVER_VERSION"
 	pivot=$(grep -n '^pivot_root \. \.' <<<"$output" | cut -d: -f1)
 	ldc=$(grep -n '^echo go >&7' <<<"$output" | cut -d: -f1)
 	[[ -n "$pivot" && -n "$ldc" && $pivot -lt $ldc ]] || fail "ldconfig (line $ldc) not after pivot_root (line $pivot)"
-	assert_line --regexp "^unshare --pid --fork -- setpriv --nnp --inh-caps=-all --ambient-caps=-all --bounding-set=-all( --groups=[0-9,]+)? -- env -i /bin/sh -c .* exec \"\\\$l\" -f /etc/ld.so.conf -C \"/\\\$LDDIR/ld.so.cache\" \"\\\$@\"; fi; done' sh \"\\\$LDDIR\" "
-	assert_line --partial "/dev/nvidia2 dev/nvidia2   # GPU 0 = PCI 0000:3b:00.0, minor 2"
+	assert_line --regexp "^ldconfig_as (''|--groups=[0-9,]+) [0-9]* ${LIBDIR_DEBIAN} &   # the image's ldconfig: its user, no capability\$"
+	assert_line --partial "exec \"\$l\" -f /etc/ld.so.conf -C \"/\$LDDIR/ld.so.cache\" \"\$@\""
+	assert_line --partial " dev/nvidia2   # GPU 0 = PCI 0000:3b:00.0, minor 2"
 }
 
 # ---- CUDA forward compatibility ---------------------------------------------------
@@ -578,11 +579,13 @@ compat_image() {
 @test "--dry-run shows the forward-compatibility rule on the ldconfig line, only with libcuda" {
 	run --separate-stderr gpu4 --dry-run --gpus 0 "$GLIBC_TAR" true
 	assert_success
-	assert_line --partial "[ \"\$c\" -le ${DRIVER_VERSION%%.*} ] || set -- /usr/local/cuda/compat \"\$@\"; "
+	# ldconfig_as's second word: the driver's major, which the image's
+	# compat libcuda must pass to go first (ns/plan.sh).
+	assert_line --regexp "^ldconfig_as ('[^']*'|[^ ']+) ${DRIVER_VERSION%%.*} "
+	assert_line --partial "[ \"\$c\" -le \"\$h\" ] || set -- /usr/local/cuda/compat \"\$@\""
 	run --separate-stderr gpu4 --dry-run --gpus 0 --caps utility "$GLIBC_TAR" true
 	assert_success
-	assert_line --partial "   # the image's ldconfig, as the command's user with no capability at all, in a pid namespace of its own"
-	refute_output --partial "/usr/local/cuda/compat"
+	assert_line --regexp "^ldconfig_as ('[^']*'|[^ ']+) '' .*   # the image's ldconfig: its user, no capability\$"
 }
 
 # ---- /proc/driver/nvidia and /dev -----------------------------------------------
@@ -673,7 +676,7 @@ nvidia3"
 	run --separate-stderr gpu4 --dry-run -e CUDA_VERSION=12.4.1 "$GLIBC_TAR" true
 	assert_success
 	assert_equal "$(grep -c 'dev/nvidia[0-9]' <<<"$output")" 4
-	assert_line --partial "/dev/nvidia-modeset"
+	assert_line --partial " dev/nvidia-modeset"
 	# NVIDIA_REQUIRE_CUDA makes it a current image: no GPU without a request.
 	run --separate-stderr gpu4 --dry-run -e CUDA_VERSION=12.4.1 -e 'NVIDIA_REQUIRE_CUDA=cuda>=12.0' "$GLIBC_TAR" true
 	assert_success
@@ -870,5 +873,17 @@ fds: 0 1 2"
 	assert_line "libnvidia-ml.so.$DRIVER_VERSION"
 	assert_line "$(smi_line 0 0)"
 	run --separate-stderr gpu4 --dry-run --gpus 0 "$img" true
-	assert_line --regexp "; ln -sfn libcuda.so.$DRIVER_VERSION (\"\\.\\\$LIBDIR\"|${LIBDIR_DEBIAN#/})/libcuda.so.1( |$)"
+	assert_line --regexp "^link .*libcuda.so.$DRIVER_VERSION (\"\\.\\\$LIBDIR\"|${LIBDIR_DEBIAN#/})/libcuda.so.1( |$)"
+}
+
+@test "nvidia-smi without the utility capability is not found, with a hint naming utility" {
+	run --separate-stderr gpu4 --gpus 0 --caps compute "$GLIBC_TAR" nvidia-smi -L
+	assert_gpurun_error 127 "nvidia-smi: command not found"
+	assert_equal "${stderr_lines[1]}" "hint: nvidia-smi comes with the driver capability utility, which this launch leaves out: add it to --caps (or NVIDIA_DRIVER_CAPABILITIES)"
+	# A command no capability brings, or one the launch has: no hint.
+	run --separate-stderr gpu4 --gpus 0 --caps compute "$GLIBC_TAR" no-such-command
+	assert_gpurun_error 127 "no-such-command: command not found"
+	assert_equal "${#stderr_lines[@]}" 1
+	run --separate-stderr gpu4 --gpus 0 --caps utility "$GLIBC_TAR" nvidia-smi -L
+	assert_success
 }

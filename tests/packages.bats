@@ -92,8 +92,8 @@ id -u'
 	run --separate-stderr "$GPURUN" --dry-run "$DEBIAN_TGZ" true
 	assert_success
 	if [[ $GPURUN_TEST_MODE == user ]]; then
-		assert_line --partial "inroot etc/apt/apt.conf.d; if [ -d etc/apt/apt.conf.d ]; then "
-		assert_line --partial "> etc/apt/apt.conf.d/00gpurun-single-id <<"
+		assert_line --regexp "^write_if_dir etc/apt/apt.conf.d/00gpurun-single-id [0-9]+ body_00gpurun_single_id "
+		assert_line --partial "body_00gpurun_single_id() { cat <<"
 		assert_line 'APT::Sandbox::User "root";'
 	else
 		refute_line --partial "APT::Sandbox"

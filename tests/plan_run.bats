@@ -176,9 +176,68 @@ same_container() {
 	run diff -u "$d/dry.txt" "$d/steps.txt"
 	assert_success
 	if [[ $(id -u) -eq 0 ]]; then
-		grep -q '^unshare --pid --fork -- setpriv [^#]* --reuid=1000 --regid=1000 --groups=1000,44 -- ' "$d/dry.txt" ||
+		grep -q "^ldconfig_as '--reuid=1000 --regid=1000 --groups=1000,44' " "$d/dry.txt" ||
 			fail "ldconfig does not get alice's ids and groups"
 	fi
+}
+
+# blog_plans: the plans of the walkthrough's own launch (-u 1000:1000
+# --gpus 0 --caps utility, in blog.sh) and of --gpus 0 with the default
+# capabilities (default.sh), on the one-GPU fake driver.
+blog_plans() {
+	fake_in_tmp one
+	"$GPURUN" "$GLIBC_TGZ" true
+	"$GPURUN" --dry-run --driver-root "$FAKE_ROOT" -u 1000:1000 --gpus 0 --caps utility "$GLIBC_TGZ" nvidia-smi -L \
+		>"$BATS_TEST_TMPDIR/blog.sh"
+	"$GPURUN" --dry-run --driver-root "$FAKE_ROOT" --gpus 0 "$GLIBC_TGZ" nvidia-smi -L >"$BATS_TEST_TMPDIR/default.sh"
+}
+
+@test "the plan reads in the walkthrough's numbered sections, in order, the hardening block apart" {
+	blog_plans
+	local plan=$BATS_TEST_TMPDIR/blog.sh
+	run grep -o '^# [0-9]\. [A-Za-z_]*' "$plan"
+	assert_output "# 1. New
+# 2. The
+# 3. The
+# 4. The
+# 5. pivot_root
+# 6. Drop"
+	# One line each; the hardening block after the standard mounts,
+	# before the GPU.
+	assert_equal "$(grep -c '^#    ' "$plan")" 0
+	local std hard gpu
+	std=$(grep -n '^# 3\. ' "$plan" | cut -d: -f1)
+	hard=$(grep -n '^# Hardening the walkthrough does not have' "$plan" | cut -d: -f1)
+	gpu=$(grep -n '^# 4\. ' "$plan" | cut -d: -f1)
+	[[ -n $hard && $std -lt $hard && $hard -lt $gpu ]] || fail "hardening at line $hard, not between 3 ($std) and 4 ($gpu)"
+	# The steps first, then the functions they call, then the files' bodies.
+	local steps fn body
+	steps=$(grep -n '^steps() {$' "$plan" | cut -d: -f1)
+	fn=$(grep -n '^inroot() {$' "$plan" | cut -d: -f1)
+	body=$(grep -n '^body_params() {' "$plan" | cut -d: -f1)
+	[[ $steps -lt $fn && $fn -lt $body ]] || fail "steps at $steps, functions at $fn, bodies at $body"
+	assert_equal "$(tail -n 3 "$plan" | head -n 1)" steps
+}
+
+@test "the plan's steps are short: no line over 160 characters, the driver root named once" {
+	blog_plans
+	local f
+	for f in blog default; do
+		run awk 'length > 160' "$BATS_TEST_TMPDIR/$f.sh"
+		assert_output ""
+		assert_equal "$(grep -c "^D=$FAKE_ROOT " "$BATS_TEST_TMPDIR/$f.sh")" 1
+		assert_equal "$(grep -c "$FAKE_ROOT" "$BATS_TEST_TMPDIR/$f.sh")" 1
+	done
+}
+
+@test "the plan defines each shell function of ns/plan.sh once, after its steps" {
+	blog_plans
+	local name n=0
+	for name in $(sed -n 's/^\([a-z_]*\)() .*/\1/p' "$BATS_TEST_DIRNAME/../ns/plan.sh"); do
+		assert_equal "$name: $(grep -c "^$name() " "$BATS_TEST_TMPDIR/blog.sh")" "$name: 1"
+		n=$((n + 1))
+	done
+	[[ $n -ge 10 ]] || fail "only $n functions found in ns/plan.sh"
 }
 
 # fake_in_tmp NAME: FAKE_ROOT, as root a copy of that fake driver root

@@ -121,7 +121,7 @@ need_fake4() {
 	assert_output --partial "printed but not mounted: /dev/shm"
 
 	# A step printed by --verbose that --dry-run does not show.
-	sed 's/^+ inroot tmp; mkdir -p tmp; mount -t tmpfs -o nosuid,nodev,mode=1777 tmpfs tmp$/+ mount -t tmpfs tmpfs tmp/' "$d/verbose.txt" >"$d/bad4.txt"
+	sed 's/^+ make_dir tmp; mount -t tmpfs -o nosuid,nodev,mode=1777 tmpfs tmp$/+ mount -t tmpfs tmpfs tmp/' "$d/verbose.txt" >"$d/bad4.txt"
 	run $PLANTRUTH check "$d/dry.txt" "$d/bad4.txt" "$d/inside.txt"
 	assert_failure
 	assert_output --partial "the --verbose steps differ from the --dry-run plan"

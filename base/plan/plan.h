@@ -82,8 +82,21 @@ enum op_kind {
 	0x0800 /* rootfs with OPF_LAYERS: unpack the layers first, into
 			     * PLAN_RUN_CACHE (--no-cache); op->data2 is IMAGE@NAME:TAG */
 
+/* Where a step stands in the printed plan, which reads as the walkthrough:
+ * the plan is built in this order, and each section prints under its
+ * heading (ns/show.c). */
+enum plan_section {
+	SEC_ROOT,     /* the root file system */
+	SEC_STANDARD, /* /proc, /dev, /sys, /tmp, /run, the host name */
+	SEC_HARDEN,   /* hardening the walkthrough does not have: docker's masks */
+	SEC_GPU,      /* the GPU, as nvidia-container-cli configure does it */
+	SEC_MOUNTS,   /* the command line's mounts and working directory */
+	SEC_PIVOT,    /* pivot_root, then what runs in the new root (ldconfig) */
+};
+
 struct op {
 	enum op_kind kind;
+	enum plan_section section; /* the plan's section when the op was added */
 	unsigned flags;
 	char *src;          /* see enum op_kind */
 	char *dst;          /* path inside the root, absolute */
@@ -98,7 +111,7 @@ struct op {
 	int fd;         /* detached clone of the bind source, -1 */
 	int *layer_fds; /* OPF_LAYERS: detached clones of the layers */
 	int skipped;    /* OPF_OPTIONAL source was missing */
-	/* OP_BIND, filled by plan_capture_mounts before anything is mounted:
+	/* OP_BIND, filled by ns_capture_mounts (ns/show.c) before anything is mounted:
 	 * the per-mount flags (OPF_RO...) of the host mount holding src, and
 	 * for a recursive bind the mounts below src with their own flags,
 	 * which the executor's recursive mount_setattr also changes and the
@@ -115,6 +128,7 @@ struct op {
 struct plan {
 	struct op *v;
 	size_t n, cap;
+	enum plan_section section; /* of the ops added next */
 };
 
 /* ---- the shared description --------------------------------------------- */
@@ -246,14 +260,21 @@ void plan_free(struct plan *p);
 
 /* ---- printing ----------------------------------------------------------- */
 
-/* Read the host's mount table into every OP_BIND (see struct op), and mark
- * an OPF_OPTIONAL bind whose source is missing as skipped.  Call before the
- * run mounts anything (the scratch covers /tmp). */
-void plan_capture_mounts(struct plan *p);
+/* What the printed lines know of the launch beyond the op itself. */
+struct plan_view {
+	const struct plan *plan; /* the whole plan (a file's body is named in it), or NULL */
+	const char *libdir;      /* "$LIBDIR" as printed; NULL: the shell variable */
+	const char *libdir32;    /* "$LIBDIR32" likewise */
+	const char *driver_root; /* bind sources under it print as "$D"/...; NULL: none */
+};
+#define PLAN_DRIVER_VAR "D"
 
-/* The library directories the printed lines use for "$LIBDIR" and
- * "$LIBDIR32" (NULL: printed as the shell variable). */
-void op_describe_libdirs(const char *libdir, const char *libdir32);
+/* The name of the shell function that prints an OP_FILE's body in the
+ * printed plan: "body_" and the file's name, made a shell name, unique in
+ * the view's plan. */
+void plan_body_name(const struct plan_view *v, const struct op *op, char *out, size_t cap);
+/* That function's definition, after the plan's steps. */
+void plan_describe_body(const struct plan_view *v, const struct op *op, struct sbuf *out);
 
 /* A here-document delimiter "base" or "base_N" that is no line of any
  * OP_FILE's contents in p. */
@@ -264,8 +285,15 @@ void plan_delimiter(const char *base, const struct plan *p, char *out, size_t ca
 int proc_path_present(const char *name);
 
 /* One op as equivalent shell commands (no trailing newline; several lines
- * for some kinds), the way the seed walkthrough would type them: paths
- * inside the root relative to it, after "cd $ROOT". */
-void op_describe(const struct op *op, struct sbuf *out);
+ * for some kinds), the way the walkthrough would type them, with the
+ * plan's shell functions (ns/plan.sh: bind_file, make_dir, ...) that keep
+ * gpurun's guards: paths inside the root relative to it, after "cd $ROOT".
+ * OP_LDCONFIG prints its directories only (ns/show.c prints the step). */
+void op_describe(const struct plan_view *v, const struct op *op, struct sbuf *out);
+/* Op i of the view's plan as its step: a run of binds of one form and
+ * flags, or of links, shares one line (host_files, driver_files,
+ * bind_each, link).  Returns how many ops the line holds, 0 when op i is
+ * on the line of an op before it (nothing printed). */
+size_t op_describe_step(const struct plan_view *v, size_t i, struct sbuf *out);
 
 #endif

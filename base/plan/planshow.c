@@ -1,11 +1,13 @@
-/* base/plan/planshow.c — printing each op of the plan as the shell commands a
- * person would type to do the same step by hand, in the runnable plan's
- * form (mount, mkdir, ln, head -c of a here-document, each path checked by
- * the plan's inroot first), and the host facts that printout needs: the
- * mounts a recursive read-only bind makes read-only, which /proc entries
- * exist.  It reads the tables of base/plan/plan.c, as the executor does. */
+/* base/plan/planshow.c — printing each op of the plan as the short shell
+ * command a person would type to do the same step by hand, with the plan's
+ * shell functions (ns/plan.sh: bind_file, make_dir, link, write_file...,
+ * which keep gpurun's guards against the image's symlinks), and the file
+ * bodies those steps write.  What it prints depends on the op and the view
+ * it is given (struct plan_view), nothing else.  It reads the tables of
+ * base/plan/plan.c, as the executor does. */
 #include "plan.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -14,26 +16,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The library directories of the printed view (op_describe_libdirs). */
-static const char *view_libdir, *view_libdir32;
-
 /* path with $LIBDIR32 and $LIBDIR replaced by the view's directories where
  * it knows them (into buf), else path itself. */
-static const char *view_expand(const char *path, char *buf, size_t cap)
+static const char *view_expand(const struct plan_view *v, const char *path, char *buf, size_t cap)
 {
-	if (view_libdir32)
-		path = plan_expand_libdir32(path, view_libdir32, buf, cap);
-	if (view_libdir && path != buf)
-		path = plan_expand_libdir(path, view_libdir, buf, cap);
+	if (v->libdir32)
+		path = plan_expand_libdir32(path, v->libdir32, buf, cap);
+	if (v->libdir && path != buf)
+		path = plan_expand_libdir(path, v->libdir, buf, cap);
 	return path;
 }
 
 /* A path that may start with $LIBDIR or $LIBDIR32, which stay shell
  * variables (the dry-run view defines them); the rest is quoted. */
-static void libdir_word(struct sbuf *b, const char *path)
+static void libdir_word(const struct plan_view *v, struct sbuf *b, const char *path)
 {
 	char buf[4096];
-	path = view_expand(path, buf, sizeof buf);
+	path = view_expand(v, path, buf, sizeof buf);
 	static const char *const vars[] = {LIBDIR32_VAR, LIBDIR_VAR};
 	for (size_t i = 0; i < COUNT_OF(vars); i++) {
 		size_t n = strlen(vars[i]);
@@ -50,21 +49,12 @@ static void libdir_word(struct sbuf *b, const char *path)
 	sbuf_shquote(b, path);
 }
 
-/* The library directories the printed plan uses; NULL: the image tree is
- * not known when the plan is printed, and "$LIBDIR" stays a shell variable
- * that the plan sets by gpurun's own rule (ns/show.c). */
-void op_describe_libdirs(const char *libdir, const char *libdir32)
-{
-	view_libdir = libdir;
-	view_libdir32 = libdir32;
-}
-
 /* Paths inside the root are printed relative to it, as after `cd $ROOT`.
  * "$LIBDIR/x" is resolved when the view knows it. */
-static void rel(struct sbuf *b, const char *dst)
+static void rel(const struct plan_view *v, struct sbuf *b, const char *dst)
 {
 	char buf[4096];
-	dst = view_expand(dst, buf, sizeof buf);
+	dst = view_expand(v, dst, buf, sizeof buf);
 	size_t n = strlen(LIBDIR32_VAR);
 	if (!strncmp(dst, LIBDIR32_VAR, n)) {
 		sbuf_puts(b, "\"." LIBDIR32_VAR "\"");
@@ -98,100 +88,6 @@ static void mount_opts(struct sbuf *b, unsigned flags, const char *data)
 		sbuf_puts(b, o.s);
 	}
 	sbuf_free(&o);
-}
-
-/* "\ooo" escapes of /proc/self/mountinfo, undone in place. */
-static void unescape_octal(char *s)
-{
-	char *w = s;
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
-		    s[3] <= '7') {
-			*w++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*w++ = *s;
-		}
-	}
-	*w = '\0';
-}
-
-static unsigned flags_of_opts(const char *opts)
-{
-	unsigned f = 0;
-	_cleanup_free_ char *copy = xstrdup(opts);
-	for (char *save = NULL, *o = strtok_r(copy, ",", &save); o; o = strtok_r(NULL, ",", &save))
-		for (size_t i = 0; i < COUNT_OF(op_flags); i++)
-			if (!strcmp(o, op_flags[i].name))
-				f |= op_flags[i].flag;
-	return f;
-}
-
-static int path_under(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-	if (!strcmp(dir, "/"))
-		return 1;
-	return !strncmp(path, dir, n) && (path[n] == '/' || !path[n]);
-}
-
-void plan_capture_mounts(struct plan *p)
-{
-	struct strv targets = {0};
-	size_t cap = 0;
-	unsigned *flags = NULL;
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char *line = NULL;
-	size_t n = 0;
-	while (f && getline(&line, &n, f) > 0) {
-		char target[4096], opts[1024];
-		if (sscanf(line, "%*s %*s %*s %*s %4095s %1023s", target, opts) != 2)
-			continue;
-		unescape_octal(target);
-		if (targets.n == cap) {
-			cap = cap ? cap * 2 : 64;
-			flags = xrealloc(flags, cap * sizeof *flags);
-		}
-		flags[targets.n] = flags_of_opts(opts);
-		strv_add(&targets, xstrdup(target));
-	}
-	free(line);
-	if (f)
-		fclose(f);
-	for (size_t i = 0; i < p->n; i++) {
-		struct op *op = &p->v[i];
-		if (op->kind != OP_BIND)
-			continue;
-		strv_free(&op->subs); /* a second capture replaces the first */
-		free(op->sub_flags);
-		op->sub_flags = NULL;
-		struct stat st;
-		if ((op->flags & OPF_OPTIONAL) && stat(op->src, &st) < 0)
-			op->skipped = 1;
-		/* The last mount listed at the longest prefix is the top one. */
-		size_t best = 0;
-		int found = 0;
-		for (size_t j = 0; j < targets.n; j++)
-			if (path_under(op->src, targets.v[j]) &&
-			    (!found || strlen(targets.v[j]) >= strlen(targets.v[best]))) {
-				best = j;
-				found = 1;
-			}
-		op->src_flags = found ? flags[best] : 0;
-		if (!(op->flags & OPF_REC))
-			continue;
-		for (size_t j = 0; j < targets.n; j++) {
-			const char *t = targets.v[j];
-			if (!path_under(t, op->src) || !strcmp(t, op->src) || !strcmp(op->src, "/"))
-				continue;
-			size_t k = op->subs.n;
-			op->sub_flags = xrealloc(op->sub_flags, (k + 1) * sizeof *op->sub_flags);
-			op->sub_flags[k] = flags[j];
-			strv_add(&op->subs, xstrdup(t + strlen(op->src) + 1));
-		}
-	}
-	strv_free(&targets);
-	free(flags);
 }
 
 int proc_path_present(const char *name)
@@ -247,12 +143,31 @@ static void describe_rootfs(const struct op *op, struct sbuf *b)
 		b,
 		"mkdir \"$S/host\"; mount --rbind / \"$S/host\"   # the host's tools, for the steps after pivot_root\n");
 	if (op->flags & OPF_LAYERS) {
+		/* The cache's directory of layers, named once when they share it. */
+		size_t dl = 0;
+		const char *slash = op->layers.n ? strrchr(op->layers.v[0], '/') : NULL;
+		if (slash && slash != op->layers.v[0])
+			dl = (size_t)(slash - op->layers.v[0]);
+		for (size_t i = 0; dl && i < op->layers.n; i++)
+			if (strncmp(op->layers.v[i], op->layers.v[0], dl + 1) || strchr(op->layers.v[i] + dl + 1, '/'))
+				dl = 0;
+		if (dl) {
+			_cleanup_free_ char *dir = xstrndup(op->layers.v[0], dl);
+			sbuf_puts(b, "L=");
+			sbuf_shquote(b, dir);
+			sbuf_puts(b, "   # gpurun's cache of unpacked layers\n");
+		}
 		sbuf_puts(b, "mkdir \"$S/layers\" \"$S/upper\" \"$S/work\" \"$S/root\"");
 		for (size_t i = 0; i < op->layers.n; i++) {
 			sbuf_printf(b, "\nmkdir \"$S/layers/%zu\"; mount --bind", i);
 			mount_opts(b, OPF_RO, NULL);
 			sbuf_puts(b, " ");
-			sbuf_shquote(b, op->layers.v[i]);
+			if (dl) {
+				sbuf_puts(b, "\"$L\"/");
+				sbuf_shquote(b, op->layers.v[i] + dl + 1);
+			} else {
+				sbuf_shquote(b, op->layers.v[i]);
+			}
 			sbuf_printf(b, " \"$S/layers/%zu\"", i);
 		}
 		overlay_line(op, b);
@@ -281,86 +196,6 @@ static void describe_rootfs(const struct op *op, struct sbuf *b)
 		sbuf_puts(b, " \"$S/root\" \"$S/root\"");
 	}
 	sbuf_puts(b, "\ncd \"$S/root\"");
-}
-
-/* "inroot PATH; ": the plan's own check (ns/show.c prints the function)
- * that no symlink of the image sends PATH, or its directory when leaf is
- * 0, out of the new root: mount, mkdir, touch and > follow symlinks, where
- * the executor resolves every path inside the root (RESOLVE_IN_ROOT). */
-static void guard(struct sbuf *b, const char *dst, int leaf)
-{
-	char buf[4096];
-	dst = view_expand(dst, buf, sizeof buf);
-	_cleanup_free_ char *path = xstrdup(dst);
-	if (!leaf) {
-		char *slash = strrchr(path, '/');
-		if (!slash || slash == path)
-			return;
-		*slash = '\0';
-	}
-	if (!path[strspn(path, "/")])
-		return;
-	sbuf_puts(b, "inroot ");
-	rel(b, path);
-	sbuf_puts(b, "; ");
-}
-
-/* "mkdir -p DIR; " for the directory of dst, unless it is the root or
- * the plan's own /dev or /proc. */
-static void mkdir_parent(struct sbuf *b, const char *dst)
-{
-	char buf[4096];
-	dst = view_expand(dst, buf, sizeof buf);
-	const char *slash = strrchr(dst, '/');
-	if (!slash || slash == dst)
-		return;
-	size_t pl = (size_t)(slash - dst);
-	if ((pl == 4 && !strncmp(dst, "/dev", 4)) || (pl == 5 && !strncmp(dst, "/proc", 5)))
-		return;
-	_cleanup_free_ char *parent = xstrndup(dst, (size_t)(slash - dst));
-	sbuf_puts(b, "mkdir -p ");
-	rel(b, parent);
-	sbuf_puts(b, "; ");
-}
-
-/* A fresh file system: "mount -t TYPE -o FLAGS,DATA TYPE DST". */
-static void describe_fresh(const struct op *op, struct sbuf *b)
-{
-	const char *type = op_kinds[op->kind].fstype;
-	struct sbuf data = {0};
-	op_mount_data(op, &data);
-	guard(b, op->dst, 1);
-	if (op->kind != OP_PROC && strncmp(op->dst, "/proc/", 6) != 0) {
-		sbuf_puts(b, "mkdir -p ");
-		rel(b, op->dst);
-		sbuf_puts(b, "; ");
-	}
-	/* mount -o ro would make the file system itself read-only; the
-	 * executor sets the flag on the mount only (fsmount attributes). */
-	sbuf_printf(b, "mount -t %s", type);
-	mount_opts(b, op->flags & ~OPF_RO, data.s);
-	sbuf_printf(b, " %s ", type);
-	rel(b, op->dst);
-	sbuf_free(&data);
-	if (op->flags & OPF_RO) {
-		sbuf_puts(b, "; mount -o remount,bind");
-		mount_opts(b, op->flags & OPF_MOUNT_MASK, NULL);
-		sbuf_puts(b, " ");
-		rel(b, op->dst);
-	}
-	if (op->kind != OP_PROC)
-		return;
-	for (size_t i = 0; i < proc_nreadonly; i++) {
-		if (!proc_path_present(proc_readonly_paths[i]))
-			continue; /* the executor finds it missing and skips it */
-		_cleanup_free_ char *sub = xasprintf("%s/%s", op->dst, proc_readonly_paths[i]);
-		sbuf_puts(b, "\nmount --rbind");
-		mount_opts(b, PROC_READONLY_FLAGS, NULL);
-		sbuf_puts(b, " ");
-		rel(b, sub);
-		sbuf_puts(b, " ");
-		rel(b, sub);
-	}
 }
 
 /* A line of text equal to delim? */
@@ -393,139 +228,217 @@ void plan_delimiter(const char *base, const struct plan *p, char *out, size_t ca
 	}
 }
 
-/* OPF_REPLACE: an image symlink at dst is removed first, as the executor
- * replaces it by a plain node: "{ [ ! -L DST ] || rm DST; }; ". */
-static void unlink_image_link(struct sbuf *b, const char *dst)
+/* "OPTS": the per-mount flags and the file system data as one word for
+ * the plan's functions ('' when there are none). */
+static void opts_word(struct sbuf *b, unsigned flags, const char *data)
 {
-	sbuf_puts(b, "{ [ ! -L ");
-	rel(b, dst);
-	sbuf_puts(b, " ] || rm ");
-	rel(b, dst);
-	sbuf_puts(b, "; }; ");
+	struct sbuf o = {0};
+	for (size_t i = 0; i < COUNT_OF(op_flags); i++)
+		if (flags & op_flags[i].flag)
+			op_data_add(&o, op_flags[i].name);
+	op_data_add(&o, data);
+	sbuf_shquote(b, o.len ? o.s : "");
+	sbuf_free(&o);
 }
 
-static void describe_file(const struct op *op, struct sbuf *b)
+/* A bind source: under the driver root, "$D" and the rest. */
+static void src_word(const struct plan_view *v, struct sbuf *b, const char *src)
 {
-	/* The directory checked first: > follows symlinks (an image symlink
-	 * at the file itself is removed below). */
-	guard(b, op->dst, 0);
-	const int optional = op->flags & OPF_OPTIONAL;
-	if (optional) {
-		/* Only where the image has the directory (ns/exec.c): no mkdir. */
-		const char *slash = strrchr(op->dst, '/');
-		_cleanup_free_ char *dir = xstrndup(op->dst, slash && slash != op->dst ? (size_t)(slash - op->dst) : 1);
-		sbuf_puts(b, "if [ -d ");
-		rel(b, dir);
-		sbuf_puts(b, " ]; then ");
-	} else {
-		mkdir_parent(b, op->dst);
+	const char *d = v->driver_root;
+	size_t n = d ? strlen(d) : 0;
+	if (n > 1 && !strncmp(src, d, n) && src[n] == '/') {
+		sbuf_puts(b, "\"$" PLAN_DRIVER_VAR "\"");
+		sbuf_shquote(b, src + n);
+		return;
 	}
-	if (op->flags & OPF_REPLACE)
-		unlink_image_link(b, op->dst);
-	/* Exact bytes: head -c takes back the newline the here-document adds;
-	 * the delimiter is one no line of the file is. */
-	struct plan one = {.v = (struct op *)op, .n = 1};
-	char delim[64];
-	plan_delimiter("GPURUN_FILE_END", &one, delim, sizeof delim);
+	sbuf_shquote(b, src);
+}
+
+/* A fresh file system: "make_dir DST; mount -t TYPE -o FLAGS,DATA TYPE DST";
+ * within /proc, "inroot DST;" (nothing can be made there). */
+static void describe_fresh(const struct plan_view *v, const struct op *op, struct sbuf *b)
+{
+	const char *type = op_kinds[op->kind].fstype;
+	struct sbuf data = {0};
+	op_mount_data(op, &data);
+	int in_proc = op->kind == OP_PROC || !strncmp(op->dst, "/proc/", 6);
+	sbuf_puts(b, in_proc ? "inroot " : "make_dir ");
+	rel(v, b, op->dst);
+	/* mount -o ro would make the file system itself read-only; the
+	 * executor sets the flag on the mount only (fsmount attributes). */
+	sbuf_printf(b, "; mount -t %s", type);
+	mount_opts(b, op->flags & ~OPF_RO, data.s);
+	sbuf_printf(b, " %s ", type);
+	rel(v, b, op->dst);
+	sbuf_free(&data);
+	if (op->flags & OPF_RO) {
+		sbuf_puts(b, "; remount ");
+		opts_word(b, op->flags & OPF_MOUNT_MASK, NULL);
+		sbuf_puts(b, " ");
+		rel(v, b, op->dst);
+	}
+	if (op->kind != OP_PROC)
+		return;
+	if (op->why) { /* on the line of its own mount, before the paths bound read-only */
+		sbuf_puts(b, "   # ");
+		sbuf_add_visible(b, op->why);
+	}
+	for (size_t i = 0; i < proc_nreadonly; i++) {
+		if (!proc_path_present(proc_readonly_paths[i]))
+			continue; /* the executor finds it missing and skips it */
+		_cleanup_free_ char *sub = xasprintf("%s/%s", op->dst, proc_readonly_paths[i]);
+		sbuf_puts(b, "\nmount --rbind");
+		mount_opts(b, PROC_READONLY_FLAGS, NULL);
+		sbuf_puts(b, " ");
+		rel(v, b, sub);
+		sbuf_puts(b, " ");
+		rel(v, b, sub);
+	}
+}
+
+static void describe_file(const struct plan_view *v, const struct op *op, struct sbuf *b)
+{
+	char name[128];
+	plan_body_name(v, op, name, sizeof name);
+	sbuf_puts(b, (op->flags & OPF_OPTIONAL) ? "write_if_dir " : "write_file ");
+	rel(v, b, op->dst);
+	sbuf_printf(b, " %zu %s", op->len, name);
+}
+
+void plan_body_name(const struct plan_view *v, const struct op *op, char *out, size_t cap)
+{
+	const char *base = strrchr(op->dst, '/');
+	base = base ? base + 1 : op->dst;
+	char word[64];
+	size_t n = 0;
+	for (; *base && n < sizeof word - 1; base++)
+		word[n++] = (isalnum((unsigned char)*base) && isascii((unsigned char)*base)) ? *base : '_';
+	word[n] = '\0';
+	/* Another file of the same name before this one: numbered. */
+	unsigned same = 0, mine = 0;
+	for (size_t i = 0; v->plan && i < v->plan->n; i++) {
+		const struct op *o = &v->plan->v[i];
+		if (o->kind != OP_FILE)
+			continue;
+		const char *ob = strrchr(o->dst, '/');
+		char w2[64];
+		size_t k = 0;
+		for (ob = ob ? ob + 1 : o->dst; *ob && k < sizeof w2 - 1; ob++)
+			w2[k++] = (isalnum((unsigned char)*ob) && isascii((unsigned char)*ob)) ? *ob : '_';
+		w2[k] = '\0';
+		if (strcmp(w2, word) != 0)
+			continue;
+		if (o == op)
+			mine = same;
+		same++;
+	}
+	if (mine)
+		snprintf(out, cap, "body_%s_%u", word, mine + 1);
+	else
+		snprintf(out, cap, "body_%s", word);
+}
+
+void plan_describe_body(const struct plan_view *v, const struct op *op, struct sbuf *b)
+{
+	char name[128];
+	plan_body_name(v, op, name, sizeof name);
+	sbuf_printf(b, "%s() { ", name);
+	/* Bytes a here-document cannot hold: printf's escapes. */
 	if (memchr(op->data, '\0', op->len)) {
 		sbuf_puts(b, "printf '");
 		for (size_t i = 0; i < op->len; i++)
 			sbuf_printf(b, "\\%03o", (unsigned char)op->data[i]);
-		sbuf_puts(b, "' > ");
-		rel(b, op->dst);
-		if (optional)
-			sbuf_puts(b, "; fi");
+		sbuf_puts(b, "'; }");
 		return;
 	}
-	sbuf_printf(b, "head -c %zu > ", op->len);
-	rel(b, op->dst);
-	sbuf_printf(b, " <<'%s'", delim);
-	if (op->why) { /* on the first line: the delimiter's line must be the delimiter alone */
-		sbuf_puts(b, "   # ");
-		sbuf_add_visible(b, op->why);
-	}
-	sbuf_puts(b, "\n");
+	/* The delimiter is one no line of the file is; head -c takes back
+	 * the newline the here-document adds. */
+	struct plan one = {.v = (struct op *)op, .n = 1};
+	char delim[64];
+	plan_delimiter("GPURUN_FILE_END", &one, delim, sizeof delim);
+	sbuf_printf(b, "cat <<'%s'\n", delim);
 	sbuf_add(b, op->data, op->len);
-	sbuf_printf(b, "\n%s%s", delim, optional ? "\nfi" : "");
+	sbuf_printf(b, "\n%s\n}", delim);
 }
 
-static void describe_bind(const struct op *op, struct sbuf *b)
+static void describe_bind(const struct plan_view *v, const struct op *op, struct sbuf *b)
 {
 	if (op->skipped) /* an optional source missing on this host: no step */
 		return;
-	if (op->flags & OPF_DIR) {
-		guard(b, op->dst, 1);
-		sbuf_puts(b, "mkdir -p ");
-		rel(b, op->dst);
-	} else {
-		guard(b, op->dst, 0);
-		mkdir_parent(b, op->dst);
-		if (op->flags & OPF_REPLACE)
-			unlink_image_link(b, op->dst);
-		guard(b, op->dst, 1);
-		/* touch(1) would also set the times of a file that is there,
-		 * which procfs refuses; gpurun only creates a missing one. */
-		sbuf_puts(b, "[ -e ");
-		rel(b, op->dst);
-		sbuf_puts(b, " ] || touch ");
-		rel(b, op->dst);
-	}
 	/* mount(8) remounts a bind with exactly the flags it is given: the
 	 * source mount's own flags are kept as the executor's
 	 * mount_setattr(2) keeps them. */
 	unsigned fl = (op->flags & OPF_MOUNT_MASK) | op->src_flags;
-	sbuf_puts(b, (op->flags & OPF_REC) ? "; mount --rbind" : "; mount --bind");
-	mount_opts(b, fl, NULL);
+	if (op->flags & OPF_DIR)
+		sbuf_puts(b, (op->flags & OPF_REC) ? "rbind_dir " : "bind_dir ");
+	else if (op->flags & OPF_REC) /* a file has no mounts below it, but gpurun's clone is recursive */
+		sbuf_puts(b, "rbind_file ");
+	else
+		sbuf_puts(b, (op->flags & OPF_REPLACE) ? "bind_over " : "bind_file ");
+	opts_word(b, fl, NULL);
 	sbuf_puts(b, " ");
-	sbuf_shquote(b, op->src);
+	src_word(v, b, op->src);
 	sbuf_puts(b, " ");
-	rel(b, op->dst);
+	rel(v, b, op->dst);
 	if (!(op->flags & OPF_REC) || !(op->flags & OPF_MOUNT_MASK))
 		return;
 	/* util-linux 2.38 sets -o on the top mount only; the executor sets
 	 * the flags on every mount below it too (CVE-2022-0492: a writable
-	 * cgroup v1 tree under a read-only /sys). */
+	 * cgroup v1 tree under a read-only /sys).  Mounts with the same flags
+	 * share a line. */
+	if (op->why) {
+		sbuf_puts(b, "   # ");
+		sbuf_add_visible(b, op->why);
+	}
+	size_t line = 0;
+	unsigned last = ~0u;
 	for (size_t i = 0; i < op->subs.n; i++) {
+		unsigned f = (op->flags & OPF_MOUNT_MASK) | op->sub_flags[i];
+		struct sbuf one = {0};
 		_cleanup_free_ char *sub = xasprintf("%s/%s", op->dst, op->subs.v[i]);
-		sbuf_puts(b, "\nmount -o remount,bind");
-		mount_opts(b, (op->flags & OPF_MOUNT_MASK) | op->sub_flags[i], NULL);
+		rel(v, &one, sub);
+		if (f != last || b->len - line + one.len > 150) {
+			sbuf_puts(b, "\n");
+			line = b->len;
+			sbuf_puts(b, "remount ");
+			opts_word(b, f, NULL);
+			last = f;
+		}
 		sbuf_puts(b, " ");
-		rel(b, sub);
+		sbuf_puts(b, one.s);
+		sbuf_free(&one);
 	}
 }
 
-void op_describe(const struct op *op, struct sbuf *b)
+void op_describe(const struct plan_view *v, const struct op *op, struct sbuf *b)
 {
 	switch (op->kind) {
 	case OP_ROOTFS: describe_rootfs(op, b); break;
 	case OP_BIND:
-		describe_bind(op, b);
-		if (op->skipped)
-			return;
+		describe_bind(v, op, b);
+		if (op->skipped || ((op->flags & OPF_REC) && (op->flags & OPF_MOUNT_MASK)))
+			return; /* nothing, or its comment is on its first line */
 		break;
+	case OP_PROC: describe_fresh(v, op, b); return;
 	case OP_TMPFS:
-	case OP_PROC:
 	case OP_SYSFS:
-	case OP_DEVPTS: describe_fresh(op, b); break;
+	case OP_DEVPTS: describe_fresh(v, op, b); break;
 	case OP_MKDIR:
-		guard(b, op->dst, 1);
-		sbuf_printf(b, "mkdir -p -m %04o ", (unsigned)op->mode);
-		rel(b, op->dst);
+		sbuf_printf(b, "make_dir -m %04o ", (unsigned)op->mode);
+		rel(v, b, op->dst);
 		break;
 	case OP_SYMLINK:
-		guard(b, op->dst, 0);
-		mkdir_parent(b, op->dst);
-		sbuf_puts(b, "ln -sfn ");
+		sbuf_puts(b, "link ");
 		sbuf_shquote(b, op->src);
 		sbuf_puts(b, " ");
-		rel(b, op->dst);
+		rel(v, b, op->dst);
 		break;
-	case OP_FILE: describe_file(op, b); break;
+	case OP_FILE: describe_file(v, op, b); break;
 	case OP_REMOUNT:
-		sbuf_puts(b, "mount -o remount,bind");
-		mount_opts(b, op->flags, NULL);
+		sbuf_puts(b, "remount ");
+		opts_word(b, op->flags, NULL);
 		sbuf_puts(b, " ");
-		rel(b, op->dst);
+		rel(v, b, op->dst);
 		break;
 	case OP_HOSTNAME:
 		/* Not through /proc/sys/kernel/hostname: only the host's root may
@@ -538,25 +451,135 @@ void op_describe(const struct op *op, struct sbuf *b)
 		sbuf_puts(b, "pivot_root . .\numount -l .   # detach the old root: the host is now unreachable");
 		break;
 	case OP_LDCONFIG:
-		sbuf_puts(b, "ldconfig");
-		for (size_t i = 0; i < ldconfig_nargs; i++)
-			sbuf_printf(b, " %s", ldconfig_args[i]);
-		sbuf_puts(b, " " LDCONFIG_CACHE_ARG);
-		if (op->data)
-			sbuf_puts(b, " " CUDA_COMPAT_VAR);
 		for (const char *s = op->src; s && *s;) {
 			size_t n = strcspn(s, ":");
 			_cleanup_free_ char *dir = xstrndup(s, n);
-			sbuf_puts(b, " ");
-			libdir_word(b, dir);
+			sbuf_puts(b, b->len ? " " : "");
+			libdir_word(v, b, dir);
 			s += n + (s[n] == ':');
 		}
-		break;
+		return; /* its comment is the step's (ns/show.c) */
 	case OP_KIND_COUNT: break;
 	}
-	if (op->why && !(op->kind == OP_FILE && !memchr(op->data, '\0', op->len))) {
+	if (op->why) {
 		/* may name a CDI spec or a driver file: never end the comment */
 		sbuf_puts(b, "   # ");
 		sbuf_add_visible(b, op->why);
 	}
+}
+
+/* The forms of a step that several ops of a run share, one line. */
+enum group_kind {
+	G_NONE,
+	G_HOST,   /* host_files OPTS PATH...: the host's /PATH on PATH */
+	G_DRIVER, /* driver_files OPTS PATH...: "$D"/PATH on PATH, over an image symlink */
+	G_EACH,   /* bind_each OPTS SRC DST...: one source on each */
+	G_LINK,   /* link TARGET DST...: pairs */
+};
+
+static enum group_kind group_kind(const struct plan_view *v, const struct op *op)
+{
+	if (op->kind == OP_SYMLINK)
+		return G_LINK;
+	if (op->kind != OP_BIND || op->skipped || (op->flags & (OPF_DIR | OPF_REC)))
+		return G_NONE;
+	char buf[4096];
+	const char *dst = view_expand(v, op->dst, buf, sizeof buf);
+	size_t n = v->driver_root ? strlen(v->driver_root) : 0;
+	if (!(op->flags & OPF_REPLACE))
+		return strcmp(op->src, dst) ? G_EACH : G_HOST;
+	if (n > 1 && !strncmp(op->src, v->driver_root, n) && !strcmp(op->src + n, dst))
+		return G_DRIVER;
+	return G_NONE;
+}
+
+static unsigned bind_flags(const struct op *op)
+{
+	return (op->flags & OPF_MOUNT_MASK) | op->src_flags;
+}
+
+/* The words op adds to its group's line. */
+static void group_words(const struct plan_view *v, const struct op *op, enum group_kind k, struct sbuf *b)
+{
+	sbuf_puts(b, " ");
+	if (k == G_LINK) {
+		sbuf_shquote(b, op->src);
+		sbuf_puts(b, " ");
+	}
+	rel(v, b, op->dst);
+}
+
+/* Whether op j goes on the line of the group led by op i, whose line is
+ * len characters so far. */
+static int group_joins(const struct plan_view *v, size_t i, size_t j, size_t len)
+{
+	const struct op *a = &v->plan->v[i], *o = &v->plan->v[j];
+	enum group_kind k = group_kind(v, a);
+	if (k == G_NONE || group_kind(v, o) != k || o->why || a->section != o->section)
+		return 0;
+	if (k != G_LINK && bind_flags(a) != bind_flags(o))
+		return 0;
+	if (k == G_EACH && strcmp(a->src, o->src))
+		return 0;
+	struct sbuf w = {0};
+	group_words(v, o, k, &w);
+	int fits = len + w.len + (a->why ? 5 + strlen(a->why) : 0) <= 150;
+	sbuf_free(&w);
+	return fits;
+}
+
+/* The line of a group led by op i, up to its own words. */
+static void group_head(const struct plan_view *v, size_t i, struct sbuf *b)
+{
+	const struct op *a = &v->plan->v[i];
+	enum group_kind k = group_kind(v, a);
+	static const char *const names[] = {[G_NONE] = "",
+					    [G_HOST] = "host_files ",
+					    [G_DRIVER] = "driver_files ",
+					    [G_EACH] = "bind_each ",
+					    [G_LINK] = "link"};
+	sbuf_puts(b, names[k]);
+	if (k != G_LINK)
+		opts_word(b, bind_flags(a), NULL);
+	if (k == G_EACH) {
+		sbuf_puts(b, " ");
+		sbuf_shquote(b, a->src);
+	}
+	group_words(v, a, k, b);
+}
+
+size_t op_describe_step(const struct plan_view *v, size_t i, struct sbuf *b)
+{
+	/* The groups fall greedily from the plan's first op: the same for
+	 * --dry-run and for --verbose, which asks op by op. */
+	size_t lead = 0, j;
+	struct sbuf line = {0};
+	for (j = 0; j < v->plan->n; j++) {
+		if (j > lead && j - 1 < v->plan->n && group_joins(v, lead, j, line.len)) {
+			group_words(v, &v->plan->v[j], group_kind(v, &v->plan->v[lead]), &line);
+			continue;
+		}
+		if (j > i)
+			break;
+		lead = j;
+		sbuf_reset(&line);
+		if (group_kind(v, &v->plan->v[j]) != G_NONE)
+			group_head(v, j, &line);
+	}
+	size_t n = j - lead;
+	const struct op *a = &v->plan->v[i];
+	enum group_kind k = group_kind(v, a);
+	if (lead != i) {
+		n = 0; /* on the line of an op before it */
+	} else if (k == G_NONE || (k == G_EACH && n == 1)) {
+		op_describe(v, a, b);
+	} else {
+		sbuf_add(b, line.s, line.len);
+		if (a->why) {
+			sbuf_puts(b, "   # ");
+			sbuf_add_visible(b, a->why);
+		}
+	}
+	sbuf_free(&line);
+	return n;
 }

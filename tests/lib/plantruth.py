@@ -47,20 +47,21 @@ LIBDIR32_DEFAULT = "/usr/lib/i386-linux-gnu"
 
 
 def op_lines_dry(text):
-    """The op lines of the plan: inside the here-document, after the
-    prologue (the fail and inroot functions), before the command."""
+    """The op lines of the plan: the body of its steps function, before the
+    command; comment lines (the sections' headings, and facts --verbose
+    only knows at run time, "# the image has no ldconfig") left out."""
     lines = text.splitlines()
-    fn = next(i for i, l in enumerate(lines) if l.startswith("inroot() {"))
-    start = next(i for i, l in enumerate(lines) if i > fn and l == "}")
+    start = lines.index("steps() {")
     end = next(i for i, l in enumerate(lines) if l.endswith("   # the command"))
-    return lines[start + 1:end]
+    while lines[end - 1].endswith("\\"):  # the command's line goes on from there
+        end -= 1
+    return [l for l in lines[start + 1:end] if not l.startswith("#")]
 
 
 def op_lines_verbose(text):
-    """The same lines as --verbose printed them ("+ " each), less facts only
-    known at run time ("# the image has no ldconfig")."""
+    """The same lines as --verbose printed them ("+ " each)."""
     steps = [l[2:] for l in text.splitlines() if l.startswith("+ ")]
-    return [l for l in op_lines_dry("\n".join(steps)) if not l.startswith("#")]
+    return op_lines_dry("\n".join(steps))
 
 
 def commands(lines):
@@ -68,7 +69,14 @@ def commands(lines):
     bodies of here-documents are skipped, and a command that writes one
     carries it as ("<<", delimiter)."""
     heredoc = None
-    for line in lines:
+    joined, part = [], ""
+    for line in lines:  # a line ending in \ goes on on the next
+        if line.endswith("\\") and heredoc is None:
+            part += line[:-1]
+            continue
+        joined.append(part + line)
+        part = ""
+    for line in joined:
         if heredoc is not None:
             if line == heredoc:
                 heredoc = None
@@ -115,9 +123,11 @@ class Plan:
             if name == "cd":
                 inside = cmd[1] == SCRATCH_ROOT
                 continue
-            if name == "mount":
+            if name in HELPERS:
+                HELPERS[name](self, cmd[1:], inside)
+            elif name == "mount":
                 self.mount(cmd[1:], inside)
-            elif name == "echo" and cmd[1:2] == ["ro"]:
+            elif name in ("echo", "ask") and cmd[1:2] == ["ro"]:
                 # --read-only: the helper outside the new root remounts it
                 top = self.top("/")
                 if top is not None:
@@ -194,11 +204,62 @@ class Plan:
             "line": " ".join(["mount"] + args),
         })
 
+    def bind(self, opts, src, dst, inside, rec=False, directory=False):
+        args = (["-o", opts] if opts else []) + ["--rbind" if rec else "--bind", src, dst]
+        if directory:
+            self.dirs.append(self.path(dst, inside))
+        else:
+            self.files.append(self.path(dst, inside))
+        self.mount(args, inside)
+
     def top(self, target):
         for m in reversed(self.mounts):
             if m["target"] == target:
                 return m
         return None
+
+
+def _make_dir(plan, args, inside):
+    if args[0] == "-m":
+        args = args[2:]
+    plan.dirs.append(plan.path(args[0], inside))
+
+
+def _remount(plan, args, inside):
+    for d in args[1:]:
+        plan.mount(["-o", "remount,bind" + ("," + args[0] if args[0] else ""), d], inside)
+
+
+def _links(plan, args, inside):
+    for i in range(0, len(args) - 1, 2):
+        plan.links.append((plan.path(args[i + 1], inside), args[i]))
+
+
+def _write(optional):
+    def write(plan, args, inside):
+        f = plan.path(args[0], inside)
+        plan.files.append(f)
+        if optional:
+            plan.optional.add(f)
+    return write
+
+
+# The plan's shell functions (ns/plan.sh), as what they do.
+HELPERS = {
+    "make_dir": _make_dir,
+    "bind_file": lambda p, a, i: p.bind(a[0], a[1], a[2], i),
+    "bind_over": lambda p, a, i: p.bind(a[0], a[1], a[2], i),
+    "rbind_file": lambda p, a, i: p.bind(a[0], a[1], a[2], i, rec=True),
+    "bind_dir": lambda p, a, i: p.bind(a[0], a[1], a[2], i, directory=True),
+    "rbind_dir": lambda p, a, i: p.bind(a[0], a[1], a[2], i, rec=True, directory=True),
+    "host_files": lambda p, a, i: [p.bind(a[0], "/" + d, d, i) for d in a[1:]],
+    "driver_files": lambda p, a, i: [p.bind(a[0], "$D/" + d, d, i) for d in a[1:]],
+    "bind_each": lambda p, a, i: [p.bind(a[0], a[1], d, i) for d in a[2:]],
+    "remount": _remount,
+    "link": _links,
+    "write_file": _write(False),
+    "write_if_dir": _write(True),
+}
 
 
 def unescape(s):
