@@ -262,7 +262,10 @@ cached_registry_image() {
 }
 
 @test "--ipc host binds the host's /dev/shm: a file made there on the host is read inside" {
-	local f=/dev/shm/gpurun-test-$$-$BATS_TEST_NUMBER
+	# Not $$: each suite is pid 1 of a pid namespace of its own, and the
+	# root and unprivileged runs share the machine's /dev/shm.
+	local f
+	f=$(mktemp -u /dev/shm/gpurun-test.XXXXXXXXXX)
 	echo from-the-host >"$f"
 	run --separate-stderr "$GPURUN" --gpus void --ipc host "$BUSYBOX_DIR" sh -c "cat $f; echo from-inside >$f.in"
 	rm -f "$f"
@@ -274,7 +277,8 @@ cached_registry_image() {
 }
 
 @test "two --ipc host containers share /dev/shm while both run: a FIFO made by one is read by the other" {
-	local f=/dev/shm/gpurun-test-$$-$BATS_TEST_NUMBER out=$BATS_TEST_TMPDIR/first.out
+	local f out=$BATS_TEST_TMPDIR/first.out
+	f=$(mktemp -u /dev/shm/gpurun-test.XXXXXXXXXX)
 	"$GPURUN" --gpus void --ipc host "$BUSYBOX_DIR" sh -c "mkfifo $f && echo ready && echo from-the-first >$f" \
 		>"$out" 2>&1 &
 	FIRST=$!
@@ -481,7 +485,7 @@ $(readlink /proc/self/ns/user)"
 @test "--device /dev/X shows in the plan as a read-only bind of the node" {
 	run --separate-stderr "$GPURUN" --dry-run --device /dev/zero:/dev/extra "$BUSYBOX_DIR" true
 	assert_success
-	assert_line --partial "mount --bind -o ro,nosuid,noexec /dev/zero dev/extra   # --device /dev/zero"
+	assert_line "bind_over ro,nosuid,noexec /dev/zero dev/extra   # --device /dev/zero"
 }
 
 # ---- --gpus N ----------------------------------------------------------------------

@@ -336,17 +336,21 @@ assert_task_gpus() {
 	shift 2
 	for i in "$@"; do
 		head+="${head:+, }$FAKE4/dev/nvidia${FOUR_MINOR[i]} = GPU $i"
-		nodes+=("$FAKE4/dev/nvidia${FOUR_MINOR[i]} dev/nvidia${FOUR_MINOR[i]}")
-		procs+=("$FAKE4/proc/driver/nvidia/gpus/${FOUR_BUS[i]} proc/driver/nvidia/gpus/${FOUR_BUS[i]}")
+		nodes+=("dev/nvidia${FOUR_MINOR[i]}")
+		procs+=("\"\$D\"/proc/driver/nvidia/gpus/${FOUR_BUS[i]} proc/driver/nvidia/gpus/${FOUR_BUS[i]}")
 		fp_nodes+=("/dev/nvidia${FOUR_MINOR[i]}")
 		fp_procs+=("/proc/driver/nvidia/gpus/${FOUR_BUS[i]}")
 	done
 	run grep -xF "# GPUs bounded by Slurm job $(cat "$d/job") on node $(hostname -s): SLURM_STEP_GPUS=$gpus of $SLURM_DIR/gres.conf -> $head" "$d/plan.txt.sh"
 	assert_success
 	local IFS=$'\n'
-	run sort -u < <(grep -oE '[^ ]+/dev/nvidia[0-9]+ dev/nvidia[0-9]+' "$d/plan.txt.sh")
+	# The plan names the driver root once ($D) and binds its files by their
+	# path under it (driver_files, bind_dir).
+	run grep -cE "^D=$FAKE4 " "$d/plan.txt.sh"
+	assert_output 1
+	run sort -u < <(grep -E '^driver_files ' "$d/plan.txt.sh" | grep -oE '(^| )dev/nvidia[0-9]+( |$)' | tr -d ' ')
 	assert_output "$(sort <<<"${nodes[*]}")"
-	run sort -u < <(grep -oE '[^ ]+/proc/driver/nvidia/gpus/[^ ]+ proc/driver/nvidia/gpus/[^ ]+' "$d/plan.txt.sh")
+	run sort -u < <(grep -oE '"\$D"/proc/driver/nvidia/gpus/[^ ]+ proc/driver/nvidia/gpus/[^ ]+' "$d/plan.txt.sh")
 	assert_output "$(sort <<<"${procs[*]}")"
 	run sort -u < <(sed -n '/^== dev$/,/^== nvidia$/s|^\(/dev/nvidia[0-9]*\) .*|\1|p' "$d/plan.txt")
 	assert_output "$(sort <<<"${fp_nodes[*]}")"
