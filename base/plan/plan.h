@@ -269,11 +269,8 @@ struct plan_view {
 };
 #define PLAN_DRIVER_VAR "D"
 
-/* The name of the shell function that prints an OP_FILE's body in the
- * printed plan: "body_" and the file's name, made a shell name, unique in
- * the view's plan. */
-void plan_body_name(const struct plan_view *v, const struct op *op, char *out, size_t cap);
-/* That function's definition, after the plan's steps. */
+/* The definition of the shell function that prints an OP_FILE's body in
+ * the printed plan ("body_" and the file's name), after the plan's steps. */
 void plan_describe_body(const struct plan_view *v, const struct op *op, struct sbuf *out);
 
 /* A here-document delimiter "base" or "base_N" that is no line of any

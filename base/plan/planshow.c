@@ -296,16 +296,9 @@ static void describe_fresh(const struct plan_view *v, const struct op *op, struc
 	}
 }
 
-static void describe_file(const struct plan_view *v, const struct op *op, struct sbuf *b)
-{
-	char name[128];
-	plan_body_name(v, op, name, sizeof name);
-	sbuf_puts(b, (op->flags & OPF_OPTIONAL) ? "write_if_dir " : "write_file ");
-	rel(v, b, op->dst);
-	sbuf_printf(b, " %zu %s", op->len, name);
-}
-
-void plan_body_name(const struct plan_view *v, const struct op *op, char *out, size_t cap)
+/* The name of the shell function that prints an OP_FILE's body: "body_"
+ * and the file's name, made a shell name, unique in the view's plan. */
+static void plan_body_name(const struct plan_view *v, const struct op *op, char *out, size_t cap)
 {
 	const char *base = strrchr(op->dst, '/');
 	base = base ? base + 1 : op->dst;
@@ -336,6 +329,15 @@ void plan_body_name(const struct plan_view *v, const struct op *op, char *out, s
 		snprintf(out, cap, "body_%s_%u", word, mine + 1);
 	else
 		snprintf(out, cap, "body_%s", word);
+}
+
+static void describe_file(const struct plan_view *v, const struct op *op, struct sbuf *b)
+{
+	char name[128];
+	plan_body_name(v, op, name, sizeof name);
+	sbuf_puts(b, (op->flags & OPF_OPTIONAL) ? "write_if_dir " : "write_file ");
+	rel(v, b, op->dst);
+	sbuf_printf(b, " %zu %s", op->len, name);
 }
 
 void plan_describe_body(const struct plan_view *v, const struct op *op, struct sbuf *b)
