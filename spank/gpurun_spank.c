@@ -25,8 +25,9 @@
  *   --[no-]container-mount-home   -v $HOME:$HOME (default: not mounted)
  *   --[no-]container-remap-root   root inside (the default) or --userns
  *                             keep-id: the job's uid, gid and home
- *   --[no-]container-entrypoint   gpurun always keeps the image's
- *                             Entrypoint (docker's rule): --no- is refused
+ *   --[no-]container-entrypoint   the image's Entrypoint runs before the
+ *                             command (the default), or not: --entrypoint=''
+ *                             (the command alone, as pyxis runs it)
  * pyxis options gpurun has no counterpart for (--container-name,
  * --container-save, --container-entrypoint-log, --container-unshare) are
  * refused with one line each.  The job's SLURM_* and PMI* variables are
@@ -110,18 +111,15 @@ struct spank_option spank_options[] = {
 	{"container-remap-root", NULL, "gpurun: root inside the container (the default)", 0, O_REMAP_ROOT, keep},
 	{"no-container-remap-root", NULL, "gpurun: the job's uid and gid inside (--userns keep-id)", 0, O_NO_REMAP_ROOT,
 	 keep},
-	{"container-entrypoint", NULL, "gpurun: run the image's Entrypoint (always)", 0, O_ENTRYPOINT, keep},
-	{"no-container-entrypoint", NULL, "gpurun: not supported (the Entrypoint always runs)", 0, O_NO_ENTRYPOINT,
+	{"container-entrypoint", NULL, "gpurun: run the image's Entrypoint before the command (the default)", 0,
+	 O_ENTRYPOINT, keep},
+	{"no-container-entrypoint", NULL, "gpurun: run the command without the image's Entrypoint", 0, O_NO_ENTRYPOINT,
 	 keep},
 	{"container-name", "NAME", "gpurun: not supported", 1, O_NAME, refuse},
 	{"container-save", "PATH", "gpurun: not supported", 1, O_SAVE, refuse},
 	{"container-entrypoint-log", NULL, "gpurun: not supported", 0, O_ENTRYPOINT_LOG, refuse},
 	{"container-unshare", "NS", "gpurun: not supported", 1, O_UNSHARE, refuse},
 	SPANK_OPTIONS_TABLE_END};
-
-/* Refused once the options are read (slurm_spank_init_post_opt). */
-static const char *const no_entrypoint_msg =
-	"gpurun: --no-container-entrypoint: gpurun always runs the image's Entrypoint with the command, as docker does";
 
 /* The variable that stands for an option: --container-image ->
  * GPURUN_CONTAINER_IMAGE. */
@@ -252,6 +250,10 @@ static int build(spank_t sp, const char *gpurun, const char *image, struct argv 
 	 * image's other owners). */
 	if (value(sp, O_NO_REMAP_ROOT, buf, sizeof buf) && !given[O_REMAP_ROOT] && push2(a, "--userns", "keep-id") < 0)
 		return -1;
+	/* pyxis's --no-container-entrypoint: the task's command alone.  srun
+	 * always gives one, so the image's Cmd is not what runs either. */
+	if (value(sp, O_NO_ENTRYPOINT, buf, sizeof buf) && !given[O_ENTRYPOINT] && push(a, "--entrypoint=") < 0)
+		return -1;
 	/* --container-env names: each is gpurun's -e NAME, the host's value. */
 	if ((v = value(sp, O_ENV, buf, sizeof buf))) {
 		char *copy = strdup(v), *save = NULL;
@@ -312,10 +314,6 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
 	(void)ac;
 	(void)av;
-	if (given[O_NO_ENTRYPOINT]) {
-		slurm_error("%s", no_entrypoint_msg);
-		return -1;
-	}
 	if (spank_context() != S_CTX_ALLOCATOR)
 		return 0;
 	for (int id = 0; id < O_UNSUPPORTED_FIRST; id++) {
