@@ -26,9 +26,6 @@ struct exec_state {
 	struct step_state *step;   /* --step: what the last stop saw (ns/step.c) */
 };
 
-/* path with a leading $LIBDIR or $LIBDIR32 expanded for the image being
- * built, into buf; path itself when it has none. */
-const char *exec_expand_libdir(struct exec_state *st, const char *path, char *buf, size_t cap);
 /* Run the whole plan (rootfs, mounts, pivot, ldconfig, final remounts). */
 int plan_execute(struct exec_state *st, struct gerr *err);
 /* The command's credentials from the root's /etc/passwd and /etc/group,
@@ -52,6 +49,10 @@ int mountfd_op(const struct op *op, const char *type, int target, const char *wh
 /* $LIBDIR and $LIBDIR32 of the tree at dirfd. */
 const char *image_libdir(int dirfd);
 const char *image_libdir32(int dirfd);
+/* path with a leading $LIBDIR or $LIBDIR32 expanded for the root being
+ * built (st->rootfd; looked up once, into st), into buf; path itself when
+ * it has none. */
+const char *image_expand_libdir(struct exec_state *st, const char *path, char *buf, size_t cap);
 /* Open every bind source and cached layer as a detached clone. */
 int rootbuild_preopen_sources(struct plan *p, int image_fd, struct gerr *err);
 /* Unprivileged directory image: the directories of the lower tree (an

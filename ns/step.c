@@ -313,7 +313,7 @@ static const char *op_node(struct exec_state *st, const struct op *op, char *buf
 	switch (op->kind) {
 	case OP_MKDIR:
 	case OP_SYMLINK:
-	case OP_FILE: return exec_expand_libdir(st, op->dst, buf, cap);
+	case OP_FILE: return image_expand_libdir(st, op->dst, buf, cap);
 	case OP_LDCONFIG: return LDCONFIG_CACHE_DIR "/" LDCONFIG_CACHE_NAME;
 	default: return NULL;
 	}
