@@ -158,6 +158,22 @@ look: exit 0"
 	[[ $gpu == *"made ("* ]]
 }
 
+@test "the GPU's stop in docs/lesson.md is what --step prints for the lesson's launch" {
+	local steps=()
+	enters 7
+	step_drive "${steps[@]}" -- "$GPURUN" --driver-root "$FAKE4" --gpus 0 --caps utility -u 1000:1000 --step \
+		"$GLIBC_TAR" true
+	local pid
+	pid=$(grep -om1 'pid [0-9]* on the host' <<<"$DRIVEN" | cut -d' ' -f2)
+	run stop_text "4. The GPU"
+	local got=${output//" --user --preserve-credentials"/}
+	run awk '/^<!-- step: the GPU.s stop/ { on = 1; next } on && /^```text$/ { next } on && /^```$/ { exit } on' \
+		"$TESTS_DIR/../docs/lesson.md"
+	local want=${output//'$GPURUN_DRIVER_ROOT'/$FAKE4}
+	want=${want//4242/$pid}
+	assert_equal "$(sed 's/ *$//' <<<"$got")" "$want"
+}
+
 @test "--step: the nsenter command of the GPU's stop finds /dev/nvidia0 in the new root, and the stop before does not" {
 	local steps=()
 	enters 3
