@@ -226,11 +226,10 @@ static char *bind_source(const struct step_state *s, const struct mnt_table *cur
 	return xasprintf("%s%s", strcmp(best->point, "/") || !*rest ? best->point : "", rest);
 }
 
-static const struct mnt_table *sort_ctx;
-
-static int by_point(const void *a, const void *b)
+static int by_point(const void *a, const void *b, void *table)
 {
-	const struct mnt *x = &sort_ctx->v[*(const size_t *)a], *y = &sort_ctx->v[*(const size_t *)b];
+	const struct mnt_table *t = table;
+	const struct mnt *x = &t->v[*(const size_t *)a], *y = &t->v[*(const size_t *)b];
 	int c = strcmp(x->point, y->point);
 	return c ? c : x->id - y->id;
 }
@@ -265,8 +264,7 @@ static int diff_mounts(struct step_state *s, struct sbuf *b, struct gerr *err)
 	size_t *order = xcalloc(cur.n + 1, sizeof *order);
 	for (size_t i = 0; i < cur.n; i++)
 		order[i] = i;
-	sort_ctx = &cur;
-	qsort(order, cur.n, sizeof *order, by_point);
+	qsort_r(order, cur.n, sizeof *order, by_point, &cur);
 	for (size_t o = 0; o < cur.n; o++) {
 		size_t i = order[o];
 		const struct mnt *m = &cur.v[i];
@@ -652,7 +650,10 @@ int step_ended(const struct stepper *s, int signo)
 		signo == SIGINT ? "^C"
 		: signo         ? strsignal(signo)
 				: "q",
-		s->paused ? "at the stop after" : "after the stop at", s->where ? s->where : "the start");
+		!s->where   ? "before"
+		: s->paused ? "at the stop after"
+			    : "after the stop at",
+		s->where ? s->where : "the first stop");
 	return 128 + (signo ? signo : SIGINT);
 }
 
