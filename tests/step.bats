@@ -120,6 +120,19 @@ look: exit 0"
 	refute_line --partial "/tmp/root/dev/null  bind"
 }
 
+@test "--step shows a volume as a bind of its host directory, and the working directory it made" {
+	mkdir "$BATS_TEST_TMPDIR/vol"
+	local steps=()
+	enters 7
+	step_drive "${steps[@]}" -- "$GPURUN" --step -v "$BATS_TEST_TMPDIR/vol:/data" -w /work/here "$BUSYBOX_TAR" true
+	run stop_text "Your mounts"
+	assert_line --index 0 "--step: Your mounts and working directory (-v, --tmpfs, --mount, -w)"
+	assert_line "  mounted (1):"
+	# its flags are those of the host mount it comes from
+	assert_line --partial "    /tmp/root/data  bind of $BATS_TEST_TMPDIR/vol"
+	assert_line "    /tmp/root/work/here/"
+}
+
 @test "--step names the container's pid and every namespace in its nsenter command" {
 	local steps=()
 	enters 6
