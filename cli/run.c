@@ -11,6 +11,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +32,7 @@ struct cli {
 	struct strv nodes;    /* --device /dev/X[:/dev/Y][:rwm] (a host device node) */
 	struct strv cdi_dirs; /* --cdi-spec-dir */
 	const char *workdir, *user, *hostname, *net, *gpus, *caps, *driver_root, *platform;
-	int read_only, dry_run, verbose, no_cache, quiet, insecure, tls_verify, tty, interactive;
+	int read_only, dry_run, verbose, step, no_cache, quiet, insecure, tls_verify, tty, interactive;
 	const char *max_image_size; /* --max-image-size */
 	const char *entrypoint;     /* --entrypoint ("": none), or NULL */
 	const char *ipc, *pull, *userns;
@@ -50,7 +51,7 @@ enum {
 	R_ENV = 1, R_VOLUME, R_WORKDIR, R_USER, R_HOSTNAME, R_NET, R_READ_ONLY, R_DRY_RUN, R_VERBOSE, R_GPUS,
 	R_CAPS, R_REQUIRE, R_DEVICE, R_CDI_SPEC_DIR, R_DRIVER_ROOT, R_NO_CACHE, R_MAX_IMAGE_SIZE, R_QUIET,
 	R_PLATFORM, R_TLS_VERIFY, R_HELP, R_VERSION, R_ENV_FILE, R_TMPFS, R_MOUNT, R_SHM_SIZE, R_ULIMIT, R_IPC,
-	R_ENTRYPOINT, R_PULL, R_DOCKER_NOOP, R_TTY, R_INTERACTIVE, R_USERNS,
+	R_ENTRYPOINT, R_PULL, R_DOCKER_NOOP, R_TTY, R_INTERACTIVE, R_USERNS, R_STEP,
 };
 static const struct opt run_opts[] = {
 	{R_GPUS, "gpus", NULL, 0, OPT_VALUE, "SPEC", "all, none, void, or indexes, GPU-<uuid>, PCI bus ids\n"
@@ -105,6 +106,9 @@ static const struct opt run_opts[] = {
 	 "a byte; GPURUN_PULL_ANSWER_TIMEOUT, 120 s an answer)"},
 	{R_DRY_RUN, "dry-run", NULL, 0, OPT_FLAG, NULL, "print the plan as shell commands; change nothing"},
 	{R_VERBOSE, "verbose", NULL, 0, OPT_FLAG, NULL, "print each step as it is done"},
+	{R_STEP, "step", NULL, 0, OPT_FLAG, NULL, "stop after each section of the launch: what it mounted\n"
+	 "and made, and an nsenter command to look inside; Enter goes\n"
+	 "on, q ends it (needs a terminal, /dev/tty)"},
 	{R_DOCKER_NOOP, "rm", NULL, 0, OPT_FLAG, NULL, "accepted: every run is removed when it ends"},
 	{R_DOCKER_NOOP, "init", NULL, 0, OPT_FLAG, NULL, "accepted: gpurun's own init is always pid 1"},
 	{R_TTY, "tty", NULL, 't', OPT_FLAG, NULL, "a pty of the container's own for the command, relayed to\n"
@@ -175,6 +179,7 @@ static int parse_run_args(struct cli *c, int argc, char **argv)
 		case R_INTERACTIVE: c->interactive = 1; break;
 		case R_DRY_RUN: c->dry_run = 1; break;
 		case R_VERBOSE: c->verbose = 1; break;
+		case R_STEP: c->step = 1; break;
 		case R_GPUS: c->gpus = v; break;
 		case R_CAPS: c->caps = v; break;
 		case R_REQUIRE: strv_add(&c->requires, xstrdup(v)); break;
@@ -233,6 +238,15 @@ static void check_values(const struct cli *c, struct run_config *cfg)
 		    "--userns %s: gpurun chooses the user namespace itself (unprivileged, one mapping the caller "
 		    "to root; as root, none); --userns keep-id keeps the caller's uid and gid inside",
 		    c->userns);
+	/* The stops are answered on the caller's terminal: without one the
+	 * launch would wait for ever, so it is refused before anything (an
+	 * image pulled, a namespace made) is done. */
+	if (c->step && c->dry_run)
+		die(GPURUN_EXIT_FAIL, "--step cannot be combined with --dry-run: the plan is printed, nothing runs to "
+				      "stop in");
+	if (c->step && (cfg->step_tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0)
+		die(GPURUN_EXIT_FAIL, "--step: no terminal to wait on (/dev/tty: %s)", strerror(errno));
+	cfg->step = c->step;
 	/* Before the image is opened: the cache area of the launch's map. */
 	if (c->userns)
 		subid_keep_caller(1);

@@ -35,18 +35,6 @@
 #include "../rootfs/rootfs.h"
 #include "exec.h"
 
-static const char *expand_libdir(struct exec_state *st, const char *path, char *buf, size_t cap)
-{
-	if (!strncmp(path, LIBDIR32_VAR, strlen(LIBDIR32_VAR))) {
-		if (!st->libdir32)
-			st->libdir32 = image_libdir32(st->rootfd);
-		return plan_expand_libdir32(path, st->libdir32, buf, cap);
-	}
-	if (!st->libdir && !strncmp(path, LIBDIR_VAR, strlen(LIBDIR_VAR)))
-		st->libdir = image_libdir(st->rootfd);
-	return plan_expand_libdir(path, st->libdir, buf, cap);
-}
-
 static int do_bind(struct exec_state *st, struct op *op, const char *dst, struct gerr *err)
 {
 	if (op->skipped)
@@ -430,7 +418,7 @@ static int do_ldconfig(struct exec_state *st, const struct op *op, struct gerr *
 		size_t n = strcspn(s, ":");
 		_cleanup_free_ char *d = xstrndup(s, n);
 		char buf[4096];
-		strv_add(&argv, xstrdup(expand_libdir(st, d, buf, sizeof buf)));
+		strv_add(&argv, xstrdup(image_expand_libdir(st, d, buf, sizeof buf)));
 		s += n + (s[n] == ':');
 	}
 
@@ -451,7 +439,7 @@ static int do_ldconfig(struct exec_state *st, const struct op *op, struct gerr *
 static int run_op(struct exec_state *st, struct op *op, struct gerr *err)
 {
 	char buf[4096];
-	const char *dst = op->dst ? expand_libdir(st, op->dst, buf, sizeof buf) : NULL;
+	const char *dst = op->dst ? image_expand_libdir(st, op->dst, buf, sizeof buf) : NULL;
 	_cleanup_fd_ int target = -1;
 
 	switch (op->kind) {
@@ -531,6 +519,8 @@ static int plan_run(struct exec_state *st, struct plan *p, struct gerr *err)
 	int r = 0;
 	for (size_t i = 0; i < p->n && r == 0; i++) {
 		const struct op *op = &p->v[i];
+		if ((r = step_at(st, i, err)) < 0)
+			break;
 		if (st->cfg->verbose) {
 			/* The pivot's lines name ldconfig's ids: the root is built. */
 			if (op->kind == OP_PIVOT && (r = exec_user(st, err)) < 0)
@@ -545,6 +535,8 @@ static int plan_run(struct exec_state *st, struct plan *p, struct gerr *err)
 		r = run_op(st, &p->v[i], err);
 	}
 	path_dir_cache_drop(&st->dirs);
+	if (r == 0)
+		r = step_at(st, p->n, err);
 	sbuf_free(&line);
 	return r;
 }

@@ -23,6 +23,7 @@ struct exec_state {
 	struct ns_user user;       /* the command's credentials */
 	char *home;                /* --user's home in the image, or NULL */
 	struct plan_view view;     /* --verbose: what the printed steps know */
+	struct step_state *step;   /* --step: what the last stop saw (ns/step.c) */
 };
 
 /* Run the whole plan (rootfs, mounts, pivot, ldconfig, final remounts). */
@@ -48,6 +49,10 @@ int mountfd_op(const struct op *op, const char *type, int target, const char *wh
 /* $LIBDIR and $LIBDIR32 of the tree at dirfd. */
 const char *image_libdir(int dirfd);
 const char *image_libdir32(int dirfd);
+/* path with a leading $LIBDIR or $LIBDIR32 expanded for the root being
+ * built (st->rootfd; looked up once, into st), into buf; path itself when
+ * it has none. */
+const char *image_expand_libdir(struct exec_state *st, const char *path, char *buf, size_t cap);
 /* Open every bind source and cached layer as a detached clone. */
 int rootbuild_preopen_sources(struct plan *p, int image_fd, struct gerr *err);
 /* Unprivileged directory image: the directories of the lower tree (an
@@ -137,5 +142,31 @@ int termkeep_save(struct termkeep *k, struct gerr *err);
  * a pipeline) and the foreground job.  Every step is taken; -1 with the
  * first failure. */
 int termkeep_restore(const struct termkeep *k, struct gerr *err);
+
+/* ns/step.c: --step.  P1: step_at before op i of the plan (and with i
+ * the plan's length, after the last), a stop where a section ends or
+ * before the first: what it added, sent to P0, then the wait for the
+ * go-ahead; nothing where i is no section's end.  step_exec, the last
+ * stop, before the command's go-ahead. */
+int step_at(struct exec_state *st, size_t i, struct gerr *err);
+int step_exec(struct exec_state *st, const struct go_ahead *ga, struct gerr *err);
+/* P0: step_new() before clone (sets cfg->step_sock), step_started() after
+ * it; every call takes NULL (no --step) and does nothing.  step_poll:
+ * STEP_ENDED when the caller ends the launch at a stop (q, or the end of
+ * the terminal's input).  step_ends_on: whether signo, come now, ends the
+ * launch (the setup is not done).  step_ended: the last line; returns
+ * gpurun's exit status.  step_end frees (a cleanup function). */
+#define STEP_NFDS 2
+#define STEP_ENDED 1
+struct stepper *step_new(struct run_config *cfg, struct gerr *err);
+void step_started(struct stepper *s, const struct run_config *cfg, pid_t pid);
+size_t step_pollfds(const struct stepper *s, struct pollfd *p);
+int step_poll(struct stepper *s, const struct pollfd *p, struct gerr *err);
+int step_ends_on(const struct stepper *s, int signo);
+int step_ended(const struct stepper *s, int signo);
+void step_end(struct stepper **s);
+
+/* ns/show.c: the heading of a section of the printed plan ("# 4. The GPU..."). */
+const char *ns_section_heading(enum plan_section s);
 
 #endif

@@ -137,7 +137,8 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		setup_failf(err_fd, errno, "prctl(PR_SET_PDEATHSIG)");
-	const int keep[] = {image_fd, sync_fd, err_fd, status_fd, cfg->tty ? cfg->tty_sock : -1};
+	const int keep[] = {
+		image_fd, sync_fd, err_fd, status_fd, cfg->tty ? cfg->tty_sock : -1, cfg->step ? cfg->step_sock : -1};
 	close_inherited(keep, COUNT_OF(keep));
 	/* EOF instead of "g": P0 died or could not write the id maps. */
 	if (read(sync_fd, &go, 1) != 1)
@@ -184,6 +185,8 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 		close(status_fd);
 		if (image_fd >= 0)
 			close(image_fd);
+		if (cfg->step)
+			close(cfg->step_sock);
 		command_main(cfg, gop[0], &orig, err_fd, &cpus);
 	}
 	close(gop[0]);
@@ -216,6 +219,8 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 		ns_trace(b.s);
 		sbuf_free(&b);
 	}
+	if (step_exec(&st, &ga, &err) < 0)
+		setup_fail(err_fd, &err);
 	/* Last: P0 makes the caller's terminal raw once it has the pty. */
 	if (cfg->tty && tty_hand_out(cfg, gop[1], ga.uid, ga.gid, &err) < 0)
 		setup_fail(err_fd, &err);

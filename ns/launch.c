@@ -134,6 +134,9 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 	struct tty_relay *tr __attribute__((cleanup(tty_relay_end))) = NULL;
 	if (cfg->tty && !(tr = tty_relay_new(cfg, err)))
 		return -1;
+	struct stepper *sp __attribute__((cleanup(step_end))) = NULL;
+	if (cfg->step && !(sp = step_new(cfg, err)))
+		return -1;
 	/* Without -t the command holds the caller's terminal: whatever it
 	 * does to it is undone once it is gone. */
 	struct termkeep keep;
@@ -165,6 +168,7 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 	close(errp[1]);
 	close(statusp[1]);
 	tty_relay_started(tr, cfg);
+	step_started(sp, cfg, pid);
 
 	if (cfg->unprivileged &&
 	    (cfg->subids.uid_count ? subid_write_maps(&cfg->subids, pid, err) : write_id_maps(cfg, pid, err)) < 0)
@@ -179,10 +183,13 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 	 * stop when P1 hands over the command's status or dies without it. */
 	int errfd_open = 1;
 	for (;;) {
-		struct pollfd pfd[3 + TTY_RELAY_NFDS] = {{.fd = sfd, .events = POLLIN},
-							 {.fd = statusp[0], .events = POLLIN},
-							 {.fd = errfd_open ? errp[0] : -1, .events = POLLIN}};
+		struct pollfd pfd[3 + TTY_RELAY_NFDS + STEP_NFDS] = {
+			{.fd = sfd, .events = POLLIN},
+			{.fd = statusp[0], .events = POLLIN},
+			{.fd = errfd_open ? errp[0] : -1, .events = POLLIN}};
 		nfds_t n = 3 + tty_relay_pollfds(tr, pfd + 3);
+		struct pollfd *stepfd = pfd + n;
+		n += step_pollfds(sp, stepfd);
 		if (poll(pfd, n, -1) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -191,6 +198,13 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 		}
 		if (tty_relay_step(tr, pfd + 3, err) < 0)
 			return abandon(pid, &keep);
+		int stepped = step_poll(sp, stepfd, err);
+		if (stepped < 0)
+			return abandon(pid, &keep);
+		if (stepped == STEP_ENDED) {
+			abandon(pid, &keep);
+			return step_ended(sp, 0);
+		}
 		if (errfd_open && (pfd[2].revents & (POLLIN | POLLHUP))) {
 			char buf[4096];
 			ssize_t r = read(errp[0], buf, sizeof buf);
@@ -206,6 +220,10 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 		struct signalfd_siginfo si;
 		if (read(sfd, &si, sizeof si) != (ssize_t)sizeof si)
 			continue;
+		if (step_ends_on(sp, (int)si.ssi_signo)) {
+			abandon(pid, &keep);
+			return step_ended(sp, (int)si.ssi_signo);
+		}
 		if (si.ssi_signo == SIGWINCH)
 			tty_relay_winch(tr);
 		else if (si.ssi_signo != SIGCHLD && si.ssi_signo != SIGTTOU)

@@ -50,6 +50,9 @@ struct run_config {
 	const struct ulimit *ulimits; /* --ulimit, set on the command before exec */
 	size_t nulimits;
 	int verbose;
+	int step;                  /* --step: stop after each section (ns/step.c) */
+	int step_tty;              /* --step: /dev/tty, opened before anything is set up */
+	int step_sock;             /* --step, set by ns_run: P1's end of the socket of the stops */
 	int tty_foreground;        /* stdin is a terminal and gpurun its foreground job (set by ns_run) */
 	int tty;                   /* -t: the command gets a pty of the container's devpts (ns/tty.c) */
 	int interactive;           /* -i: with -t, the caller's keystrokes are relayed to it */

@@ -39,6 +39,18 @@ const char *image_libdir32(int dirfd)
 	return plan_libdir32_for(marker >= 0, lib32 >= 0, same);
 }
 
+const char *image_expand_libdir(struct exec_state *st, const char *path, char *buf, size_t cap)
+{
+	if (!strncmp(path, LIBDIR32_VAR, strlen(LIBDIR32_VAR))) {
+		if (!st->libdir32)
+			st->libdir32 = image_libdir32(st->rootfd);
+		return plan_expand_libdir32(path, st->libdir32, buf, cap);
+	}
+	if (!st->libdir && !strncmp(path, LIBDIR_VAR, strlen(LIBDIR_VAR)))
+		st->libdir = image_libdir(st->rootfd);
+	return plan_expand_libdir(path, st->libdir, buf, cap);
+}
+
 /* Step 2: detached clones of every bind source, made while the host's
  * paths are untouched. */
 /* A cached layer, cloned and made read-only before anything is mounted. */

@@ -323,6 +323,11 @@ static const char *const section_heading[] = {
 	[SEC_PIVOT] = "# 5. pivot_root into the new root; then the image's own ldconfig, the GPU's last step",
 };
 
+const char *ns_section_heading(enum plan_section s)
+{
+	return section_heading[s];
+}
+
 /* Whether op prints any line. */
 static int op_printed(const struct op *op)
 {
