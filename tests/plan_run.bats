@@ -210,12 +210,14 @@ blog_plans() {
 	hard=$(grep -n '^# Hardening the walkthrough does not have' "$plan" | cut -d: -f1)
 	gpu=$(grep -n '^# 4\. ' "$plan" | cut -d: -f1)
 	[[ -n $hard && $std -lt $hard && $hard -lt $gpu ]] || fail "hardening at line $hard, not between 3 ($std) and 4 ($gpu)"
-	# The steps first, then the functions they call, then the files' bodies.
-	local steps fn body
+	# The steps first, then the functions they call; the driver's files
+	# are copied from the driver root as the plan runs, with no body.
+	local steps fn
 	steps=$(grep -n '^steps() {$' "$plan" | cut -d: -f1)
 	fn=$(grep -n '^inroot() {$' "$plan" | cut -d: -f1)
-	body=$(grep -n '^body_params() {' "$plan" | cut -d: -f1)
-	[[ $steps -lt $fn && $fn -lt $body ]] || fail "steps at $steps, functions at $fn, bodies at $body"
+	[[ $steps -lt $fn ]] || fail "steps at $steps, functions at $fn"
+	assert_equal "$(grep -c '^body_\(params\|version\|registry\)' "$plan")" 0
+	grep -q '^driver_params proc/driver/nvidia/params ' "$plan" || fail "no driver_params step"
 	assert_equal "$(tail -n 3 "$plan" | head -n 1)" steps
 }
 
@@ -230,14 +232,19 @@ blog_plans() {
 	done
 }
 
-@test "the plan defines each shell function of ns/plan.sh once, after its steps" {
+@test "the plan defines the shell functions of ns/plan.sh its steps call, each once, and no other" {
 	blog_plans
-	local name n=0
+	local name n=0 plan=$BATS_TEST_TMPDIR/blog.sh
 	for name in $(sed -n 's/^\([a-z_]*\)() .*/\1/p' "$BATS_TEST_DIRNAME/../ns/plan.sh"); do
-		assert_equal "$name: $(grep -c "^$name() " "$BATS_TEST_TMPDIR/blog.sh")" "$name: 1"
-		n=$((n + 1))
+		case $(grep -c "^$name() " "$plan") in
+		1) n=$((n + 1)) ;;
+		0) if grep -qw -- "$name" "$plan"; then fail "$name is called but not defined"; fi ;;
+		*) fail "$name is defined twice" ;;
+		esac
 	done
-	[[ $n -ge 10 ]] || fail "only $n functions found in ns/plan.sh"
+	[[ $n -ge 10 ]] || fail "only $n functions of ns/plan.sh defined in the plan"
+	# Not called: not printed (the blog's launch binds no file recursively).
+	assert_equal "$(grep -c '^rbind_file() ' "$plan")" 0
 }
 
 # fake_in_tmp NAME: FAKE_ROOT, as root a copy of that fake driver root
@@ -284,9 +291,10 @@ teardown() {
 	if grep -q '^/dev/nvidia[0-9]' "$BATS_TEST_TMPDIR/plan.txt"; then fail "a GPU's device node"; fi
 }
 
-# hostile_plan absolute|climbing: a busybox directory image whose mount targets are
-# symlinks to a host canary directory (absolute, or climbing with ..); the
-# plan must refuse with one line and write nothing there.
+# hostile_plan absolute|last|climbing: a busybox directory image whose mount
+# targets are symlinks to a host canary directory (absolute: /etc, a
+# directory on the way; last: /tmp, the target itself; or climbing with
+# ..); the plan must refuse with one line and write nothing there.
 hostile_plan() {
 	local how=$1 d=$BATS_TEST_TMPDIR img canary
 	img=$(image_copy busybox)
@@ -296,6 +304,9 @@ hostile_plan() {
 	if [[ $how == absolute ]]; then
 		ln -s "$canary/etc" "$img/etc"
 		mkdir "$img/tmp"
+	elif [[ $how == last ]]; then
+		mkdir "$img/etc"
+		ln -s "$canary/tmp" "$img/tmp"
 	else
 		ln -s "../../../../../../../../..$canary/tmp" "$img/tmp"
 		ln -s "$canary/etc" "$img/etc"
@@ -315,7 +326,12 @@ hostile_plan() {
 
 @test "a plan refuses, in one line, a mount target that is an absolute symlink to a host path" {
 	hostile_plan absolute
-	assert_equal "$run_stderr" "gpurun plan: refused: a symlink in the image sends etc/resolv.conf out of the new root"
+	assert_equal "$run_stderr" "gpurun plan: refused: a symlink in the image sends etc out of the new root"
+}
+
+@test "a plan refuses, in one line, a mount target that is itself an absolute symlink to a host path" {
+	hostile_plan last
+	assert_equal "$run_stderr" "gpurun plan: refused: a symlink in the image sends tmp out of the new root"
 }
 
 @test "a plan refuses, in one line, a mount target that is a symlink climbing out with .." {
