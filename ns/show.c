@@ -303,7 +303,7 @@ static void libdir_tests(const struct run_config *cfg, struct sbuf *b)
 	if (lib32)
 		sbuf_printf(b,
 			    "\nif [ -e .%s ]; then LIBDIR32=%s; elif [ -d .%s ] || [ .%s -ef .%s ]; then "
-			    "LIBDIR32=%s; else LIBDIR32=%s; fi",
+			    "LIBDIR32=%s; \\\n\telse LIBDIR32=%s; fi",
 			    LIBDIR_MARKER, plan_libdir32_for(1, 0, 0), LIBDIR32_OTHER, LIBDIR32_PLAIN, LIBDIR_OTHER,
 			    LIBDIR32_OTHER, LIBDIR32_PLAIN);
 }

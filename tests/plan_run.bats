@@ -232,6 +232,28 @@ blog_plans() {
 	done
 }
 
+# The sizes of issue 38's two launches, measured as it measures them: the
+# one-GPU fake driver, the glibc image not cached yet.  The blog's launch
+# was 211 lines and 14,330 characters, --gpus 0 16,677 characters; these
+# bounds keep what was won (the issue's own targets, 120 lines, 8,000 and
+# 10,000 characters, are not met yet).
+@test "the plans of the blog's launch and of --gpus 0 stay within their sizes, no line over 160 characters" {
+	fake_in_tmp one
+	local d=$BATS_TEST_TMPDIR
+	GPURUN_CACHE=$d/empty "$GPURUN" --driver-root "$FAKE_ROOT" --dry-run -u 1000:1000 --gpus 0 --caps utility \
+		"$GLIBC_TGZ" nvidia-smi -L >"$d/blog.sh"
+	GPURUN_CACHE=$d/empty "$GPURUN" --driver-root "$FAKE_ROOT" --dry-run --gpus 0 "$GLIBC_TGZ" nvidia-smi -L >"$d/default.sh"
+	# Unprivileged, one id mapped: the user namespace, MAP= and apt's file.
+	local lines chars max_lines=170 max_blog=13300 max_default=14800
+	if [[ $(id -u) -ne 0 ]]; then max_lines=180 max_blog=14100 max_default=15600; fi
+	lines=$(wc -l <"$d/blog.sh") chars=$(wc -c <"$d/blog.sh")
+	[[ $lines -le $max_lines && $chars -le $max_blog ]] || fail "the blog's plan: $lines lines, $chars characters"
+	chars=$(wc -c <"$d/default.sh")
+	[[ $chars -le $max_default ]] || fail "the --gpus 0 plan: $chars characters"
+	run awk 'length > 160' "$d/blog.sh" "$d/default.sh"
+	assert_output ""
+}
+
 @test "the plan defines the shell functions of ns/plan.sh its steps call, each once, and no other" {
 	blog_plans
 	local name n=0 plan=$BATS_TEST_TMPDIR/blog.sh
