@@ -698,22 +698,27 @@ static int dir_in_plan(const void *arg, const char *path)
 static void ns_plan_user(const struct run_config *cfg, uid_t *uid, gid_t *gid, gid_t *groups, size_t *ngroups,
 			 char **home)
 {
-	*uid = 0;
-	*gid = 0;
-	*ngroups = 0;
-	*home = NULL;
 	struct gerr err = {0};
-	/* The layer that has /etc/passwd (its /etc/group may be in another). */
+	/* The layer that has /etc/passwd (its /etc/group may be in another),
+	 * looked up by the rule the command's is (ns_user_lookup). */
 	_cleanup_fd_ int root = tree_root_with(cfg, "/etc/passwd");
 	_cleanup_fd_ int group_root = tree_root_with(cfg, "/etc/group");
-	if (cfg->user_spec && (root < 0 || rootfs_lookup_user(root, cfg->user_spec, uid, gid, home, &err) < 0)) {
-		const char *c = strchr(cfg->user_spec, ':');
-		*uid = (uid_t)strtoul(cfg->user_spec, NULL, 10);
+	struct ns_user u = {0};
+	if (root >= 0 && ns_user_lookup(cfg, root, group_root >= 0 ? group_root : root, &u, home, &err) == 0) {
+		*uid = u.uid;
+		*gid = u.gid;
+		*ngroups = u.ngroups;
+		memcpy(groups, u.groups, u.ngroups * sizeof *groups);
+	} else {
+		/* Not known before the launch (or a launch that fails there):
+		 * the numeric ids as given. */
+		free(*home);
+		*home = NULL;
+		*ngroups = 0;
+		const char *c = cfg->user_spec ? strchr(cfg->user_spec, ':') : NULL;
+		*uid = cfg->user_spec ? (uid_t)strtoul(cfg->user_spec, NULL, 10) : 0;
 		*gid = c ? (gid_t)strtoul(c + 1, NULL, 10) : *uid;
 	}
-	if (root >= 0 && group_root >= 0 && ns_takes_groups(cfg, *uid, *gid))
-		rootfs_user_groups(root, group_root, cfg->user_spec ? cfg->user_spec : "0", *gid, groups, ngroups,
-				   &err);
 	const char *keep_home = *home ? NULL : ns_keep_id_home(cfg, dir_in_plan, cfg);
 	if (keep_home)
 		*home = xstrdup(keep_home);
