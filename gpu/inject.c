@@ -215,13 +215,17 @@ static void add_text_file(struct plan *p, const struct gpu_driver *drv, const ch
 	_cleanup_free_ char *text = drv_read(drv, dst, 1 << 20, &len, &ignore);
 	if (!text)
 		return; /* a missing registry is skipped, as the reference does */
+	/* The printed plan copies the file it was read from. */
+	_cleanup_free_ char *src = xasprintf("%s%s", drv->rootpath, dst);
 	if (!params) {
-		plan_file(p, dst, text, len, 0444);
+		plan_file(p, dst, text, len, 0444)->src = xstrdup(src);
 		return;
 	}
 	_cleanup_free_ char *fixed = procfs_params_no_modify(text, len, &len);
 	struct op *op = plan_file(p, dst, fixed, len, 0444);
-	plan_why(op, "ModifyDeviceFiles: 0 - the driver in here must not mknod other GPUs' nodes");
+	op->src = xstrdup(src);
+	op->flags |= OPF_PARAMS;
+	plan_why(op, "ModifyDeviceFiles: 0, so the driver in here cannot mknod other GPUs' nodes");
 }
 
 /* /proc/driver/nvidia with only the selected GPUs, as nvidia-container-cli

@@ -216,6 +216,20 @@ int ns_takes_groups(const struct run_config *cfg, uid_t uid, gid_t gid)
 	return !cfg->setgroups_denied;
 }
 
+int ns_user_lookup(const struct run_config *cfg, int passwd_root, int group_root, struct ns_user *u, char **home,
+		   struct gerr *err)
+{
+	*u = (struct ns_user){0};
+	*home = NULL;
+	if (cfg->user_spec && rootfs_lookup_user(passwd_root, cfg->user_spec, &u->uid, &u->gid, home, err) < 0)
+		return -1;
+	if (ns_takes_groups(cfg, u->uid, u->gid) &&
+	    rootfs_user_groups(passwd_root, group_root, cfg->user_spec ? cfg->user_spec : "0", u->gid, u->groups,
+			       &u->ngroups, err) < 0)
+		return -1;
+	return 0;
+}
+
 void ns_ldconfig_ids(const struct run_config *cfg, const struct ns_user *u, uid_t *uid, gid_t *gid)
 {
 	*uid = cfg->fake_ids ? 0 : u->uid;

@@ -172,15 +172,9 @@ static int do_pivot(struct exec_state *st, struct gerr *err)
 
 int exec_user(struct exec_state *st, struct gerr *err)
 {
-	const struct run_config *cfg = st->cfg;
-	struct ns_user *u = &st->user;
 	if (st->user_known)
 		return 0;
-	if (cfg->user_spec && rootfs_lookup_user(st->rootfd, cfg->user_spec, &u->uid, &u->gid, &st->home, err) < 0)
-		return -1;
-	if (ns_takes_groups(cfg, u->uid, u->gid) &&
-	    rootfs_user_groups(st->rootfd, st->rootfd, cfg->user_spec ? cfg->user_spec : "0", u->gid, u->groups,
-			       &u->ngroups, err) < 0)
+	if (ns_user_lookup(st->cfg, st->rootfd, st->rootfd, &st->user, &st->home, err) < 0)
 		return -1;
 	st->user_known = 1;
 	return 0;

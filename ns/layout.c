@@ -48,7 +48,7 @@ static void layout_root(struct plan *p, const struct run_config *cfg)
 		if (cfg->import_sel)
 			root->image_sel = xstrdup(cfg->import_sel);
 	}
-	plan_why(root, "the per-run root: a tmpfs of this mount namespace, gone with it");
+	plan_why(root, "the new root");
 }
 
 static void layout_dev(struct plan *p, const struct run_config *cfg)
@@ -64,7 +64,7 @@ static void layout_dev(struct plan *p, const struct run_config *cfg)
 					       {"/proc/self/fd/2", "/dev/stderr"},
 					       {"pts/ptmx", "/dev/ptmx"}};
 	plan_why(plan_tmpfs(p, "/dev", "mode=0755", OPF_NOSUID | OPF_NOEXEC),
-		 "a private /dev: no host device is visible unless gpurun binds it");
+		 "a private /dev: only the nodes gpurun binds");
 	for (size_t i = 0; i < COUNT_OF(nodes); i++) {
 		struct op *op = plan_bind(p, nodes[i].path, nodes[i].path, OPF_DEVICE | OPF_NOSUID | OPF_NOEXEC);
 		op->rdev = makedev(nodes[i].maj, nodes[i].min);
@@ -83,7 +83,7 @@ static void layout_dev(struct plan *p, const struct run_config *cfg)
 		plan_why(plan_tmpfs(p, "/dev/shm", data, OPF_NOSUID | OPF_NODEV), "--shm-size");
 	} else {
 		plan_why(plan_tmpfs(p, "/dev/shm", "mode=1777", OPF_NOSUID | OPF_NODEV),
-			 "no small size cap: NCCL and data loaders live here");
+			 "no size cap: NCCL and data loaders use it");
 	}
 }
 
@@ -95,10 +95,12 @@ static void layout_dev(struct plan *p, const struct run_config *cfg)
 static void layout_host_net_files(struct plan *p)
 {
 	static const char *const files[] = {"/etc/resolv.conf", "/etc/hosts"};
-	for (size_t i = 0; i < COUNT_OF(files); i++)
-		plan_why(plan_bind(p, files[i], files[i],
-				   OPF_OPTIONAL | OPF_REPLACE | OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC),
-			 "the host's, as the network is shared");
+	for (size_t i = 0; i < COUNT_OF(files); i++) {
+		struct op *op = plan_bind(p, files[i], files[i],
+					  OPF_OPTIONAL | OPF_REPLACE | OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC);
+		if (!i) /* said once for both */
+			plan_why(op, "the host's, as the network is shared");
+	}
 }
 
 /* docker's masked paths (moby's default spec): the fresh /proc and the

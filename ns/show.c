@@ -12,6 +12,7 @@
 #include "exec.h"
 #include "plan_sh.h"
 
+#include <ctype.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -214,11 +215,9 @@ static void plan_delim(const struct run_config *cfg, char *out, size_t cap)
 
 void ns_describe_head(const struct run_config *cfg, struct sbuf *b)
 {
-	sbuf_puts(
-		b,
-		"#!/bin/sh\n# gpurun plan: `sh plan.sh`, as root or as this user, builds the same container and runs the "
-		"command\n# in it, with util-linux, coreutils and tar.  The steps first, in sections; then the shell "
-		"functions they call\n# and the files' bodies.\n");
+	sbuf_puts(b, "#!/bin/sh\n# gpurun plan: `sh plan.sh`, as root or as this user, builds the same container with "
+		     "util-linux,\n# coreutils and tar and runs the command in it: the steps, then the helpers they "
+		     "call.\n");
 	const char *why = not_runnable(cfg);
 	if (why) {
 		sbuf_puts(b, "# cannot run as a script: ");
@@ -230,9 +229,8 @@ void ns_describe_head(const struct run_config *cfg, struct sbuf *b)
 	if (img.len)
 		sbuf_printf(b, "%s\n", img.s);
 	sbuf_free(&img);
-	sbuf_puts(b,
-		  "# gpurun also does what no shell tool does: seccomp filters, an init as pid 1, closing the caller's "
-		  "fds,\n# setsid(2), the terminal given back as it was.\n");
+	sbuf_puts(b, "# Only gpurun does: seccomp filters, an init as pid 1, closing the caller's fds, setsid(2), the "
+		     "terminal kept.\n");
 	if (cfg->fake_ids)
 		sbuf_puts(
 			b,
@@ -246,8 +244,7 @@ void ns_describe_head(const struct run_config *cfg, struct sbuf *b)
 	sbuf_puts(b, "set -eu\n");
 	if (why)
 		sbuf_puts(b, "echo 'gpurun plan: cannot run as a script (see its first lines)' >&2; exit 125\n");
-	sbuf_puts(b, "S=$(mktemp -d /tmp/gpurun-plan.XXXXXX)   # the scratch: a tmpfs on it, private to the new "
-		     "mount namespace\ntrap 'rmdir \"$S\"' EXIT\n");
+	sbuf_puts(b, "S=$(mktemp -d /tmp/gpurun-plan.XXXXXX); trap 'rmdir \"$S\"' EXIT   # the scratch directory\n");
 	/* The namespaces P0 clones P1 into (ns_clone_flags), as unshare's. */
 	static const struct {
 		int flag;
@@ -287,13 +284,28 @@ static void libdir_tests(const struct run_config *cfg, struct sbuf *b)
 {
 	if (tree_known(cfg))
 		return;
-	sbuf_printf(b, "\nif [ -e .%s ]; then LIBDIR=%s; else LIBDIR=%s; fi", LIBDIR_MARKER, plan_libdir_for(1),
-		    LIBDIR_OTHER);
-	sbuf_printf(b,
-		    "\nif [ -e .%s ]; then LIBDIR32=%s; elif [ -d .%s ] || [ .%s -ef .%s ]; then LIBDIR32=%s; "
-		    "else LIBDIR32=%s; fi",
-		    LIBDIR_MARKER, plan_libdir32_for(1, 0, 0), LIBDIR32_OTHER, LIBDIR32_PLAIN, LIBDIR_OTHER,
-		    LIBDIR32_OTHER, LIBDIR32_PLAIN);
+	/* Only the variables a step names. */
+	int lib = 0, lib32 = 0;
+	size_t n = strlen(LIBDIR_VAR);
+	for (size_t i = 0; i < cfg->plan->n; i++) {
+		const struct op *op = &cfg->plan->v[i];
+		const char *s = op->kind == OP_LDCONFIG ? op->src : op->dst;
+		for (const char *at = s ? strstr(s, LIBDIR_VAR) : NULL; at; at = strstr(at + n, LIBDIR_VAR)) {
+			if (!strncmp(at, LIBDIR32_VAR, strlen(LIBDIR32_VAR)))
+				lib32 = 1;
+			else
+				lib = 1;
+		}
+	}
+	if (lib)
+		sbuf_printf(b, "\nif [ -e .%s ]; then LIBDIR=%s; else LIBDIR=%s; fi", LIBDIR_MARKER, plan_libdir_for(1),
+			    LIBDIR_OTHER);
+	if (lib32)
+		sbuf_printf(b,
+			    "\nif [ -e .%s ]; then LIBDIR32=%s; elif [ -d .%s ] || [ .%s -ef .%s ]; then "
+			    "LIBDIR32=%s; \\\n\telse LIBDIR32=%s; fi",
+			    LIBDIR_MARKER, plan_libdir32_for(1, 0, 0), LIBDIR32_OTHER, LIBDIR32_PLAIN, LIBDIR_OTHER,
+			    LIBDIR32_OTHER, LIBDIR32_PLAIN);
 }
 
 /* " --reuid=U --regid=G --groups=G,...": setpriv's options for the
@@ -313,10 +325,9 @@ static void describe_ids(const struct run_config *cfg, uid_t uid, gid_t gid, con
 /* The headings of the plan's sections, in the walkthrough's order (1 is
  * the unshare line of the head, 6 the command's). */
 static const char *const section_heading[] = {
-	[SEC_ROOT] = "# 2. The root file system: the image, on a scratch tmpfs of the new mount namespace",
-	[SEC_STANDARD] = "# 3. The standard mounts: /proc, /dev, /sys, /tmp, /run, and the host's name files",
-	[SEC_HARDEN] =
-		"# Hardening the walkthrough does not have: docker's masked paths (skip it to follow the lesson)",
+	[SEC_ROOT] = "# 2. The root file system: the image, on a scratch tmpfs",
+	[SEC_STANDARD] = "# 3. The standard mounts: /proc, /dev, /sys, /tmp, /run, the host's name files",
+	[SEC_HARDEN] = "# Hardening the walkthrough does not have: docker's masked paths (a student may skip it)",
 	[SEC_GPU] = "# 4. The GPU, as nvidia-container-cli configure does it: nodes, /proc/driver/nvidia, tools, "
 		    "libraries, firmware",
 	[SEC_MOUNTS] = "# Your mounts and working directory (-v, --tmpfs, --mount, -w)",
@@ -337,8 +348,8 @@ static int op_printed(const struct op *op)
 static int uses_driver_root(const struct plan_view *v, const struct op *op)
 {
 	size_t n = v->driver_root ? strlen(v->driver_root) : 0;
-	return op->kind == OP_BIND && op_printed(op) && n > 1 && !strncmp(op->src, v->driver_root, n) &&
-	       op->src[n] == '/';
+	return (op->kind == OP_BIND || plan_file_from_driver(v, op)) && op_printed(op) && n > 1 &&
+	       !strncmp(op->src, v->driver_root, n) && op->src[n] == '/';
 }
 
 /* "'--reuid=U --regid=G --groups=...'": setpriv's options for ids, one word. */
@@ -375,12 +386,10 @@ static void describe_pivot(const struct run_config *cfg, const struct plan_view 
 	gid_t gid = 0;
 	if (ld) {
 		ns_ldconfig_ids(cfg, user, &uid, &gid);
-		sbuf_printf(
-			b,
-			"ldconfig_dir %u %u   # LDDIR: where the image's ldconfig writes its cache, its user's alone\n",
-			(unsigned)uid, (unsigned)gid);
+		sbuf_printf(b, "ldconfig_dir %u %u; ", (unsigned)uid, (unsigned)gid);
 	}
-	sbuf_puts(b, "handshakes   # fifos the command and the helpers below wait on\n");
+	sbuf_printf(b, "handshakes   # %sthe fifos the command and the helpers below wait on\n",
+		    ld ? "LDDIR for ldconfig's cache, its user's; " : "");
 	sbuf_puts(b, "( exec 5<>\"$S/helper\" 6<>\"$S/helped\" 7<>\"$S/ldgo\"\n");
 	struct sbuf fl = {0};
 	for (size_t k = 0; ro && k < COUNT_OF(op_flags); k++)
@@ -394,7 +403,7 @@ static void describe_pivot(const struct run_config *cfg, const struct plan_view 
 	sbuf_puts(b, " ");
 	sbuf_shquote(b, fl.len ? fl.s : "");
 	sbuf_free(&fl);
-	sbuf_puts(b, " &   # in the host's root, which pivot_root does not move\n");
+	sbuf_puts(b, " &   # in the host's root, which pivot_root leaves\n");
 	if (ld) {
 		sbuf_puts(b, "ldconfig_as ");
 		ids_word(cfg, uid, gid, user->groups, user->ngroups, b);
@@ -411,16 +420,14 @@ static void describe_pivot(const struct run_config *cfg, const struct plan_view 
 		sbuf_puts(b, " &   # the image's ldconfig: its user, no capability\n");
 	}
 	sbuf_printf(b, "ready%s\n", ld ? " ld" : "");
-	sbuf_puts(
-		b,
-		"pivot_root . . || fail   # moves the root and cwd of every process here whose root was the old one\n");
-	sbuf_puts(b, "ask detach   # the helper detaches the old root (umount -l): the host is now unreachable\n");
+	sbuf_puts(b, "pivot_root . . || fail   # every process here whose root was the old one moves\n");
+	sbuf_puts(b, "ask detach   # the helper detaches the old root: the host is now out of reach\n");
 	if (ld) {
 		sbuf_puts(b, "echo go >&7 && { wait $! || true; }   # ldconfig runs, in the new root\n");
-		sbuf_puts(b, "ask ld   # the helper puts its cache in place as " LDCONFIG_CACHE_DIR
-			     "/" LDCONFIG_CACHE_NAME ", root's and 0644\n");
+		sbuf_puts(b, "ask ld   # the helper puts its cache in place: " LDCONFIG_CACHE_DIR
+			     "/" LDCONFIG_CACHE_NAME ", root's\n");
 	}
-	sbuf_puts(b, ro ? "ask ro   # --read-only, after ldconfig\n" : "echo end >&5\n");
+	sbuf_puts(b, ro ? "ask ro   # --read-only, after ldconfig\n" : "echo end >&5; ");
 	sbuf_puts(b, "echo go >&4 ) &");
 }
 
@@ -488,10 +495,74 @@ static void describe_ulimit(const struct ulimit *u, int shell, struct sbuf *b)
 			    v[1], u->letter, v[0], u->letter, v[1]);
 }
 
-/* The plan's shell functions (ns/plan.sh, embedded by the build), with
- * gpurun's constants put in for their @NAMES@. */
-static void describe_functions(struct sbuf *b)
+/* Whether name stands in text as a word of its own. */
+static int has_word(const char *text, const char *name)
 {
+	size_t n = strlen(name);
+	for (const char *at = strstr(text, name); at; at = strstr(at + 1, name)) {
+		int before = at > text && (isalnum((unsigned char)at[-1]) || at[-1] == '_');
+		int after = isalnum((unsigned char)at[n]) || at[n] == '_';
+		if (!before && !after)
+			return 1;
+	}
+	return 0;
+}
+
+/* Of the plan's shell functions (text: ns/plan.sh with its constants put
+ * in), the units a step calls, directly or through another: a unit is a
+ * run of comment lines and the functions under them, each printed whole
+ * or not at all. */
+static void used_functions(const char *text, const char *steps, struct sbuf *b)
+{
+	struct strv units = {0};
+	const char *start = text;
+	for (const char *l = text; *l;) {
+		const char *next = l + strcspn(l, "\n");
+		next += *next == '\n';
+		/* A comment line after a line of code starts the next unit. */
+		if (*next == '#' && *l != '#') {
+			strv_add(&units, xstrndup(start, (size_t)(next - start)));
+			start = next;
+		}
+		l = next;
+	}
+	if (*start)
+		strv_add(&units, xstrdup(start));
+	struct sbuf called = {0};
+	sbuf_puts(&called, steps);
+	int *used = xcalloc(units.n ? units.n : 1, sizeof *used);
+	for (int more = 1; more;) {
+		more = 0;
+		for (size_t i = 0; i < units.n; i++) {
+			if (used[i])
+				continue;
+			/* The names it defines: "name() " at the start of a line. */
+			for (const char *l = units.v[i]; *l && !used[i]; l += strcspn(l, "\n"), l += *l == '\n') {
+				size_t n = strspn(l, "abcdefghijklmnopqrstuvwxyz_");
+				if (!n || strncmp(l + n, "() ", 3))
+					continue;
+				_cleanup_free_ char *name = xstrndup(l, n);
+				used[i] = has_word(called.s, name);
+			}
+			if (used[i]) {
+				sbuf_puts(&called, units.v[i]);
+				more = 1;
+			}
+		}
+	}
+	for (size_t i = 0; i < units.n; i++)
+		if (used[i] || i == 0) /* the first: what the helpers are */
+			sbuf_puts(b, units.v[i]);
+	free(used);
+	sbuf_free(&called);
+	strv_free(&units);
+}
+
+/* The plan's shell functions (ns/plan.sh, embedded by the build) that
+ * the steps call, with gpurun's constants put in for their @NAMES@. */
+static void describe_functions(const char *steps, struct sbuf *out)
+{
+	struct sbuf all = {0}, *b = &all;
 	struct sbuf paths = {0}, args = {0};
 	for (size_t k = 0; k < ldconfig_npaths; k++)
 		sbuf_printf(&paths, "%s%s", k ? " " : "", ldconfig_paths[k]);
@@ -530,20 +601,21 @@ static void describe_functions(struct sbuf *b)
 	}
 	sbuf_free(&paths);
 	sbuf_free(&args);
+	used_functions(all.s, steps, out);
+	sbuf_free(&all);
 }
 
 void ns_describe_exec(const struct run_config *cfg, const struct plan_view *v, uid_t uid, gid_t gid,
 		      const gid_t *groups, size_t ngroups, const char *home, struct sbuf *b)
 {
-	sbuf_puts(b,
-		  "# 6. Drop to the user and exec: limits, ids and groups, capabilities, no_new_privs, environment\n");
+	sbuf_puts(b, "# 6. Drop to the user and exec: limits, ids, groups, capabilities, no_new_privs, environment\n");
 	/* --ulimit: set before the capabilities go, as P2 does. */
 	for (int shell = 0; shell < 2; shell++)
 		for (size_t i = 0; i < cfg->nulimits; i++)
 			describe_ulimit(&cfg->ulimits[i], shell, b);
 	if (cfg->nulimits)
 		sbuf_puts(b, "\n");
-	sbuf_puts(b, "# hardening: the bounding set keeps only docker's default capabilities\nCAPS=-all");
+	sbuf_puts(b, "# hardening: the bounding set keeps docker's default capabilities\nCAPS=-all");
 	sec_describe_caps(b);
 	sbuf_puts(b, "\n");
 	if (cfg->fake_ids && (uid || gid))
@@ -583,9 +655,17 @@ void ns_describe_exec(const struct run_config *cfg, const struct plan_view *v, u
 	strv_free(&words);
 	sbuf_printf(b, "%s   # the command\n}\n", cmd.s);
 	sbuf_free(&cmd);
-	describe_functions(b);
+	/* What the steps call: the ops' lines, the pivot's and the command's. */
+	struct sbuf steps = {0};
+	sbuf_puts(&steps, "fail ready ask handshakes old_root_helper ldconfig_dir ldconfig_as run_as\n");
+	for (size_t i = 0; i < cfg->plan->n; i++) {
+		op_describe_step(v, i, &steps);
+		sbuf_puts(&steps, "\n");
+	}
+	describe_functions(steps.s, b);
+	sbuf_free(&steps);
 	for (size_t i = 0; i < cfg->plan->n; i++)
-		if (cfg->plan->v[i].kind == OP_FILE) {
+		if (cfg->plan->v[i].kind == OP_FILE && !plan_file_from_driver(v, &cfg->plan->v[i])) {
 			plan_describe_body(v, &cfg->plan->v[i], b);
 			sbuf_puts(b, "\n");
 		}
@@ -623,22 +703,27 @@ static int dir_in_plan(const void *arg, const char *path)
 static void ns_plan_user(const struct run_config *cfg, uid_t *uid, gid_t *gid, gid_t *groups, size_t *ngroups,
 			 char **home)
 {
-	*uid = 0;
-	*gid = 0;
-	*ngroups = 0;
-	*home = NULL;
 	struct gerr err = {0};
-	/* The layer that has /etc/passwd (its /etc/group may be in another). */
+	/* The layer that has /etc/passwd (its /etc/group may be in another),
+	 * looked up by the rule the command's is (ns_user_lookup). */
 	_cleanup_fd_ int root = tree_root_with(cfg, "/etc/passwd");
 	_cleanup_fd_ int group_root = tree_root_with(cfg, "/etc/group");
-	if (cfg->user_spec && (root < 0 || rootfs_lookup_user(root, cfg->user_spec, uid, gid, home, &err) < 0)) {
-		const char *c = strchr(cfg->user_spec, ':');
-		*uid = (uid_t)strtoul(cfg->user_spec, NULL, 10);
+	struct ns_user u = {0};
+	if (root >= 0 && ns_user_lookup(cfg, root, group_root >= 0 ? group_root : root, &u, home, &err) == 0) {
+		*uid = u.uid;
+		*gid = u.gid;
+		*ngroups = u.ngroups;
+		memcpy(groups, u.groups, u.ngroups * sizeof *groups);
+	} else {
+		/* Not known before the launch (or a launch that fails there):
+		 * the numeric ids as given. */
+		free(*home);
+		*home = NULL;
+		*ngroups = 0;
+		const char *c = cfg->user_spec ? strchr(cfg->user_spec, ':') : NULL;
+		*uid = cfg->user_spec ? (uid_t)strtoul(cfg->user_spec, NULL, 10) : 0;
 		*gid = c ? (gid_t)strtoul(c + 1, NULL, 10) : *uid;
 	}
-	if (root >= 0 && group_root >= 0 && ns_takes_groups(cfg, *uid, *gid))
-		rootfs_user_groups(root, group_root, cfg->user_spec ? cfg->user_spec : "0", *gid, groups, ngroups,
-				   &err);
 	const char *keep_home = *home ? NULL : ns_keep_id_home(cfg, dir_in_plan, cfg);
 	if (keep_home)
 		*home = xstrdup(keep_home);

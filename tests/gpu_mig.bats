@@ -356,7 +356,7 @@ $FAKEMIG$CAPS/gpu0/mig/gi2/ci1/access"
 	run --separate-stderr gpum --dry-run --gpus 0 --caps utility,compat32 "$GLIBC_TAR" true
 	assert_success
 	# Resolved from the cached image, or set by the plan's own test of it.
-	assert_line --regexp "^link libnvidia-ml.so.$DRIVER_VERSION (\"\\.\\\$LIBDIR32\"|usr/lib/i386-linux-gnu)/libnvidia-ml.so.1( .*)?   # their SONAME links$"
+	assert_line --regexp "^link_in (\"\\.\\\$LIBDIR32\"|usr/lib/i386-linux-gnu) libnvidia-ml.so.$DRIVER_VERSION libnvidia-ml.so.1( .*)?   # their SONAME links$"
 	assert_line --regexp "^ldconfig_as .* (\\\$LIBDIR \\\$LIBDIR32|$LIBDIR_DEBIAN /usr/lib/i386-linux-gnu) &   # "
 }
 

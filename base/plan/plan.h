@@ -81,6 +81,9 @@ enum op_kind {
 #define OPF_IMPORT \
 	0x0800 /* rootfs with OPF_LAYERS: unpack the layers first, into
 			     * PLAN_RUN_CACHE (--no-cache); op->data2 is IMAGE@NAME:TAG */
+#define OPF_PARAMS \
+	0x1000 /* file read from the driver (op->src): its params, ModifyDeviceFiles
+		* set to 0 (gpu/procfs.c's rule, which the printed plan repeats) */
 
 /* Where a step stands in the printed plan, which reads as the walkthrough:
  * the plan is built in this order, and each section prints under its
@@ -98,7 +101,7 @@ struct op {
 	enum op_kind kind;
 	enum plan_section section; /* the plan's section when the op was added */
 	unsigned flags;
-	char *src;          /* see enum op_kind */
+	char *src;          /* see enum op_kind; OP_FILE: the host file data was read from, or NULL */
 	char *dst;          /* path inside the root, absolute */
 	char *data;         /* OP_FILE contents; OP_ROOTFS of a directory: the overlay's mount data */
 	size_t len;         /* OP_FILE length */
@@ -268,6 +271,11 @@ struct plan_view {
 	const char *driver_root; /* bind sources under it print as "$D"/...; NULL: none */
 };
 #define PLAN_DRIVER_VAR "D"
+
+/* Whether an OP_FILE prints as a copy of the driver's file it was read
+ * from (driver_text, driver_params: "$D"/PATH, or /PATH where the view
+ * names no driver root), with no body of its own. */
+int plan_file_from_driver(const struct plan_view *v, const struct op *op);
 
 /* The definition of the shell function that prints an OP_FILE's body in
  * the printed plan ("body_" and the file's name), after the plan's steps. */

@@ -138,10 +138,8 @@ static void describe_rootfs(const struct op *op, struct sbuf *b)
 {
 	sbuf_puts(b, "mount -t tmpfs");
 	mount_opts(b, PLAN_SCRATCH_FLAGS, PLAN_SCRATCH_DATA);
-	sbuf_puts(b, " gpurun \"$S\"   # scratch, private to this mount namespace\n");
-	sbuf_puts(
-		b,
-		"mkdir \"$S/host\"; mount --rbind / \"$S/host\"   # the host's tools, for the steps after pivot_root\n");
+	sbuf_puts(b, " gpurun \"$S\"   # private to this mount namespace\n");
+	sbuf_puts(b, "mkdir \"$S/host\"; mount --rbind / \"$S/host\"   # the host's tools, for after pivot_root\n");
 	if (op->flags & OPF_LAYERS) {
 		/* The cache's directory of layers, named once when they share it. */
 		size_t dl = 0;
@@ -283,14 +281,15 @@ static void describe_fresh(const struct plan_view *v, const struct op *op, struc
 		sbuf_puts(b, "   # ");
 		sbuf_add_visible(b, op->why);
 	}
-	for (size_t i = 0; i < proc_nreadonly; i++) {
+	/* Each bound read-only onto itself, one line. */
+	for (size_t i = 0, n = 0; i < proc_nreadonly; i++) {
 		if (!proc_path_present(proc_readonly_paths[i]))
 			continue; /* the executor finds it missing and skips it */
 		_cleanup_free_ char *sub = xasprintf("%s/%s", op->dst, proc_readonly_paths[i]);
-		sbuf_puts(b, "\nmount --rbind");
-		mount_opts(b, PROC_READONLY_FLAGS, NULL);
-		sbuf_puts(b, " ");
-		rel(v, b, sub);
+		if (!n++) {
+			sbuf_puts(b, "\nrbind_self ");
+			opts_word(b, PROC_READONLY_FLAGS, NULL);
+		}
 		sbuf_puts(b, " ");
 		rel(v, b, sub);
 	}
@@ -331,8 +330,28 @@ static void plan_body_name(const struct plan_view *v, const struct op *op, char 
 		snprintf(out, cap, "body_%s", word);
 }
 
+int plan_file_from_driver(const struct plan_view *v, const struct op *op)
+{
+	if (op->kind != OP_FILE || !op->src || (op->flags & OPF_OPTIONAL))
+		return 0;
+	/* "$D"/PATH, or /PATH where the plan names no driver root ("${D-}") */
+	size_t n = v->driver_root ? strlen(v->driver_root) : 0;
+	const char *rest = op->src;
+	if (n > 1) {
+		if (strncmp(op->src, v->driver_root, n))
+			return 0;
+		rest += n;
+	}
+	return !strcmp(rest, op->dst);
+}
+
 static void describe_file(const struct plan_view *v, const struct op *op, struct sbuf *b)
 {
+	if (plan_file_from_driver(v, op)) {
+		sbuf_puts(b, (op->flags & OPF_PARAMS) ? "driver_params " : "driver_text ");
+		rel(v, b, op->dst);
+		return;
+	}
 	char name[128];
 	plan_body_name(v, op, name, sizeof name);
 	sbuf_puts(b, (op->flags & OPF_OPTIONAL) ? "write_if_dir " : "write_file ");
@@ -477,14 +496,54 @@ enum group_kind {
 	G_DRIVER, /* driver_files OPTS PATH...: "$D"/PATH on PATH, over an image symlink */
 	G_EACH,   /* bind_each OPTS SRC DST...: one source on each */
 	G_LINK,   /* link TARGET DST...: pairs */
+	G_LIBS,   /* driver_libs OPTS DIR TO NAME...: "$D"DIR/NAME on TO/NAME ($LIBDIR...) */
+	G_LINKIN, /* link_in DIR TARGET NAME...: links in one library directory */
+	G_TEXT,   /* driver_text PATH...: the driver's file copied */
 };
+
+/* The directory part of path (up to its last '/'), its length; 0 when
+ * there is none or the rest is empty. */
+static size_t dir_len(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash && slash[1] ? (size_t)(slash - path) : 0;
+}
+
+/* A dst in $LIBDIR or $LIBDIR32 itself: the length of its directory. */
+static size_t libdir_dst(const char *dst)
+{
+	size_t d = dir_len(dst);
+	if ((d == strlen(LIBDIR_VAR) && !strncmp(dst, LIBDIR_VAR, d)) ||
+	    (d == strlen(LIBDIR32_VAR) && !strncmp(dst, LIBDIR32_VAR, d)))
+		return d;
+	return 0;
+}
+
+/* A library bind "$D"DIR/NAME -> $LIBDIR/NAME: the length of the driver
+ * root part of its src (0 where the plan names no driver root), else -1. */
+static long lib_src(const struct plan_view *v, const struct op *op)
+{
+	size_t n = v->driver_root ? strlen(v->driver_root) : 0;
+	size_t d = libdir_dst(op->dst), s = dir_len(op->src);
+	if (!d || !s || op->src[0] != '/' || strcmp(op->src + s, op->dst + d))
+		return -1;
+	if (n <= 1)
+		return 0;
+	if (strncmp(op->src, v->driver_root, n) || op->src[n] != '/' || s <= n)
+		return -1;
+	return (long)n;
+}
 
 static enum group_kind group_kind(const struct plan_view *v, const struct op *op)
 {
 	if (op->kind == OP_SYMLINK)
-		return G_LINK;
+		return libdir_dst(op->dst) && !strchr(op->src, '/') ? G_LINKIN : G_LINK;
+	if (op->kind == OP_FILE)
+		return plan_file_from_driver(v, op) && !(op->flags & OPF_PARAMS) ? G_TEXT : G_NONE;
 	if (op->kind != OP_BIND || op->skipped || (op->flags & (OPF_DIR | OPF_REC)))
 		return G_NONE;
+	if ((op->flags & OPF_REPLACE) && lib_src(v, op) >= 0)
+		return G_LIBS;
 	char buf[4096];
 	const char *dst = view_expand(v, op->dst, buf, sizeof buf);
 	size_t n = v->driver_root ? strlen(v->driver_root) : 0;
@@ -504,11 +563,14 @@ static unsigned bind_flags(const struct op *op)
 static void group_words(const struct plan_view *v, const struct op *op, enum group_kind k, struct sbuf *b)
 {
 	sbuf_puts(b, " ");
-	if (k == G_LINK) {
+	if (k == G_LINK || k == G_LINKIN) {
 		sbuf_shquote(b, op->src);
 		sbuf_puts(b, " ");
 	}
-	rel(v, b, op->dst);
+	if (k == G_LINKIN || k == G_LIBS)
+		sbuf_shquote(b, op->dst + dir_len(op->dst) + 1);
+	else
+		rel(v, b, op->dst);
 }
 
 /* Whether op j goes on the line of the group led by op i, whose line is
@@ -519,9 +581,15 @@ static int group_joins(const struct plan_view *v, size_t i, size_t j, size_t len
 	enum group_kind k = group_kind(v, a);
 	if (k == G_NONE || group_kind(v, o) != k || o->why || a->section != o->section)
 		return 0;
-	if (k != G_LINK && bind_flags(a) != bind_flags(o))
+	if (k != G_LINK && k != G_LINKIN && k != G_TEXT && bind_flags(a) != bind_flags(o))
 		return 0;
 	if (k == G_EACH && strcmp(a->src, o->src))
+		return 0;
+	/* One directory for the whole line. */
+	if ((k == G_LINKIN || k == G_LIBS) &&
+	    (dir_len(a->dst) != dir_len(o->dst) || strncmp(a->dst, o->dst, dir_len(a->dst))))
+		return 0;
+	if (k == G_LIBS && (dir_len(a->src) != dir_len(o->src) || strncmp(a->src, o->src, dir_len(a->src))))
 		return 0;
 	struct sbuf w = {0};
 	group_words(v, o, k, &w);
@@ -535,17 +603,26 @@ static void group_head(const struct plan_view *v, size_t i, struct sbuf *b)
 {
 	const struct op *a = &v->plan->v[i];
 	enum group_kind k = group_kind(v, a);
-	static const char *const names[] = {[G_NONE] = "",
-					    [G_HOST] = "host_files ",
-					    [G_DRIVER] = "driver_files ",
-					    [G_EACH] = "bind_each ",
-					    [G_LINK] = "link"};
+	static const char *const names[] = {
+		[G_NONE] = "",     [G_HOST] = "host_files ",  [G_DRIVER] = "driver_files ", [G_EACH] = "bind_each ",
+		[G_LINK] = "link", [G_LIBS] = "driver_libs ", [G_LINKIN] = "link_in ",      [G_TEXT] = "driver_text"};
 	sbuf_puts(b, names[k]);
-	if (k != G_LINK)
+	if (k != G_LINK && k != G_LINKIN && k != G_TEXT)
 		opts_word(b, bind_flags(a), NULL);
 	if (k == G_EACH) {
 		sbuf_puts(b, " ");
 		sbuf_shquote(b, a->src);
+	}
+	if (k == G_LIBS) {
+		long n = lib_src(v, a);
+		_cleanup_free_ char *dir = xstrndup(a->src + n, dir_len(a->src) - (size_t)n);
+		sbuf_puts(b, " ");
+		sbuf_shquote(b, dir);
+	}
+	if (k == G_LIBS || k == G_LINKIN) {
+		_cleanup_free_ char *dir = xstrndup(a->dst, dir_len(a->dst));
+		sbuf_puts(b, k == G_LIBS ? " " : "");
+		rel(v, b, dir);
 	}
 	group_words(v, a, k, b);
 }

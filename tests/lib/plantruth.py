@@ -235,6 +235,15 @@ def _links(plan, args, inside):
         plan.links.append((plan.path(args[i + 1], inside), args[i]))
 
 
+def _link_in(plan, args, inside):
+    for i in range(1, len(args) - 1, 2):
+        plan.links.append((plan.path(args[0] + "/" + args[i + 1], inside), args[i]))
+
+
+def _files(plan, args, inside):
+    plan.files += [plan.path(a, inside) for a in args]
+
+
 def _write(optional):
     def write(plan, args, inside):
         f = plan.path(args[0], inside)
@@ -255,6 +264,11 @@ HELPERS = {
     "host_files": lambda p, a, i: [p.bind(a[0], "/" + d, d, i) for d in a[1:]],
     "driver_files": lambda p, a, i: [p.bind(a[0], "$D/" + d, d, i) for d in a[1:]],
     "bind_each": lambda p, a, i: [p.bind(a[0], a[1], d, i) for d in a[2:]],
+    "driver_libs": lambda p, a, i: [p.bind(a[0], "$D" + a[1] + "/" + n, a[2] + "/" + n, i) for n in a[3:]],
+    "rbind_self": lambda p, a, i: [p.mount(["-o", a[0], "--rbind", d, d], i) for d in a[1:]],
+    "link_in": _link_in,
+    "driver_text": _files,
+    "driver_params": _files,
     "remount": _remount,
     "link": _links,
     "write_file": _write(False),
