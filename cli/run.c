@@ -35,6 +35,7 @@ struct cli {
 	const char *max_image_size; /* --max-image-size */
 	const char *entrypoint;     /* --entrypoint ("": none), or NULL */
 	const char *ipc, *pull, *userns;
+	const char *name; /* --name */
 	unsigned long long shm_size;
 	int value_word; /* the word an option took last as its value (to name it when that was IMAGE) */
 	char typed[64]; /* that option, as typed */
@@ -50,7 +51,7 @@ enum {
 	R_ENV = 1, R_VOLUME, R_WORKDIR, R_USER, R_HOSTNAME, R_NET, R_READ_ONLY, R_DRY_RUN, R_VERBOSE, R_GPUS,
 	R_CAPS, R_REQUIRE, R_DEVICE, R_CDI_SPEC_DIR, R_DRIVER_ROOT, R_NO_CACHE, R_MAX_IMAGE_SIZE, R_QUIET,
 	R_PLATFORM, R_TLS_VERIFY, R_HELP, R_VERSION, R_ENV_FILE, R_TMPFS, R_MOUNT, R_SHM_SIZE, R_ULIMIT, R_IPC,
-	R_ENTRYPOINT, R_PULL, R_DOCKER_NOOP, R_TTY, R_INTERACTIVE, R_USERNS,
+	R_ENTRYPOINT, R_PULL, R_DOCKER_NOOP, R_TTY, R_INTERACTIVE, R_USERNS, R_NAME,
 };
 static const struct opt run_opts[] = {
 	{R_GPUS, "gpus", NULL, 0, OPT_VALUE, "SPEC", "all, none, void, or indexes, GPU-<uuid>, PCI bus ids\n"
@@ -89,6 +90,8 @@ static const struct opt run_opts[] = {
 	 "(nofile, nproc, core, memlock, stack, ...; repeatable)"},
 	{R_ENTRYPOINT, "entrypoint", NULL, 0, OPT_VALUE, "CMD", "instead of the image's Entrypoint, and its Cmd\n"
 	 "unless COMMAND is given; '' for none"},
+	{R_NAME, "name", NULL, 0, OPT_VALUE, "NAME", "keep the container's writable layer under NAME: a later\n"
+	 "--name NAME starts from it (gpurun ps, exec, rm; docs/containers.md)"},
 	{R_READ_ONLY, "read-only", NULL, 0, OPT_FLAG, NULL, "the root file system is read-only"},
 	{R_DRIVER_ROOT, "driver-root", NULL, 0, OPT_VALUE, "DIR", "where the host driver lives (GPURUN_DRIVER_ROOT; /)"},
 	{R_NO_CACHE, "no-cache", NULL, 0, OPT_FLAG, NULL, "unpack a root file system archive into memory for this run"},
@@ -105,7 +108,7 @@ static const struct opt run_opts[] = {
 	 "a byte; GPURUN_PULL_ANSWER_TIMEOUT, 120 s an answer)"},
 	{R_DRY_RUN, "dry-run", NULL, 0, OPT_FLAG, NULL, "print the plan as shell commands; change nothing"},
 	{R_VERBOSE, "verbose", NULL, 0, OPT_FLAG, NULL, "print each step as it is done"},
-	{R_DOCKER_NOOP, "rm", NULL, 0, OPT_FLAG, NULL, "accepted: every run is removed when it ends"},
+	{R_DOCKER_NOOP, "rm", NULL, 0, OPT_FLAG, NULL, "accepted: every run without --name is removed when it ends"},
 	{R_DOCKER_NOOP, "init", NULL, 0, OPT_FLAG, NULL, "accepted: gpurun's own init is always pid 1"},
 	{R_TTY, "tty", NULL, 't', OPT_FLAG, NULL, "a pty of the container's own for the command, relayed to\n"
 	 "this terminal (-it: with the keystrokes)"},
@@ -157,6 +160,7 @@ static int parse_run_args(struct cli *c, int argc, char **argv)
 			break;
 		case R_IPC: c->ipc = v; break;
 		case R_USERNS: c->userns = v; break;
+		case R_NAME: c->name = v; break;
 		case R_ENTRYPOINT: c->entrypoint = v; break;
 		case R_PULL: c->pull = v; break;
 		case R_WORKDIR: c->workdir = v; break;
@@ -262,6 +266,41 @@ static void check_values(const struct cli *c, struct run_config *cfg)
 		    "-t alone gives it a terminal without reading stdin)");
 }
 
+/* --name: the kept container of that name, made or found, its lock held
+ * by this process for the run (rootfs/cache/kept.c).  Only an image the
+ * cache holds has a digest to keep changes against. */
+static void take_name(const struct cli *c, struct run_config *cfg, struct cache *cache, struct kept *k)
+{
+	struct gerr err = {0};
+	if (kept_name_check(c->name, &err) < 0)
+		die(GPURUN_EXIT_FAIL, "--name: %s", err.msg);
+	if (!cfg->layered || cfg->import_run)
+		die(GPURUN_EXIT_FAIL,
+		    "--name %s: only an image gpurun caches can be kept (an archive, an OCI or dir: layout, a registry "
+		    "image), %s",
+		    c->name,
+		    cfg->import_run || c->no_cache ? "not with --no-cache, whose layers are gone with the run"
+						   : "not a directory, which has no digest to keep changes against");
+	cfg->name = c->name;
+	cfg->gpus_shown = c->gpus ? c->gpus : c->devices.n ? c->devices.v[0] : NULL;
+	if (c->dry_run) { /* changes nothing: the directory it would use */
+		cfg->kept_dir = xasprintf("%s/containers/%s", cache->root ? cache->root : "$CACHE", c->name);
+		return;
+	}
+	if (kept_take(cache, c->name, cfg->layered, k, &err) < 0) {
+		if (err.errnum == EBUSY)
+			die(GPURUN_EXIT_FAIL,
+			    "container %s is running: a second run of one name is refused (gpurun exec %s COMMAND "
+			    "runs a command in it)",
+			    c->name, c->name);
+		gerr_die(&err);
+	}
+	if (record_clean_stale(k->dirfd, c->name, &err) < 0)
+		gerr_die(&err);
+	cfg->kept_dir = k->dir;
+	cfg->kept_dirfd = k->dirfd;
+}
+
 /* The image, before any namespace work (rootfs/open.c): a bad image fails
  * here, in one line. */
 static void open_image(const struct cli *c, struct run_config *cfg, char **argv, int i, struct cache *cache,
@@ -300,7 +339,8 @@ int run_main(int argc, char **argv, const char *driver_root)
 {
 	struct cli c = {.driver_root = driver_root};
 	struct plan plan = {0};
-	struct run_config cfg = {.plan = &plan, .image_fd = -1};
+	struct run_config cfg = {.plan = &plan, .image_fd = -1, .kept_dirfd = -1, .ready_sock = -1};
+	struct kept kept = {.dirfd = -1, .lockfd = -1};
 	struct gerr err = {0};
 
 	/* The parse has already stepped over a "--" before IMAGE. */
@@ -315,6 +355,8 @@ int run_main(int argc, char **argv, const char *driver_root)
 	if (rootfs_max_image_size_from(c.max_image_size, &err) < 0)
 		gerr_die(&err);
 	open_image(&c, &cfg, argv, i++, &cache, &img);
+	if (c.name)
+		take_name(&c, &cfg, &cache, &kept);
 	if (i < argc && !strcmp(argv[i], "--"))
 		i++;
 	/* docker's rules: a COMMAND replaces Cmd, Entrypoint stays; -u and

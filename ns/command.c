@@ -222,6 +222,72 @@ void ns_ldconfig_ids(const struct run_config *cfg, const struct ns_user *u, uid_
 	*gid = cfg->fake_ids ? 0 : u->gid;
 }
 
+/* From the go-ahead on (P2, or exec's command): the working directory,
+ * the terminal, the ids and groups, and exec.  early: the privileges
+ * were shed before (all but a --user with one id mapped, whose nested
+ * user namespace is made here). */
+__attribute__((noreturn)) static void become(const struct run_config *cfg, const struct go_ahead *ga_in, int slave,
+					     int early, const sigset_t *orig, int err_fd)
+{
+	struct go_ahead ga = *ga_in;
+	ga.home[sizeof ga.home - 1] = '\0';
+	uid_t uid = ga.uid;
+	gid_t gid = ga.gid;
+	char **envp = command_env(cfg, uid, ga.home);
+
+	sigprocmask(SIG_SETMASK, orig, NULL); /* P1 is non-dumpable; P2 is about to become the command (exec would
+	 * reset this anyway) and must own its /proc/self for nested_userns.
+	 * Not before the go-ahead: the image's ldconfig runs meanwhile. */
+	prctl(PR_SET_DUMPABLE, 1);
+
+	/* pivot_root moved our root; our cwd still points into the old tree. */
+	const char *wd = cfg->workdir ? cfg->workdir : "/";
+	char cwd[PATH_MAX];
+	if (chdir(wd) < 0)
+		setup_failf(err_fd, errno, "workdir %s", wd);
+	/* The cwd must be inside the new root (CVE-2024-21626). */
+	if (!getcwd(cwd, sizeof cwd))
+		setup_failf(err_fd, errno, "workdir %s", wd);
+	if (cwd[0] != '/') /* glibc's "(unreachable)/..." */
+		setup_failf(err_fd, EACCES, "workdir %s is outside the container", wd);
+
+	if (cfg->tty_foreground) {
+		/* Own process group in the foreground: ^C reaches the command
+		 * once, straight from the terminal.  P0 decided this: from in
+		 * here the terminal's foreground group is invisible. */
+		signal(SIGTTOU, SIG_IGN);
+		if (setpgid(0, 0) < 0 || tcsetpgrp(0, getpid()) < 0)
+			setup_failf(err_fd, errno, "make the command the terminal's foreground job");
+		signal(SIGTTOU, SIG_DFL);
+	} else if (setsid() < 0 && getsid(0) != getpid()) { /* exec's -t made the session already */
+		/* No controlling terminal: TIOCSTI has nothing to inject into. */
+		setup_failf(err_fd, errno, "setsid");
+	}
+	if (slave >= 0)
+		tty_take(slave, err_fd);
+	if (!early)
+		shed_privileges(cfg, uid, gid, err_fd);
+	/* chroot --userspec's one group, plus the user's groups in the
+	 * image as docker's runtimes add them; never the caller's own. */
+	if (ns_takes_groups(cfg, uid, gid)) {
+		gid_t list[1 + USER_GROUPS_MAX];
+		size_t n = ga.ngroups < USER_GROUPS_MAX ? ga.ngroups : USER_GROUPS_MAX;
+		list[0] = gid;
+		memcpy(list + 1, ga.groups, n * sizeof *list);
+		if (setgroups(1 + n, list) < 0)
+			setup_failf(err_fd, errno, "set the groups of user %u:%u", (unsigned)uid, (unsigned)gid);
+	}
+	if (!cfg->fake_ids && (uid || gid) && (setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0))
+		setup_failf(err_fd, errno, "switch to user %u:%u", (unsigned)uid, (unsigned)gid);
+	/* Checked, not trusted: no path here may leave the command root when
+	 * it was to be another user (crun's CVE-2026-30892 was an exec -u
+	 * that ran as uid 0). */
+	if (getuid() != uid || geteuid() != uid || getgid() != gid || getegid() != gid)
+		setup_failf(err_fd, EPERM, "the command is uid %u gid %u, not user %u:%u", (unsigned)geteuid(),
+			    (unsigned)getegid(), (unsigned)uid, (unsigned)gid);
+	exec_command(cfg, cfg->argv, envp, err_fd);
+}
+
 /* P2: the command.  It is forked before the setup and sheds what it can
  * while P1 builds the root (on two cores the seccomp JIT and the
  * capability drop then cost the launch nothing).  Only a --user with one
@@ -248,55 +314,23 @@ void command_main(const struct run_config *cfg, int go_fd, const sigset_t *orig,
 		_exit(GPURUN_EXIT_FAIL);
 	close(go_fd);
 	cpu_spread_restore(cpus); /* the command gets gpurun's CPU mask */
-	ga.home[sizeof ga.home - 1] = '\0';
-	uid_t uid = ga.uid;
-	gid_t gid = ga.gid;
-	char **envp = command_env(cfg, uid, ga.home);
+	become(cfg, &ga, slave, early, orig, err_fd);
+}
 
-	sigprocmask(SIG_SETMASK, orig, NULL);
-	/* P1 is non-dumpable; P2 is about to become the command (exec would
-	 * reset this anyway) and must own its /proc/self for nested_userns.
-	 * Not before the go-ahead: the image's ldconfig runs meanwhile. */
-	prctl(PR_SET_DUMPABLE, 1);
-
-	/* pivot_root moved our root; our cwd still points into the old tree. */
-	const char *wd = cfg->workdir ? cfg->workdir : "/";
-	char cwd[PATH_MAX];
-	if (chdir(wd) < 0)
-		setup_failf(err_fd, errno, "workdir %s", wd);
-	/* The cwd must be inside the new root (CVE-2024-21626). */
-	if (!getcwd(cwd, sizeof cwd))
-		setup_failf(err_fd, errno, "workdir %s", wd);
-	if (cwd[0] != '/') /* glibc's "(unreachable)/..." */
-		setup_failf(err_fd, EACCES, "workdir %s is outside the container", wd);
-
-	if (cfg->tty_foreground) {
-		/* Own process group in the foreground: ^C reaches the command
-		 * once, straight from the terminal.  P0 decided this: from in
-		 * here the terminal's foreground group is invisible. */
-		signal(SIGTTOU, SIG_IGN);
-		if (setpgid(0, 0) < 0 || tcsetpgrp(0, getpid()) < 0)
-			setup_failf(err_fd, errno, "make the command the terminal's foreground job");
-		signal(SIGTTOU, SIG_DFL);
-	} else if (setsid() < 0) {
-		/* No controlling terminal: TIOCSTI has nothing to inject into. */
-		setup_failf(err_fd, errno, "setsid");
-	}
-	if (slave >= 0)
-		tty_take(slave, err_fd);
-	if (!early)
-		shed_privileges(cfg, uid, gid, err_fd);
-	/* chroot --userspec's one group, plus the user's groups in the
-	 * image as docker's runtimes add them; never the caller's own. */
-	if (ns_takes_groups(cfg, uid, gid)) {
-		gid_t list[1 + USER_GROUPS_MAX];
-		size_t n = ga.ngroups < USER_GROUPS_MAX ? ga.ngroups : USER_GROUPS_MAX;
-		list[0] = gid;
-		memcpy(list + 1, ga.groups, n * sizeof *list);
-		if (setgroups(1 + n, list) < 0)
-			setup_failf(err_fd, errno, "set the groups of user %u:%u", (unsigned)uid, (unsigned)gid);
-	}
-	if (!cfg->fake_ids && (uid || gid) && (setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0))
-		setup_failf(err_fd, errno, "switch to user %u:%u", (unsigned)uid, (unsigned)gid);
-	exec_command(cfg, cfg->argv, envp, err_fd);
+/* A command of `gpurun exec`, in the container's namespaces and root
+ * (ns/enter.c): the first command's limits, then what P2 does. */
+void command_enter(const struct run_config *cfg, const struct go_ahead *ga, const struct rlimit *limits,
+		   const int *has_limit, const sigset_t *orig, int slave, int err_fd)
+{
+	for (int s = 1; s < NSIG; s++)
+		signal(s, SIG_DFL);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* Before the capabilities go, as --ulimit's are. */
+	for (int r = 0; r < RLIM_NLIMITS; r++)
+		if (has_limit[r] && setrlimit(r, &limits[r]) < 0)
+			setup_failf(err_fd, errno, "set the container's limit %s (setrlimit)", record_limit_names[r]);
+	const int early = !(cfg->fake_ids && (ga->uid || ga->gid));
+	if (early)
+		shed_privileges(cfg, 0, 0, err_fd);
+	become(cfg, ga, slave, early, orig, err_fd);
 }
