@@ -266,39 +266,129 @@ static void check_values(const struct cli *c, struct run_config *cfg)
 		    "-t alone gives it a terminal without reading stdin)");
 }
 
-/* --name: the kept container of that name, made or found, its lock held
- * by this process for the run (rootfs/cache/kept.c).  Only an image the
- * cache holds has a digest to keep changes against. */
-static void take_name(const struct cli *c, struct run_config *cfg, struct cache *cache, struct kept *k)
+/* --name NAME[:FLAG], pyxis's --container-name: auto (the default) runs
+ * from the kept layer, made when missing, and joins the run that holds it;
+ * create refuses a name that is kept already; exec only joins a running
+ * one; no_exec never joins (and, since one layer takes one overlay, is
+ * refused while a run holds it). */
+enum name_flag { NAME_AUTO, NAME_CREATE, NAME_EXEC, NAME_NO_EXEC };
+
+static enum name_flag name_split(const char *arg, char **name)
+{
+	static const char *const flags[] = {"auto", "create", "exec", "no_exec"};
+	const char *colon = strchr(arg, ':');
+	*name = colon ? xstrndup(arg, (size_t)(colon - arg)) : xstrdup(arg);
+	if (!colon)
+		return NAME_AUTO;
+	for (size_t i = 0; i < COUNT_OF(flags); i++)
+		if (!strcmp(colon + 1, flags[i]))
+			return (enum name_flag)i;
+	die(GPURUN_EXIT_FAIL, "--name %s: the flag after ':' is auto, create, exec or no_exec (pyxis's)", arg);
+}
+
+/* The kept container of that name, made or found, its lock held by this
+ * process for the run (rootfs/cache/kept.c); or, when a run holds it and
+ * the flag allows, 1: this launch joins it (k open, unlocked).  Only an
+ * image the cache holds has a digest to keep changes against. */
+static int take_name(const struct cli *c, struct run_config *cfg, struct cache *cache, struct kept *k)
 {
 	struct gerr err = {0};
-	if (kept_name_check(c->name, &err) < 0)
+	char *name;
+	enum name_flag flag = name_split(c->name, &name);
+	if (kept_name_check(name, &err) < 0)
 		die(GPURUN_EXIT_FAIL, "--name: %s", err.msg);
 	if (!cfg->layered || cfg->import_run)
 		die(GPURUN_EXIT_FAIL,
 		    "--name %s: only an image gpurun caches can be kept (an archive, an OCI or dir: layout, a registry "
 		    "image), %s",
-		    c->name,
+		    name,
 		    cfg->import_run || c->no_cache ? "not with --no-cache, whose layers are gone with the run"
 						   : "not a directory, which has no digest to keep changes against");
-	cfg->name = c->name;
+	cfg->name = name;
 	cfg->gpus_shown = c->gpus ? c->gpus : c->devices.n ? c->devices.v[0] : NULL;
-	if (c->dry_run) { /* changes nothing: the directory it would use */
-		cfg->kept_dir = xasprintf("%s/containers/%s", cache->root ? cache->root : "$CACHE", c->name);
-		return;
-	}
-	if (kept_take(cache, c->name, cfg->layered, k, &err) < 0) {
-		if (err.errnum == EBUSY)
+	for (;;) {
+		struct kept seen;
+		struct gerr none = {0};
+		int exists = cache->fd >= 0 && kept_open(cache, name, &seen, &none) == 0;
+		int running = exists && seen.running;
+		if (exists && seen.image && !kept_same_image(&seen, cfg->layered))
 			die(GPURUN_EXIT_FAIL,
-			    "container %s is running: a second run of one name is refused (gpurun exec %s COMMAND "
-			    "runs a command in it)",
-			    c->name, c->name);
-		gerr_die(&err);
+			    "container %s was made from the image %s (%.19s), not from %s; gpurun rm %s, or give that "
+			    "image",
+			    name, seen.image, seen.chain, cfg->layered->source, name);
+		if (flag == NAME_CREATE && exists && seen.image)
+			die(GPURUN_EXIT_FAIL, "--name %s:create: container %s exists already (gpurun rm %s first)",
+			    name, name, name);
+		if (flag == NAME_EXEC && !running)
+			die(GPURUN_EXIT_FAIL, "--name %s:exec: container %s is not running (gpurun ps)", name, name);
+		if (running && flag == NAME_NO_EXEC)
+			die(GPURUN_EXIT_FAIL,
+			    "--name %s:no_exec: container %s is running, and a second run on its layer is refused "
+			    "(one overlay per layer); without :no_exec this launch joins it",
+			    name, name);
+		if (running) {
+			int r = ns_join_wait(seen.dirfd, name, kept_dir_running, &err);
+			if (r < 0)
+				gerr_die(&err);
+			if (r == 1) { /* its record is there: join */
+				*k = seen;
+				return 1;
+			}
+			kept_free(&seen);
+			continue; /* it ended meanwhile: run */
+		}
+		if (exists)
+			kept_free(&seen);
+		if (c->dry_run) { /* changes nothing: the directory it would use */
+			cfg->kept_dir = xasprintf("%s/containers/%s", cache->root ? cache->root : "$CACHE", name);
+			return 0;
+		}
+		if (kept_take(cache, name, cfg->layered, k, &err) == 0)
+			break;
+		if (err.errnum != EBUSY)
+			gerr_die(&err);
+		gerr_clear(&err); /* another launch took it first: look again */
 	}
-	if (record_clean_stale(k->dirfd, c->name, &err) < 0)
+	if (record_clean_stale(k->dirfd, name, &err) < 0)
 		gerr_die(&err);
 	cfg->kept_dir = k->dir;
 	cfg->kept_dirfd = k->dirfd;
+	return 0;
+}
+
+/* A launch of a running container's name joins it, as the tasks of a
+ * pyxis step share theirs: the command runs inside it as `gpurun exec`
+ * runs one (ns/enter.c), with this launch's -e, -u, -w, -t and -i; the
+ * rest of its options describe a container that is already made. */
+static int join(const struct cli *c, const struct run_config *cfg, struct kept *k)
+{
+	struct gerr err = {0};
+	struct exec_request rq = {.name = cfg->name,
+				  .argv = cfg->argv,
+				  .env = &c->env,
+				  .user = c->user,
+				  .workdir = c->workdir,
+				  .tty = c->tty,
+				  .interactive = c->interactive};
+	if (c->mounts.n || c->gpus || c->devices.n || c->nodes.n || c->hostname || c->net || c->read_only ||
+	    c->nulimits || c->ipc || c->shm_size)
+		warnx_("container %s is running: this launch joins it, and its own --gpus, --device, -v, --mount, "
+		       "--tmpfs, --ulimit, --hostname, --net, --ipc and --read-only are not applied",
+		       cfg->name);
+	int code;
+	if (c->dry_run) {
+		struct sbuf b = {0};
+		code = ns_describe_enter(k->dirfd, &rq, &b, &err);
+		if (code == 0)
+			fputs(b.s, stdout);
+		sbuf_free(&b);
+	} else {
+		code = ns_enter(k->dirfd, &rq, &err);
+	}
+	if (code < 0)
+		gerr_die(&err);
+	kept_free(k);
+	return code;
 }
 
 /* The image, before any namespace work (rootfs/open.c): a bad image fails
@@ -355,8 +445,7 @@ int run_main(int argc, char **argv, const char *driver_root)
 	if (rootfs_max_image_size_from(c.max_image_size, &err) < 0)
 		gerr_die(&err);
 	open_image(&c, &cfg, argv, i++, &cache, &img);
-	if (c.name)
-		take_name(&c, &cfg, &cache, &kept);
+	int joining = c.name && take_name(&c, &cfg, &cache, &kept);
 	if (i < argc && !strcmp(argv[i], "--"))
 		i++;
 	/* docker's rules: a COMMAND replaces Cmd, Entrypoint stays; -u and
@@ -371,6 +460,8 @@ int run_main(int argc, char **argv, const char *driver_root)
 		cfg.argv = argv_join(ic ? ic->entrypoint : NULL, i < argc ? argv + i : ic ? ic->cmd : NULL);
 	if (!cfg.argv[0])
 		cfg.argv = default_cmd;
+	if (joining)
+		return join(&c, &cfg, &kept);
 	ns_caller(&cfg);
 	/* As root there is no user namespace: the ids are the caller's. */
 	cfg.keep_id = c.userns && cfg.unprivileged;

@@ -21,11 +21,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "exec.h"
@@ -190,6 +192,46 @@ static int exit_status_of(int status)
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return GPURUN_EXIT_FAIL;
+}
+
+#define JOIN_WAIT_MS 60000 /* for a run that holds the layer to write its record */
+
+int ns_join_wait(int kept_dirfd, const char *name, int (*running)(int dirfd), struct gerr *err)
+{
+	/* The record is renamed into the directory when the command has
+	 * started (ns/record.c): watch for it, and for the run's end, rather
+	 * than poll.  Without inotify, a tenth of a second at a time. */
+	_cleanup_fd_ int in = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (in >= 0) {
+		char self[64];
+		snprintf(self, sizeof self, "/proc/self/fd/%d", kept_dirfd);
+		(void)inotify_add_watch(in, self, IN_MOVED_TO);
+	}
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 > JOIN_WAIT_MS)
+			break;
+		struct record r;
+		struct gerr ignore = {0};
+		if (record_read(kept_dirfd, &r, &ignore) == 0) {
+			int alive = record_alive(&r);
+			record_free(&r);
+			if (alive)
+				return 1;
+		}
+		if (!running(kept_dirfd))
+			return 0; /* it ended (or failed) meanwhile */
+		struct pollfd p = {.fd = in, .events = POLLIN};
+		if (poll(&p, 1, 100) > 0) {
+			char buf[4096];
+			while (read(in, buf, sizeof buf) > 0)
+				;
+		}
+	}
+	return gerr_set(err, 0, "container %s: its run holds the layer but its command has not started in %d s", name,
+			JOIN_WAIT_MS / 1000);
 }
 
 int ns_enter(int kept_dirfd, const struct exec_request *rq, struct gerr *err)

@@ -289,6 +289,10 @@ struct kept {
 int kept_name_check(const char *name, struct gerr *err);
 int kept_take(struct cache *c, const char *name, const struct image *img, struct kept *k, struct gerr *err);
 int kept_open(const struct cache *c, const char *name, struct kept *k, struct gerr *err);
+/* Whether img is the image k was made from (its layers' chain id). */
+int kept_same_image(const struct kept *k, const struct image *img);
+/* Whether a run holds the lock of the kept directory dirfd. */
+int kept_dir_running(int dirfd);
 void kept_free(struct kept *k);
 int kept_list(const struct cache *c, struct kept **v, size_t *n, struct gerr *err);
 void kept_list_free(struct kept *v, size_t n);

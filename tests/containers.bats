@@ -2,7 +2,8 @@
 # Named containers (docs/containers.md): --name keeps a run's writable
 # layer in the caller's cache area, `gpurun ps` lists them, `gpurun exec`
 # runs a command inside a running one with its first command's isolation,
-# `gpurun rm` removes one; the records of running ones cannot be forged
+# `gpurun rm` removes one; a second launch of a running name joins it
+# (pyxis's --container-name); the records of running ones cannot be forged
 # into entering another process.  The kept layers are on the disk, where a
 # user's cache is, not on run-bats.sh's tmpfs:
 # run-bats: on-disk
@@ -219,7 +220,7 @@ stop_all() {
 
 @test "exec runs a command inside the running container; its status is the command's" {
 	launch dev "$BATS_TEST_TMPDIR/out" "$IMG" sh -c 'echo shared > /tmp/note; exec probe wait-signal'
-	wait_running dev
+	wait_for_line "$BATS_TEST_TMPDIR/out" ready
 	run --separate-stderr "$GPURUN" exec dev cat /tmp/note
 	assert_success
 	assert_output shared
@@ -240,7 +241,7 @@ stop_all() {
 	local user
 	for user in "" 1000:1000 alice; do
 		launch dev "$BATS_TEST_TMPDIR/out" ${user:+-u "$user"} "$IMG" sh -c "($report) > /tmp/first; exec probe wait-signal"
-		wait_running dev
+		wait_for_line "$BATS_TEST_TMPDIR/out" ready && wait_running dev
 		run --separate-stderr "$GPURUN" exec dev sh -c "($report) > /tmp/exec; cmp /tmp/first /tmp/exec && cat /tmp/exec"
 		assert_success
 		assert_line --regexp '^NoNewPrivs:.1$'
@@ -298,30 +299,57 @@ stop_all() {
 	fi
 }
 
-@test "two launches of one name at once: one runs, the other is refused in one line" {
+@test "two launches of one name at once share one container: the second joins the first" {
 	local a=$BATS_TEST_TMPDIR/a b=$BATS_TEST_TMPDIR/b
-	launch dev "$a" "$IMG" probe wait-signal
-	launch dev "$b" "$IMG" probe wait-signal
-	# One of them ends (refused); wait for it, and for the other to run.
-	local refused="" i=0
-	while [[ -z $refused ]] && ((i++ < 600)); do
-		kill -0 "${LAUNCHED[0]}" 2>/dev/null || refused=0
-		kill -0 "${LAUNCHED[1]}" 2>/dev/null || refused=1
-		[[ -n $refused ]] || sleep 0.05
-	done
-	[[ -n $refused ]] || fail "neither launch was refused"
-	wait_running dev
-	local out=("$a" "$b")
-	run cat "${out[refused]}"
-	assert_output "gpurun: container dev is running: a second run of one name is refused (gpurun exec dev COMMAND runs a command in it)"
-	local rc=0
-	wait "${LAUNCHED[refused]}" || rc=$?
-	assert_equal "$rc" 125
-	# One overlay on the upper directory.
-	run "$GPURUN" exec dev sh -c 'echo one > /marker'
+	launch dev "$a" "$IMG" sh -c 'probe ns pid; probe ns mnt; exec probe wait-signal'
+	launch dev "$b" "$IMG" sh -c 'probe ns pid; probe ns mnt; exec probe wait-signal'
+	wait_for_line "$a" ready
+	wait_for_line "$b" ready
+	# One container: one pid and one mount namespace, so one overlay on
+	# the upper directory.
+	assert_equal "$(grep '^pid ' "$a")" "$(grep '^pid ' "$b")"
+	assert_equal "$(grep '^mnt ' "$a")" "$(grep '^mnt ' "$b")"
+	run "$GPURUN" ps
+	assert_equal "$(grep -c '^dev ' <<<"$output")" 1
 	stop_all
-	run "$GPURUN" --name dev "$IMG" cat /marker
-	assert_output one
+}
+
+@test "a launch joining a running container says which of its options it does not apply" {
+	launch dev "$BATS_TEST_TMPDIR/out" "$IMG" probe wait-signal
+	wait_running dev
+	run --separate-stderr "$GPURUN" --name dev -v /etc:/mnt/etc "$IMG" sh -c 'test -e /mnt/etc || echo joined'
+	assert_success
+	assert_output joined
+	assert_stderr_partial "gpurun: warning: container dev is running: this launch joins it, and its own --gpus"
+}
+
+@test "--name NAME:exec joins a running container and is refused when none runs" {
+	run --separate-stderr "$GPURUN" --name dev:exec "$IMG" true
+	assert_gpurun_error 125 "--name dev:exec: container dev is not running (gpurun ps)"
+	launch dev "$BATS_TEST_TMPDIR/out" "$IMG" sh -c 'echo in > /tmp/x; exec probe wait-signal'
+	wait_for_line "$BATS_TEST_TMPDIR/out" ready
+	run --separate-stderr "$GPURUN" --name dev:exec "$IMG" cat /tmp/x
+	assert_success
+	assert_output in
+}
+
+@test "--name NAME:no_exec is refused while the container runs: one overlay per layer" {
+	launch dev "$BATS_TEST_TMPDIR/out" "$IMG" probe wait-signal
+	wait_running dev
+	run --separate-stderr "$GPURUN" --name dev:no_exec "$IMG" true
+	assert_gpurun_error 125 "--name dev:no_exec: container dev is running, and a second run on its layer is refused"
+	stop_all
+	run "$GPURUN" --name dev:no_exec "$IMG" true
+	assert_success
+}
+
+@test "--name NAME:create makes a container and is refused when the name is kept" {
+	run "$GPURUN" --name dev:create "$IMG" touch /made
+	assert_success
+	run --separate-stderr "$GPURUN" --name dev:create "$IMG" true
+	assert_gpurun_error 125 "--name dev:create: container dev exists already (gpurun rm dev first)"
+	run --separate-stderr "$GPURUN" --name dev:other "$IMG" true
+	assert_gpurun_error 125 "--name dev:other: the flag after ':' is auto, create, exec or no_exec"
 }
 
 @test "a named run with a GPU: exec sees the same GPU device nodes" {
@@ -331,7 +359,7 @@ stop_all() {
 	[[ -n $fake ]] || skip "no fake NVIDIA driver"
 	launch dev "$BATS_TEST_TMPDIR/out" --driver-root "$fake" --gpus 0 "$IMG" \
 		sh -c 'ls -l /dev /dev/nvidia* > /tmp/first 2>&1; exec probe wait-signal'
-	wait_running dev
+	wait_for_line "$BATS_TEST_TMPDIR/out" ready && wait_running dev
 	run --separate-stderr "$GPURUN" ps
 	assert_line --regexp '^dev +running +[0-9]+ +0 '
 	run --separate-stderr "$GPURUN" exec dev sh -c 'ls -l /dev /dev/nvidia* > /tmp/exec 2>&1; cmp /tmp/first /tmp/exec && grep -c nvidia0 /tmp/exec'

@@ -180,6 +180,13 @@ static int take_lock(int dirfd, const char *name, struct gerr *err)
 	return fd;
 }
 
+int kept_same_image(const struct kept *k, const struct image *img)
+{
+	char chain[sizeof k->chain];
+	chain_id(&img->layer_ids, chain);
+	return !strcmp(k->chain, chain);
+}
+
 int kept_take(struct cache *c, const char *name, const struct image *img, struct kept *k, struct gerr *err)
 {
 	memset(k, 0, sizeof *k);
@@ -231,6 +238,12 @@ fail:
 	return -1;
 }
 
+int kept_dir_running(int dirfd)
+{
+	_cleanup_fd_ int fd = openat(dirfd, "lock", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	return fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+}
+
 int kept_open(const struct cache *c, const char *name, struct kept *k, struct gerr *err)
 {
 	memset(k, 0, sizeof *k);
@@ -250,10 +263,7 @@ int kept_open(const struct cache *c, const char *name, struct kept *k, struct ge
 		fill_from(k, o);
 		json_decref(o);
 	}
-	int fd = openat(k->dirfd, "lock", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-	k->running = fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
-	if (fd >= 0)
-		close(fd);
+	k->running = kept_dir_running(k->dirfd);
 	return 0;
 }
 
