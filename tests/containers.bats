@@ -366,3 +366,12 @@ stop_all() {
 	assert_success
 	refute_output 0
 }
+
+@test "exec -t gives the command a pty of the container's own devpts" {
+	launch dev "$BATS_TEST_TMPDIR/out" "$IMG" probe wait-signal
+	wait_running dev
+	tty_run "$GPURUN" exec -t dev sh -c 'tty; probe isatty 0'
+	assert_success
+	assert_line /dev/pts/0
+	assert_line yes
+}
