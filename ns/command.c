@@ -235,7 +235,8 @@ __attribute__((noreturn)) static void become(const struct run_config *cfg, const
 	gid_t gid = ga.gid;
 	char **envp = command_env(cfg, uid, ga.home);
 
-	sigprocmask(SIG_SETMASK, orig, NULL); /* P1 is non-dumpable; P2 is about to become the command (exec would
+	sigprocmask(SIG_SETMASK, orig, NULL);
+	/* P1 is non-dumpable; P2 is about to become the command (exec would
 	 * reset this anyway) and must own its /proc/self for nested_userns.
 	 * Not before the go-ahead: the image's ldconfig runs meanwhile. */
 	prctl(PR_SET_DUMPABLE, 1);

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -247,6 +248,13 @@ int ns_enter(int kept_dirfd, const struct exec_request *rq, struct gerr *err)
 	struct go_ahead ga;
 	int rc = -1, sfd = -1, errp[2] = {-1, -1};
 	struct tty_relay *tr = NULL;
+	/* Before the namespaces are entered: a process of the container may
+	 * not ptrace us or open our /proc/PID/fd (the child inherits this;
+	 * its exec ends it). */
+	if (prctl(PR_SET_DUMPABLE, 0) < 0) {
+		record_free(&r);
+		return gerr_set(err, errno, "prctl(PR_SET_DUMPABLE)");
+	}
 	config_of(&r, rq, &cfg, &env);
 	if (enter(&r, rq->name, err) < 0 || exec_user_of(&r, &cfg, rq->user, &ga, err) < 0)
 		goto out;
@@ -296,6 +304,15 @@ int ns_enter(int kept_dirfd, const struct exec_request *rq, struct gerr *err)
 			close(sv[0]);
 			close(sv[1]);
 		}
+		/* In the container's pid namespace, its processes see us: no
+		 * fd of the host's (the cache, the kept directory) may be
+		 * reachable through /proc/PID/fd (runc's CVE-2016-9962), and we
+		 * stay non-dumpable until the command's own exec. */
+		for (int fd = 3; fd < 1024; fd++)
+			if (fd != errp[1] && fd != slave)
+				close(fd);
+		if (close_range(1024, ~0U, 0) < 0 && errno != EINVAL)
+			setup_failf(errp[1], errno, "close_range");
 		command_enter(&cfg, &ga, r.limits, r.has_limit, &orig, slave, errp[1]);
 	}
 	close(errp[1]);

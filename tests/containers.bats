@@ -250,6 +250,17 @@ stop_all() {
 	done
 }
 
+@test "an exec'd command gets no fd above 2: not the cache's, not the kept directory's" {
+	launch dev "$BATS_TEST_TMPDIR/out" "$IMG" probe wait-signal
+	wait_running dev
+	exec 7>"$BATS_TEST_TMPDIR/fd7"
+	run --separate-stderr "$GPURUN" exec dev probe fds
+	exec 7>&-
+	assert_success
+	assert_line --regexp '^0 -> '
+	refute_line --regexp '^([3-9]|[1-9][0-9]+) -> '
+}
+
 @test "exec -u with a user other than 0 never runs as uid 0" {
 	launch dev "$BATS_TEST_TMPDIR/out" "$IMG" probe wait-signal
 	wait_running dev
