@@ -234,6 +234,9 @@ static int exec_verb(const struct verb *v, int argc, char **argv, const char *dr
 		die(GPURUN_EXIT_FAIL, "no container %s (gpurun ps lists them)", rq.name);
 	if (kept_open(&c, rq.name, &k, &err) < 0)
 		gerr_die(&err);
+	/* Launched a moment ago: its record comes once its command starts. */
+	if (k.running && ns_join_wait(k.dirfd, rq.name, kept_dir_running, &err) < 0)
+		gerr_die(&err);
 	int code;
 	if (dry_run) {
 		struct sbuf b = {0};

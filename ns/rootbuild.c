@@ -344,6 +344,13 @@ int rootbuild_rootfs(struct exec_state *st, struct op *op, struct gerr *err)
 		op_mount_data(op, &data);
 		int r = mount("overlay", PLAN_ROOT, "overlay", op_mount_msflags(op->flags), data.s);
 		sbuf_free(&data);
+		if (r < 0 && op->kept) {
+			gerr_set(err, errno, "mount the overlay of the layers of %s over the kept container %s",
+				 op->src, op->kept);
+			return gerr_hint(err, "its directory must be on a file system that keeps overlayfs's extended "
+					      "attributes (user.* unprivileged: ext4, xfs, btrfs, tmpfs since Linux "
+					      "6.6); set GPURUN_CACHE to one");
+		}
 		if (r < 0)
 			return gerr_set(err, errno, "mount the overlay of the layers of %s", op->src);
 	} else if (op->flags & OPF_DIR) {
