@@ -214,13 +214,13 @@ int ns_join_wait(int kept_dirfd, const char *name, int (*running)(int dirfd), st
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 > JOIN_WAIT_MS)
 			break;
+		/* A record is there: entering checks whether it names the
+		 * container's command (ns_enter says so when it does not). */
 		struct record r;
 		struct gerr ignore = {0};
 		if (record_read(kept_dirfd, &r, &ignore) == 0) {
-			int alive = record_alive(&r);
 			record_free(&r);
-			if (alive)
-				return 1;
+			return 1;
 		}
 		if (!running(kept_dirfd))
 			return 0; /* it ended (or failed) meanwhile */

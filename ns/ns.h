@@ -255,8 +255,9 @@ struct exec_request {
 };
 int ns_enter(int kept_dirfd, const struct exec_request *rq, struct gerr *err);
 /* A run that holds the layer (running(dirfd) says so) may not have started
- * its command yet: wait for its record.  1 when it is running, 0 when the
- * run ended meanwhile, -1 with err after a minute. */
+ * its command yet: wait for its record.  1 when the record is there (not
+ * yet checked: ns_enter does), 0 when the run ended meanwhile, -1 with err
+ * after a minute. */
 int ns_join_wait(int kept_dirfd, const char *name, int (*running)(int dirfd), struct gerr *err);
 int ns_describe_enter(int kept_dirfd, const struct exec_request *rq, struct sbuf *b, struct gerr *err);
 
