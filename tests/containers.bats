@@ -65,8 +65,9 @@ stop_all() {
 # ---- kept layers -------------------------------------------------------------------
 
 @test "--name keeps what a run wrote: the next run of the name starts from it" {
-	run "$GPURUN" --name dev "$IMG" sh -c 'echo tmux > /root/installed'
+	run --separate-stderr "$GPURUN" --name dev "$IMG" sh -c 'echo tmux > /root/installed'
 	assert_success
+	assert_equal "$stderr" ""
 	run --separate-stderr "$GPURUN" --name dev "$IMG" cat /root/installed
 	assert_success
 	assert_output tmux
