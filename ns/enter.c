@@ -135,11 +135,10 @@ static int enter(const struct record *r, const char *name, struct gerr *err)
 	return 0;
 }
 
-/* The command's user: -u's from the container's own /etc/passwd and
- * /etc/group, else the first command's. */
-static int exec_user_of(const struct record *r, const struct run_config *cfg, const char *spec, struct go_ahead *ga,
-			struct gerr *err)
+int enter_user(const struct record *r, const char *spec, int rootfd, struct go_ahead *ga, struct gerr *err)
 {
+	struct run_config cfg = {
+		.unprivileged = r->unprivileged, .fake_ids = r->one_id, .setgroups_denied = r->setgroups_denied};
 	memset(ga, 0, sizeof *ga);
 	if (!spec) {
 		ga->uid = r->uid;
@@ -151,16 +150,13 @@ static int exec_user_of(const struct record *r, const struct run_config *cfg, co
 	}
 	if (user_spec_check(spec, err) < 0)
 		return -1;
-	_cleanup_fd_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0)
-		return gerr_set(err, errno, "open the container's root");
 	char *home = NULL;
-	if (rootfs_lookup_user(root, spec, &ga->uid, &ga->gid, &home, err) < 0)
+	if (rootfs_lookup_user(rootfd, spec, &ga->uid, &ga->gid, &home, err) < 0)
 		return gerr_prefix(err, "-u %s", spec);
 	snprintf(ga->home, sizeof ga->home, "%s", home ? home : "");
 	free(home);
-	if (ns_takes_groups(cfg, ga->uid, ga->gid) &&
-	    rootfs_user_groups(root, root, spec, ga->gid, ga->groups, &ga->ngroups, err) < 0)
+	if (ns_takes_groups(&cfg, ga->uid, ga->gid) &&
+	    rootfs_user_groups(rootfd, rootfd, spec, ga->gid, ga->groups, &ga->ngroups, err) < 0)
 		return -1;
 	return 0;
 }
@@ -256,8 +252,17 @@ int ns_enter(int kept_dirfd, const struct exec_request *rq, struct gerr *err)
 		return gerr_set(err, errno, "prctl(PR_SET_DUMPABLE)");
 	}
 	config_of(&r, rq, &cfg, &env);
-	if (enter(&r, rq->name, err) < 0 || exec_user_of(&r, &cfg, rq->user, &ga, err) < 0)
+	if (enter(&r, rq->name, err) < 0)
 		goto out;
+	{
+		_cleanup_fd_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (root < 0) {
+			gerr_set(err, errno, "open the container's root");
+			goto out;
+		}
+		if (enter_user(&r, rq->user, root, &ga, err) < 0)
+			goto out;
+	}
 
 	if (pipe2(errp, O_CLOEXEC) < 0) {
 		gerr_set(err, errno, "pipe");

@@ -84,6 +84,11 @@ __attribute__((noreturn, format(printf, 3, 4))) void setup_failf(int err_fd, int
 __attribute__((noreturn)) void command_main(const struct run_config *cfg, int go_fd, const sigset_t *orig, int err_fd,
 					    const struct cpu_spread *cpus);
 
+/* ns/enter.c: the user of an exec'd command, into ga: -u spec's from the
+ * /etc/passwd and /etc/group of the container's root rootfd (a numeric id
+ * exactly one id), else (spec NULL) the first command's from r. */
+int enter_user(const struct record *r, const char *spec, int rootfd, struct go_ahead *ga, struct gerr *err);
+
 /* `gpurun exec`'s command (ns/enter.c), forked in the container's
  * namespaces: the recorded limits (has_limit[r]: limits[r] is set), then
  * what P2 does after its go-ahead.  Never returns. */

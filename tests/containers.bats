@@ -311,6 +311,26 @@ stop_all() {
 	fi
 }
 
+@test "the printed exec, run as a script, gives the command what exec gives it" {
+	local report='grep -E "^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):" /proc/self/status; id; pwd; env | sort; ulimit -n; probe ns mnt; probe ns pid; probe ns user; ls -l /dev'
+	local user users=("")
+	# With one id mapped, a --user is a nested user namespace, which the
+	# printed form says it cannot make after its chroot.
+	[[ $GPURUN_TEST_MODE == root ]] && users+=(1000:1000)
+	for user in "${users[@]}"; do
+		launch dev "$BATS_TEST_TMPDIR/out" ${user:+-u "$user"} -e K=V --ulimit nofile=512:1024 "$IMG" probe wait-signal
+		wait_running dev
+		run --separate-stderr "$GPURUN" exec -w /etc dev sh -c "$report"
+		assert_success
+		local want=$output
+		"$GPURUN" exec -w /etc --dry-run dev sh -c "$report" >"$BATS_TEST_TMPDIR/plan.sh"
+		run --separate-stderr sh "$BATS_TEST_TMPDIR/plan.sh"
+		assert_success
+		assert_equal "$output" "$want"
+		stop_all
+	done
+}
+
 @test "two launches of one name at once share one container: the second joins the first" {
 	local a=$BATS_TEST_TMPDIR/a b=$BATS_TEST_TMPDIR/b
 	launch dev "$a" "$IMG" sh -c 'probe ns pid; probe ns mnt; exec probe wait-signal'
