@@ -173,7 +173,7 @@ static int rm_verb(const struct verb *v, int argc, char **argv, const char *driv
 	int rc = 0;
 	for (size_t i = 0; i < names.n; i++) {
 		struct gerr err = {0};
-		if ((c.fd < 0 ? gerr_set(&err, ENOENT, "no container %s (gpurun ps lists them)", names.v[i])
+		if ((c.fd < 0 ? gerr_set(&err, 0, "no container %s (gpurun ps lists them)", names.v[i])
 			      : kept_remove(&c, names.v[i], &err)) < 0) {
 			struct sbuf b = {0};
 			gerr_format(&err, &b);
