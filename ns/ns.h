@@ -1,8 +1,9 @@
 /* ns/ns.h — what ns/ offers gpurun.c: the baseline layout of a container as
  * plan ops, carrying out a plan inside fresh namespaces (ns/launch.c: the
  * host-side monitor, P0; ns/init.c: pid 1; ns/command.c: the command), the teaching
- * view of a launch, and the in-root path and security helpers the executor
- * and the init use.
+ * view of a launch, the in-root path and security helpers the executor
+ * and the init use, and for named containers the record of a run
+ * (ns/record.c) and `gpurun exec` into it (ns/enter.c, ns/entershow.c).
  *
  * Process model: P0 stays on the host and relays signals;
  * P1 is cloned into the new namespaces, runs the plan, pivots, and becomes a
