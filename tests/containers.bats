@@ -284,6 +284,20 @@ stop_all() {
 	refute_output 0
 }
 
+@test "exec forwards the signals it gets to its command, and exits with its status" {
+	launch dev "$BATS_TEST_TMPDIR/out" "$IMG" probe wait-signal
+	wait_running dev
+	local out=$BATS_TEST_TMPDIR/exec.out rc=0
+	"$GPURUN" exec dev probe wait-signal >"$out" 2>&1 &
+	local pid=$!
+	wait_for_line "$out" ready
+	kill -USR1 "$pid"
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 0
+	run cat "$out"
+	assert_line "got SIGUSR1"
+}
+
 @test "exec -e and -w set a variable over the container's and the working directory" {
 	launch dev "$BATS_TEST_TMPDIR/out" -e KEEP=first "$IMG" probe wait-signal
 	wait_running dev
