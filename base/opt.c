@@ -15,7 +15,6 @@
 #define NO_LIMITS                                                                           \
 	"gpurun sets no cgroup limits: run it inside the batch job's allocation, or under " \
 	"systemd-run --user --scope -p MemoryMax=... -p CPUQuota=..."
-#define NO_RECORDS "gpurun keeps no containers: each run is gone when its command exits"
 #define NO_CAPS                                                                                    \
 	"gpurun always keeps docker's default capabilities, no_new_privs and its seccomp filter, " \
 	"and changes none of them"
@@ -38,9 +37,9 @@ const struct opt opt_docker_refused[] = {
 	{1, "pid", NULL, 0, OPT_REFUSED, NULL,
 	 "the container always has its own pid namespace, with "
 	 "gpurun's init as pid 1"},
-	{1, "name", NULL, 0, OPT_REFUSED, NULL, NO_RECORDS " (there is nothing to name)"},
-	{1, "restart", NULL, 0, OPT_REFUSED, NULL, NO_RECORDS "; loop in the shell or the batch script"},
-	{1, "label", NULL, 'l', OPT_REFUSED, NULL, NO_RECORDS " (there is nothing to label)"},
+	{1, "restart", NULL, 0, OPT_REFUSED, NULL, "gpurun restarts nothing: loop in the shell or the batch script"},
+	{1, "label", NULL, 'l', OPT_REFUSED, NULL,
+	 "gpurun keeps no labels: a kept container has its name alone (--name)"},
 	{1, "log-driver", NULL, 0, OPT_REFUSED, NULL, "the command's output is gpurun's own stdout and stderr"},
 	{1, "runtime", NULL, 0, OPT_REFUSED, NULL, "gpurun is the runtime: GPUs come from --gpus or --device"},
 	{1, "memory", NULL, 'm', OPT_REFUSED, NULL, NO_LIMITS},

@@ -36,6 +36,7 @@ struct cli {
 	const char *max_image_size; /* --max-image-size */
 	const char *entrypoint;     /* --entrypoint ("": none), or NULL */
 	const char *ipc, *pull, *userns;
+	const char *name; /* --name */
 	unsigned long long shm_size;
 	int value_word; /* the word an option took last as its value (to name it when that was IMAGE) */
 	char typed[64]; /* that option, as typed */
@@ -51,7 +52,7 @@ enum {
 	R_ENV = 1, R_VOLUME, R_WORKDIR, R_USER, R_HOSTNAME, R_NET, R_READ_ONLY, R_DRY_RUN, R_VERBOSE, R_GPUS,
 	R_CAPS, R_REQUIRE, R_DEVICE, R_CDI_SPEC_DIR, R_DRIVER_ROOT, R_NO_CACHE, R_MAX_IMAGE_SIZE, R_QUIET,
 	R_PLATFORM, R_TLS_VERIFY, R_HELP, R_VERSION, R_ENV_FILE, R_TMPFS, R_MOUNT, R_SHM_SIZE, R_ULIMIT, R_IPC,
-	R_ENTRYPOINT, R_PULL, R_DOCKER_NOOP, R_TTY, R_INTERACTIVE, R_USERNS, R_STEP,
+	R_ENTRYPOINT, R_PULL, R_DOCKER_NOOP, R_TTY, R_INTERACTIVE, R_USERNS, R_STEP, R_NAME,
 };
 static const struct opt run_opts[] = {
 	{R_GPUS, "gpus", NULL, 0, OPT_VALUE, "SPEC", "all, none, void, or indexes, GPU-<uuid>, PCI bus ids\n"
@@ -90,6 +91,8 @@ static const struct opt run_opts[] = {
 	 "(nofile, nproc, core, memlock, stack, ...; repeatable)"},
 	{R_ENTRYPOINT, "entrypoint", NULL, 0, OPT_VALUE, "CMD", "instead of the image's Entrypoint, and its Cmd\n"
 	 "unless COMMAND is given; '' for none"},
+	{R_NAME, "name", NULL, 0, OPT_VALUE, "NAME", "keep the container's writable layer under NAME: a later\n"
+	 "--name NAME starts from it (gpurun ps, exec, rm; docs/containers.md)"},
 	{R_READ_ONLY, "read-only", NULL, 0, OPT_FLAG, NULL, "the root file system is read-only"},
 	{R_DRIVER_ROOT, "driver-root", NULL, 0, OPT_VALUE, "DIR", "where the host driver lives (GPURUN_DRIVER_ROOT; /)"},
 	{R_NO_CACHE, "no-cache", NULL, 0, OPT_FLAG, NULL, "unpack a root file system archive into memory for this run"},
@@ -109,7 +112,7 @@ static const struct opt run_opts[] = {
 	{R_STEP, "step", NULL, 0, OPT_FLAG, NULL, "stop after each section of the launch: what it mounted\n"
 	 "and made, and an nsenter command to look inside; Enter goes\n"
 	 "on, q ends it (needs a terminal, /dev/tty)"},
-	{R_DOCKER_NOOP, "rm", NULL, 0, OPT_FLAG, NULL, "accepted: every run is removed when it ends"},
+	{R_DOCKER_NOOP, "rm", NULL, 0, OPT_FLAG, NULL, "accepted: every run without --name is removed when it ends"},
 	{R_DOCKER_NOOP, "init", NULL, 0, OPT_FLAG, NULL, "accepted: gpurun's own init is always pid 1"},
 	{R_TTY, "tty", NULL, 't', OPT_FLAG, NULL, "a pty of the container's own for the command, relayed to\n"
 	 "this terminal (-it: with the keystrokes)"},
@@ -161,6 +164,7 @@ static int parse_run_args(struct cli *c, int argc, char **argv)
 			break;
 		case R_IPC: c->ipc = v; break;
 		case R_USERNS: c->userns = v; break;
+		case R_NAME: c->name = v; break;
 		case R_ENTRYPOINT: c->entrypoint = v; break;
 		case R_PULL: c->pull = v; break;
 		case R_WORKDIR: c->workdir = v; break;
@@ -276,6 +280,131 @@ static void check_values(const struct cli *c, struct run_config *cfg)
 		    "-t alone gives it a terminal without reading stdin)");
 }
 
+/* --name NAME[:FLAG], pyxis's --container-name: auto (the default) runs
+ * from the kept layer, made when missing, and joins the run that holds it;
+ * create refuses a name that is kept already; exec only joins a running
+ * one; no_exec never joins (and, since one layer takes one overlay, is
+ * refused while a run holds it). */
+enum name_flag { NAME_AUTO, NAME_CREATE, NAME_EXEC, NAME_NO_EXEC };
+
+static enum name_flag name_split(const char *arg, char **name)
+{
+	static const char *const flags[] = {"auto", "create", "exec", "no_exec"};
+	const char *colon = strchr(arg, ':');
+	*name = colon ? xstrndup(arg, (size_t)(colon - arg)) : xstrdup(arg);
+	if (!colon)
+		return NAME_AUTO;
+	for (size_t i = 0; i < COUNT_OF(flags); i++)
+		if (!strcmp(colon + 1, flags[i]))
+			return (enum name_flag)i;
+	die(GPURUN_EXIT_FAIL, "--name %s: the flag after ':' is auto, create, exec or no_exec (pyxis's)", arg);
+}
+
+/* The kept container of that name, made or found, its lock held by this
+ * process for the run (rootfs/cache/kept.c); or, when a run holds it and
+ * the flag allows, 1: this launch joins it (k open, unlocked).  Only an
+ * image the cache holds has a digest to keep changes against. */
+static int take_name(const struct cli *c, struct run_config *cfg, struct cache *cache, struct kept *k)
+{
+	struct gerr err = {0};
+	char *name;
+	enum name_flag flag = name_split(c->name, &name);
+	if (kept_name_check(name, &err) < 0)
+		die(GPURUN_EXIT_FAIL, "--name: %s", err.msg);
+	if (!cfg->layered || cfg->import_run)
+		die(GPURUN_EXIT_FAIL,
+		    "--name %s: only an image gpurun caches can be kept (an archive, an OCI or dir: layout, a registry "
+		    "image), %s",
+		    name,
+		    cfg->import_run || c->no_cache ? "not with --no-cache, whose layers are gone with the run"
+						   : "not a directory, which has no digest to keep changes against");
+	cfg->name = name;
+	cfg->gpus_shown = c->gpus ? c->gpus : c->devices.n ? c->devices.v[0] : NULL;
+	for (;;) {
+		struct kept seen;
+		struct gerr none = {0};
+		int exists = cache->fd >= 0 && kept_open(cache, name, &seen, &none) == 0;
+		int running = exists && seen.running;
+		if (exists && seen.image && !kept_same_image(&seen, cfg->layered))
+			die(GPURUN_EXIT_FAIL,
+			    "container %s was made from the image %s (%.19s), not from %s; gpurun rm %s, or give that "
+			    "image",
+			    name, seen.image, seen.chain, cfg->layered->source, name);
+		if (flag == NAME_CREATE && exists && seen.image)
+			die(GPURUN_EXIT_FAIL, "--name %s:create: container %s exists already (gpurun rm %s first)",
+			    name, name, name);
+		if (flag == NAME_EXEC && !running)
+			die(GPURUN_EXIT_FAIL, "--name %s:exec: container %s is not running (gpurun ps)", name, name);
+		if (running && flag == NAME_NO_EXEC)
+			die(GPURUN_EXIT_FAIL,
+			    "--name %s:no_exec: container %s is running, and a second run on its layer is refused "
+			    "(one overlay per layer); without :no_exec this launch joins it",
+			    name, name);
+		if (running) {
+			int r = ns_join_wait(seen.dirfd, name, kept_dir_running, &err);
+			if (r < 0)
+				gerr_die(&err);
+			if (r == 1) { /* its record is there: join */
+				*k = seen;
+				return 1;
+			}
+			kept_free(&seen);
+			continue; /* it ended meanwhile: run */
+		}
+		if (exists)
+			kept_free(&seen);
+		if (c->dry_run) { /* changes nothing: the directory it would use */
+			cfg->kept_dir = xasprintf("%s/containers/%s", cache->root ? cache->root : "$CACHE", name);
+			return 0;
+		}
+		if (kept_take(cache, name, cfg->layered, k, &err) == 0)
+			break;
+		if (err.errnum != EBUSY)
+			gerr_die(&err);
+		gerr_clear(&err); /* another launch took it first: look again */
+	}
+	if (record_clean_stale(k->dirfd, name, &err) < 0)
+		gerr_die(&err);
+	cfg->kept_dir = k->dir;
+	cfg->kept_dirfd = k->dirfd;
+	return 0;
+}
+
+/* A launch of a running container's name joins it, as the tasks of a
+ * pyxis step share theirs: the command runs inside it as `gpurun exec`
+ * runs one (ns/enter.c), with this launch's -e, -u, -w, -t and -i; the
+ * rest of its options describe a container that is already made. */
+static int join(const struct cli *c, const struct run_config *cfg, struct kept *k)
+{
+	struct gerr err = {0};
+	struct exec_request rq = {.name = cfg->name,
+				  .argv = cfg->argv,
+				  .env = &c->env,
+				  .user = c->user,
+				  .workdir = c->workdir,
+				  .tty = c->tty,
+				  .interactive = c->interactive};
+	if (c->mounts.n || c->gpus || c->devices.n || c->nodes.n || c->hostname || c->net || c->read_only ||
+	    c->nulimits || c->ipc || c->shm_size)
+		warnx_("container %s is running: this launch joins it, and its own --gpus, --device, -v, --mount, "
+		       "--tmpfs, --ulimit, --hostname, --net, --ipc and --read-only are not applied",
+		       cfg->name);
+	int code;
+	if (c->dry_run) {
+		struct sbuf b = {0};
+		code = ns_describe_enter(k->dirfd, &rq, &b, &err);
+		if (code == 0)
+			fputs(b.s, stdout);
+		sbuf_free(&b);
+	} else {
+		code = ns_enter(k->dirfd, &rq, &err);
+	}
+	if (code < 0)
+		gerr_die(&err);
+	kept_free(k);
+	return code;
+}
+
 /* The image, before any namespace work (rootfs/open.c): a bad image fails
  * here, in one line. */
 static void open_image(const struct cli *c, struct run_config *cfg, char **argv, int i, struct cache *cache,
@@ -314,7 +443,8 @@ int run_main(int argc, char **argv, const char *driver_root)
 {
 	struct cli c = {.driver_root = driver_root};
 	struct plan plan = {0};
-	struct run_config cfg = {.plan = &plan, .image_fd = -1};
+	struct run_config cfg = {.plan = &plan, .image_fd = -1, .kept_dirfd = -1, .ready_sock = -1};
+	struct kept kept = {.dirfd = -1, .lockfd = -1};
 	struct gerr err = {0};
 
 	/* The parse has already stepped over a "--" before IMAGE. */
@@ -329,6 +459,7 @@ int run_main(int argc, char **argv, const char *driver_root)
 	if (rootfs_max_image_size_from(c.max_image_size, &err) < 0)
 		gerr_die(&err);
 	open_image(&c, &cfg, argv, i++, &cache, &img);
+	int joining = c.name && take_name(&c, &cfg, &cache, &kept);
 	if (i < argc && !strcmp(argv[i], "--"))
 		i++;
 	/* docker's rules: a COMMAND replaces Cmd, Entrypoint stays; -u and
@@ -343,6 +474,8 @@ int run_main(int argc, char **argv, const char *driver_root)
 		cfg.argv = argv_join(ic ? ic->entrypoint : NULL, i < argc ? argv + i : ic ? ic->cmd : NULL);
 	if (!cfg.argv[0])
 		cfg.argv = default_cmd;
+	if (joining)
+		return join(&c, &cfg, &kept);
 	ns_caller(&cfg);
 	/* As root there is no user namespace: the ids are the caller's. */
 	cfg.keep_id = c.userns && cfg.unprivileged;

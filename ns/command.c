@@ -236,32 +236,14 @@ void ns_ldconfig_ids(const struct run_config *cfg, const struct ns_user *u, uid_
 	*gid = cfg->fake_ids ? 0 : u->gid;
 }
 
-/* P2: the command.  It is forked before the setup and sheds what it can
- * while P1 builds the root (on two cores the seccomp JIT and the
- * capability drop then cost the launch nothing).  Only a --user with one
- * id mapped waits: its nested user namespace needs unshare(2), which the
- * filter denies, and its ids are known only from the image.  As root,
- * --user's ids are switched after the go-ahead with the CAP_SETUID and
- * CAP_SETGID that docker's set keeps. */
-void command_main(const struct run_config *cfg, int go_fd, const sigset_t *orig, int err_fd,
-		  const struct cpu_spread *cpus)
+/* From the go-ahead on (P2, or exec's command): the working directory,
+ * the terminal, the ids and groups, and exec.  early: the privileges
+ * were shed before (all but a --user with one id mapped, whose nested
+ * user namespace is made here). */
+__attribute__((noreturn)) static void become(const struct run_config *cfg, const struct go_ahead *ga_in, int slave,
+					     int early, const sigset_t *orig, int err_fd)
 {
-	const int early = !(cfg->fake_ids && cfg->user_spec);
-	for (int s = 1; s < NSIG; s++)
-		signal(s, SIG_DFL);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	set_ulimits(cfg, err_fd);
-	if (early)
-		shed_privileges(cfg, 0, 0, err_fd);
-
-	struct go_ahead ga;
-	/* EOF: the setup failed, and P1 reports why.  With -t the pty's
-	 * slave comes first (ns/tty.c). */
-	int slave = cfg->tty ? tty_recv_fd(go_fd) : -1;
-	if ((cfg->tty && slave < 0) || read(go_fd, &ga, sizeof ga) != (ssize_t)sizeof ga)
-		_exit(GPURUN_EXIT_FAIL);
-	close(go_fd);
-	cpu_spread_restore(cpus); /* the command gets gpurun's CPU mask */
+	struct go_ahead ga = *ga_in;
 	ga.home[sizeof ga.home - 1] = '\0';
 	uid_t uid = ga.uid;
 	gid_t gid = ga.gid;
@@ -292,7 +274,7 @@ void command_main(const struct run_config *cfg, int go_fd, const sigset_t *orig,
 		if (setpgid(0, 0) < 0 || tcsetpgrp(0, getpid()) < 0)
 			setup_failf(err_fd, errno, "make the command the terminal's foreground job");
 		signal(SIGTTOU, SIG_DFL);
-	} else if (setsid() < 0) {
+	} else if (setsid() < 0 && getsid(0) != getpid()) { /* exec's -t made the session already */
 		/* No controlling terminal: TIOCSTI has nothing to inject into. */
 		setup_failf(err_fd, errno, "setsid");
 	}
@@ -312,5 +294,58 @@ void command_main(const struct run_config *cfg, int go_fd, const sigset_t *orig,
 	}
 	if (!cfg->fake_ids && (uid || gid) && (setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0))
 		setup_failf(err_fd, errno, "switch to user %u:%u", (unsigned)uid, (unsigned)gid);
+	/* Checked, not trusted: no path here may leave the command root when
+	 * it was to be another user (crun's CVE-2026-30892 was an exec -u
+	 * that ran as uid 0). */
+	if (getuid() != uid || geteuid() != uid || getgid() != gid || getegid() != gid)
+		setup_failf(err_fd, EPERM, "the command is uid %u gid %u, not user %u:%u", (unsigned)geteuid(),
+			    (unsigned)getegid(), (unsigned)uid, (unsigned)gid);
 	exec_command(cfg, cfg->argv, envp, err_fd);
+}
+
+/* P2: the command.  It is forked before the setup and sheds what it can
+ * while P1 builds the root (on two cores the seccomp JIT and the
+ * capability drop then cost the launch nothing).  Only a --user with one
+ * id mapped waits: its nested user namespace needs unshare(2), which the
+ * filter denies, and its ids are known only from the image.  As root,
+ * --user's ids are switched after the go-ahead with the CAP_SETUID and
+ * CAP_SETGID that docker's set keeps. */
+void command_main(const struct run_config *cfg, int go_fd, const sigset_t *orig, int err_fd,
+		  const struct cpu_spread *cpus)
+{
+	const int early = !(cfg->fake_ids && cfg->user_spec);
+	for (int s = 1; s < NSIG; s++)
+		signal(s, SIG_DFL);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	set_ulimits(cfg, err_fd);
+	if (early)
+		shed_privileges(cfg, 0, 0, err_fd);
+
+	struct go_ahead ga;
+	/* EOF: the setup failed, and P1 reports why.  With -t the pty's
+	 * slave comes first (ns/tty.c). */
+	int slave = cfg->tty ? tty_recv_fd(go_fd) : -1;
+	if ((cfg->tty && slave < 0) || read(go_fd, &ga, sizeof ga) != (ssize_t)sizeof ga)
+		_exit(GPURUN_EXIT_FAIL);
+	close(go_fd);
+	cpu_spread_restore(cpus); /* the command gets gpurun's CPU mask */
+	become(cfg, &ga, slave, early, orig, err_fd);
+}
+
+/* A command of `gpurun exec`, in the container's namespaces and root
+ * (ns/enter.c): the first command's limits, then what P2 does. */
+void command_enter(const struct run_config *cfg, const struct go_ahead *ga, const struct rlimit *limits,
+		   const int *has_limit, const sigset_t *orig, int slave, int err_fd)
+{
+	for (int s = 1; s < NSIG; s++)
+		signal(s, SIG_DFL);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* Before the capabilities go, as --ulimit's are. */
+	for (int r = 0; r < RLIM_NLIMITS; r++)
+		if (has_limit[r] && setrlimit(r, &limits[r]) < 0)
+			setup_failf(err_fd, errno, "set the container's limit %s (setrlimit)", record_limit_names[r]);
+	const int early = !(cfg->fake_ids && (ga->uid || ga->gid));
+	if (early)
+		shed_privileges(cfg, 0, 0, err_fd);
+	become(cfg, ga, slave, early, orig, err_fd);
 }

@@ -73,6 +73,11 @@ struct go_ahead {
 	char home[PATH_MAX];
 };
 
+/* ns/record.c: P1 tells P0 that the command (pid, in P1's pid namespace;
+ * the kernel gives P0 its host pid) has started with ga's credentials;
+ * closes sock. */
+void record_send_ready(int sock, pid_t command, const struct go_ahead *ga);
+
 /* ns/report.c.  A setup error from P1 or P2: written to err_fd for P0 to print, then
  * _exit() with the error's code (125 by default). */
 __attribute__((noreturn)) void setup_fail(int err_fd, const struct gerr *err);
@@ -83,6 +88,18 @@ __attribute__((noreturn, format(printf, 3, 4))) void setup_failf(int err_fd, int
  * exec the command.  Never returns. */
 __attribute__((noreturn)) void command_main(const struct run_config *cfg, int go_fd, const sigset_t *orig, int err_fd,
 					    const struct cpu_spread *cpus);
+
+/* ns/enter.c: the user of an exec'd command, into ga: -u spec's from the
+ * /etc/passwd and /etc/group of the container's root rootfd (a numeric id
+ * exactly one id), else (spec NULL) the first command's from r. */
+int enter_user(const struct record *r, const char *spec, int rootfd, struct go_ahead *ga, struct gerr *err);
+
+/* `gpurun exec`'s command (ns/enter.c), forked in the container's
+ * namespaces: the recorded limits (has_limit[r]: limits[r] is set), then
+ * what P2 does after its go-ahead.  Never returns. */
+__attribute__((noreturn)) void command_enter(const struct run_config *cfg, const struct go_ahead *ga,
+					     const struct rlimit *limits, const int *has_limit, const sigset_t *orig,
+					     int slave, int err_fd);
 
 /* P1: everything after clone() — wait for the id maps, run the plan, fork
  * the command, reap.  Never returns. */

@@ -137,8 +137,13 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		setup_failf(err_fd, errno, "prctl(PR_SET_PDEATHSIG)");
-	const int keep[] = {
-		image_fd, sync_fd, err_fd, status_fd, cfg->tty ? cfg->tty_sock : -1, cfg->step ? cfg->step_sock : -1};
+	const int keep[] = {image_fd,
+			    sync_fd,
+			    err_fd,
+			    status_fd,
+			    cfg->tty ? cfg->tty_sock : -1,
+			    cfg->step ? cfg->step_sock : -1,
+			    cfg->name ? cfg->ready_sock : -1};
 	close_inherited(keep, COUNT_OF(keep));
 	/* EOF instead of "g": P0 died or could not write the id maps. */
 	if (read(sync_fd, &go, 1) != 1)
@@ -230,6 +235,8 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 		setup_failf(err_fd, errno, "start the command");
 	}
 	close(gop[1]);
+	if (cfg->name)
+		record_send_ready(cfg->ready_sock, child, &ga);
 	close(err_fd);
 	prctl(PR_SET_NAME, "gpurun-init");
 

@@ -149,6 +149,12 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 		ns_trace(b.s);
 		sbuf_free(&b);
 	}
+	/* --name: P1 says when the command has started, and P0 writes the
+	 * run's record (ns/record.c). */
+	int ready[2] = {-1, -1};
+	if (cfg->name && record_sock_new(ready, err) < 0)
+		return -1;
+	cfg->ready_sock = ready[1];
 	fflush(NULL);
 	/* Raw clone: fork semantics (shared code path, copied memory) with
 	 * the namespace flags; P1 is pid 1 of the new pid namespace. */
@@ -167,6 +173,8 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 	close(syncp[0]);
 	close(errp[1]);
 	close(statusp[1]);
+	if (ready[1] >= 0)
+		close(ready[1]);
 	tty_relay_started(tr, cfg);
 	step_started(sp, cfg, pid);
 
@@ -183,11 +191,12 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 	 * stop when P1 hands over the command's status or dies without it. */
 	int errfd_open = 1;
 	for (;;) {
-		struct pollfd pfd[3 + TTY_RELAY_NFDS + STEP_NFDS] = {
+		struct pollfd pfd[4 + TTY_RELAY_NFDS + STEP_NFDS] = {
 			{.fd = sfd, .events = POLLIN},
 			{.fd = statusp[0], .events = POLLIN},
-			{.fd = errfd_open ? errp[0] : -1, .events = POLLIN}};
-		nfds_t n = 3 + tty_relay_pollfds(tr, pfd + 3);
+			{.fd = errfd_open ? errp[0] : -1, .events = POLLIN},
+			{.fd = ready[0], .events = POLLIN}};
+		nfds_t n = 4 + tty_relay_pollfds(tr, pfd + 4);
 		struct pollfd *stepfd = pfd + n;
 		n += step_pollfds(sp, stepfd);
 		if (poll(pfd, n, -1) < 0) {
@@ -196,7 +205,7 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 			gerr_set(err, errno, "poll");
 			return abandon(pid, &keep);
 		}
-		if (tty_relay_step(tr, pfd + 3, err) < 0)
+		if (tty_relay_step(tr, pfd + 4, err) < 0)
 			return abandon(pid, &keep);
 		int stepped = step_poll(sp, stepfd, err);
 		if (stepped < 0)
@@ -204,6 +213,15 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 		if (stepped == STEP_ENDED) {
 			abandon(pid, &keep);
 			return step_ended(sp, 0);
+		}
+		if (pfd[3].revents & (POLLIN | POLLHUP)) {
+			struct gerr rerr = {0};
+			if (record_ready(cfg, ready[0], pid, &rerr) < 0) { /* the run goes on; ps lacks it */
+				_cleanup_free_ char *line = xasprintf("gpurun: warning: %s\n", rerr.msg);
+				tty_relay_say(tr, line, strlen(line));
+			}
+			close(ready[0]);
+			ready[0] = -1;
 		}
 		if (errfd_open && (pfd[2].revents & (POLLIN | POLLHUP))) {
 			char buf[4096];
@@ -230,6 +248,10 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 			kill(pid, (int)si.ssi_signo);
 	}
 	tty_relay_end(&tr); /* the command's last output, then the caller's terminal out of raw mode */
+	if (ready[0] >= 0)
+		close(ready[0]);
+	if (cfg->name)
+		record_end(cfg);
 
 	/* P1 is reaped here even though every process of the container is
 	 * gone by its status: gpurun must not leave a zombie to a parent

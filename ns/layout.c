@@ -41,14 +41,23 @@ static void layout_root(struct plan *p, const struct run_config *cfg)
 			sbuf_printf(&d, PLAN_LAYERS "/%zu", i);
 			sbuf_puts(&d, i ? ":" : "");
 		}
-		sbuf_puts(&d, ",upperdir=" PLAN_UPPER ",workdir=" PLAN_WORK ",userxattr");
+		/* --name: the writes go to the kept container's directory on
+		 * the disk, bound whole, since overlayfs wants the upper and
+		 * work directories on one mount. */
+		if (cfg->kept_dir)
+			sbuf_puts(&d, ",upperdir=" PLAN_KEPT "/upper,workdir=" PLAN_KEPT "/work,userxattr");
+		else
+			sbuf_puts(&d, ",upperdir=" PLAN_UPPER ",workdir=" PLAN_WORK ",userxattr");
 		root->data = d.s;
+		if (cfg->kept_dir)
+			root->kept = xstrdup(cfg->kept_dir);
 		for (size_t i = 0; i < cfg->layered->layers.n; i++)
 			strv_add(&root->layers, xstrdup(cfg->layered->layers.v[i]));
 		if (cfg->import_sel)
 			root->image_sel = xstrdup(cfg->import_sel);
 	}
-	plan_why(root, "the new root");
+	plan_why(root,
+		 cfg->kept_dir ? "the new root: the image's layers under the kept container's layer" : "the new root");
 }
 
 static void layout_dev(struct plan *p, const struct run_config *cfg)

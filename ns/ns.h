@@ -1,8 +1,9 @@
 /* ns/ns.h — what ns/ offers gpurun.c: the baseline layout of a container as
  * plan ops, carrying out a plan inside fresh namespaces (ns/launch.c: the
  * host-side monitor, P0; ns/init.c: pid 1; ns/command.c: the command), the teaching
- * view of a launch, and the in-root path and security helpers the executor
- * and the init use.
+ * view of a launch, the in-root path and security helpers the executor
+ * and the init use, and for named containers the record of a run
+ * (ns/record.c) and `gpurun exec` into it (ns/enter.c, ns/entershow.c).
  *
  * Process model: P0 stays on the host and relays signals;
  * P1 is cloned into the new namespaces, runs the plan, pivots, and becomes a
@@ -14,6 +15,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "../base/base.h"
@@ -62,6 +64,12 @@ struct run_config {
 	const char *driver_root;   /* --driver-root, for the printed plan's "$D"; NULL: "/" */
 	const char *notfound_hint; /* the command not found: which --caps would bring it, or NULL */
 	const char *workdir;       /* NULL: "/" */
+	const char *kept_dir;      /* --name: the kept container's directory (rootfs/cache/kept.c) */
+	const char *name;          /* --name: its name, for the run's record (ns/record.c) */
+	int kept_dirfd;            /* --name: that directory, open; the record is written there */
+	const char *gpus_shown;    /* --name: the GPUs as the record shows them (--gpus, or NULL) */
+	int ready_sock;            /* --name, set by ns_run: P1's end of the socket that tells P0 the
+				    * command has started (ns/record.c) */
 	char **env;                /* "K=V" list, NULL-terminated; HOME added at run time if unset */
 	char **argv;               /* the command, NULL-terminated */
 	struct plan *plan;
@@ -206,6 +214,62 @@ int root_mount_target(int rootfd, const char *path, int dir, int replace, struct
 /* Open parent directory of path (created if missing) and return its fd;
  * *base points into path at the last component. */
 int root_parent(int rootfd, const char *path, const char **base, struct gerr *err);
+
+/* ns/record.c: the record of a named container's run (run.json in its
+ * kept directory; docs/containers.md).  P0 writes it once the command has
+ * started (record_ready, from what P1 sent on cfg->ready_sock) and removes
+ * it when the run ends (record_end).  record_read: the record in dirfd;
+ * record_alive: its command and init are the processes it names (pid,
+ * start time, parent); record_clean_stale: before a run takes the layer,
+ * a record left by a killed run is removed, and refused (EBUSY) while its
+ * processes are still there. */
+struct record {
+	char *name, *image;
+	pid_t pid, init_pid, monitor_pid;         /* the command, the container's init, P0 (host pids) */
+	unsigned long long pid_start, init_start; /* /proc/PID/stat's start times */
+	long long started;                        /* seconds since the epoch */
+	int ns_flags;                             /* CLONE_NEW* of the container */
+	int unprivileged, one_id, setgroups_denied, nested_user;
+	uid_t uid;
+	gid_t gid;
+	size_t ngroups;
+	gid_t groups[USER_GROUPS_MAX];
+	char *home, *cwd, *gpus;
+	struct strv env, args;
+	struct rlimit limits[RLIM_NLIMITS];
+	int has_limit[RLIM_NLIMITS];
+};
+int record_sock_new(int sv[2], struct gerr *err);
+int record_ready(const struct run_config *cfg, int sock, pid_t init_pid, struct gerr *err);
+void record_end(const struct run_config *cfg);
+int record_read(int dirfd, struct record *r, struct gerr *err);
+void record_free(struct record *r);
+int record_alive(const struct record *r);
+int record_clean_stale(int dirfd, const char *name, struct gerr *err);
+extern const char *const record_limit_names[RLIM_NLIMITS];
+/* The start time and parent of pid from /proc/PID/stat; -1 when it is gone. */
+int record_proc_stat(pid_t pid, unsigned long long *start, pid_t *ppid);
+
+/* ns/enter.c: `gpurun exec`, a command in the running container whose
+ * kept directory is kept_dirfd, with its first command's isolation.
+ * Returns the command's exit status, or -1 with err when it could not be
+ * started.  ns_describe_enter: the same as nsenter and setpriv lines
+ * (--dry-run), from the record. */
+struct exec_request {
+	const char *name;
+	char **argv;
+	const struct strv *env; /* -e K=V, over the container's environment */
+	const char *user;       /* -u U[:G], or NULL: the first command's */
+	const char *workdir;    /* -w DIR, or NULL: the first command's */
+	int tty, interactive;
+};
+int ns_enter(int kept_dirfd, const struct exec_request *rq, struct gerr *err);
+/* A run that holds the layer (running(dirfd) says so) may not have started
+ * its command yet: wait for its record.  1 when the record is there (not
+ * yet checked: ns_enter does), 0 when the run ended meanwhile, -1 with err
+ * after a minute. */
+int ns_join_wait(int kept_dirfd, const char *name, int (*running)(int dirfd), struct gerr *err);
+int ns_describe_enter(int kept_dirfd, const struct exec_request *rq, struct sbuf *b, struct gerr *err);
 
 /* ns/security.c: what the command gets before exec. */
 int sec_drop_caps(int keep_root_caps, struct gerr *err);

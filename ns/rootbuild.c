@@ -94,6 +94,15 @@ int rootbuild_preopen_sources(struct plan *p, int image_fd, struct gerr *err)
 			/* --no-cache: the layers do not exist yet. */
 			if (!(op->flags & OPF_IMPORT) && preopen_layers(op, err) < 0)
 				return -1;
+			/* --name: the kept container's directory, its upper/ and
+			 * work/ below it (one mount, as overlayfs wants). */
+			if (op->kept) {
+				op->fd = open_tree(AT_FDCWD, op->kept, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+				if (op->fd < 0)
+					return gerr_set(err, errno, "kept container %s", op->kept);
+				if (mountfd_set_attrs(op->fd, OPF_NOSUID | OPF_NODEV, 0, op->kept, err) < 0)
+					return -1;
+			}
 			continue;
 		}
 		int dir_image = op->kind == OP_ROOTFS && (op->flags & OPF_DIR);
@@ -320,9 +329,17 @@ int rootbuild_rootfs(struct exec_state *st, struct op *op, struct gerr *err)
 	}
 	if (op->flags & OPF_LAYERS) {
 		static const char *const dirs[] = {PLAN_LAYERS, PLAN_UPPER, PLAN_WORK};
-		for (size_t i = 0; i < COUNT_OF(dirs); i++)
-			if (mkdir(dirs[i], 0755) < 0)
-				return gerr_set(err, errno, "mkdir %s", dirs[i]);
+		static const char *const kept_dirs[] = {PLAN_LAYERS, PLAN_KEPT};
+		size_t nd = op->kept ? COUNT_OF(kept_dirs) : COUNT_OF(dirs);
+		for (size_t i = 0; i < nd; i++)
+			if (mkdir(op->kept ? kept_dirs[i] : dirs[i], 0755) < 0)
+				return gerr_set(err, errno, "mkdir %s", op->kept ? kept_dirs[i] : dirs[i]);
+		if (op->kept) {
+			if (move_mount(op->fd, "", AT_FDCWD, PLAN_KEPT, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+				return gerr_set(err, errno, "bind kept container %s", op->kept);
+			close(op->fd);
+			op->fd = -1;
+		}
 		for (size_t i = 0; i < op->layers.n; i++) {
 			char at[64];
 			snprintf(at, sizeof at, PLAN_LAYERS "/%zu", i);
@@ -339,6 +356,13 @@ int rootbuild_rootfs(struct exec_state *st, struct op *op, struct gerr *err)
 		op_mount_data(op, &data);
 		int r = mount("overlay", PLAN_ROOT, "overlay", op_mount_msflags(op->flags), data.s);
 		sbuf_free(&data);
+		if (r < 0 && op->kept) {
+			gerr_set(err, errno, "mount the overlay of the layers of %s over the kept container %s",
+				 op->src, op->kept);
+			return gerr_hint(err, "its directory must be on a file system that keeps overlayfs's extended "
+					      "attributes (user.* unprivileged: ext4, xfs, btrfs, tmpfs since Linux "
+					      "6.6); set GPURUN_CACHE to one");
+		}
 		if (r < 0)
 			return gerr_set(err, errno, "mount the overlay of the layers of %s", op->src);
 	} else if (op->flags & OPF_DIR) {

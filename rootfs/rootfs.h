@@ -30,6 +30,7 @@
  *                     for `gpurun smoke` without an IMAGE
  *   cache/cacheadmin.c   `gpurun cache ls|rm|prune`
  *   cache/cachedoctor.c  `gpurun doctor`'s check of the cache
+ *   cache/kept.c      kept containers (--name): their writable layers
  *
  * The caller's subordinate id ranges (struct subids) are ns/userns/'s.
  * Errors come back as values (struct gerr); nothing here exits. */
@@ -262,6 +263,42 @@ int cache_list(struct cache *c, struct cache_listed **v, size_t *n, struct gerr 
 void cache_list_free(struct cache_listed *v, size_t n);
 int cache_remove(struct cache *c, const char *what, char removed[64 + 1], struct gerr *err);
 int cache_prune(struct cache *c, unsigned long long max_bytes, size_t *pruned, struct gerr *err);
+/* Kept containers (rootfs/cache/kept.c): CACHE/containers/NAME holds the
+ * writable layer of the runs named NAME, the image it was made from and
+ * the lock of the run that has it mounted.  kept_take: for a run of img,
+ * made when missing, its lock taken (-1 with err->errnum EBUSY when a run
+ * holds it; refused when it was made from another image); kept_open: as
+ * it is, for ps and exec (running: a run holds its lock); kept_remove:
+ * `gpurun rm`, refused while it runs; kept_layer_ids: the layers every
+ * kept container needs ("sha256:HEX"), which the cache keeps. */
+#define KEPT_NAME_MAX 64
+#define KEPT_NAME_FIRST "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+struct kept {
+	char *name;
+	char *dir;              /* absolute: CACHE/containers/NAME */
+	int dirfd;              /* that directory, open */
+	int lockfd;             /* kept_take: the run lock, held until kept_free */
+	char *image;            /* the image it was made from, as given then */
+	char *ref;              /* its NAME:TAG, or NULL */
+	char chain[7 + 64 + 1]; /* "sha256:<hex>": the OCI chain id of its layers */
+	struct strv layer_ids;
+	long long created; /* seconds since the epoch */
+	int made;          /* kept_take made it */
+	int running;       /* kept_open: a run holds its lock */
+};
+int kept_name_check(const char *name, struct gerr *err);
+int kept_take(struct cache *c, const char *name, const struct image *img, struct kept *k, struct gerr *err);
+int kept_open(const struct cache *c, const char *name, struct kept *k, struct gerr *err);
+/* Whether img is the image k was made from (its layers' chain id). */
+int kept_same_image(const struct kept *k, const struct image *img);
+/* Whether a run holds the lock of the kept directory dirfd. */
+int kept_dir_running(int dirfd);
+void kept_free(struct kept *k);
+int kept_list(const struct cache *c, struct kept **v, size_t *n, struct gerr *err);
+void kept_list_free(struct kept *v, size_t n);
+int kept_remove(const struct cache *c, const char *name, struct gerr *err);
+void kept_layer_ids(const struct cache *c, struct strv *ids);
+
 /* `gpurun doctor`'s verdict on the cache directory (rootfs/cache/cachedoctor.c);
  * returns its path (malloc'ed) or NULL when there is none to be had. */
 char *cache_doctor(struct checks *ck);

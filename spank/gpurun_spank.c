@@ -28,9 +28,15 @@
  *   --[no-]container-entrypoint   the image's Entrypoint runs before the
  *                             command (the default), or not: --entrypoint=''
  *                             (the command alone, as pyxis runs it)
- * pyxis options gpurun has no counterpart for (--container-name,
- * --container-save, --container-entrypoint-log, --container-unshare) are
- * refused with one line each.  The job's SLURM_* and PMI* variables are
+ *   --container-name=NAME[:FLAG]  --name NAME[:FLAG]: the container's
+ *                             writable layer kept under NAME; the tasks of
+ *                             a step join the one that runs (pyxis's auto,
+ *                             create, exec, no_exec: docs/containers.md);
+ *                             with --container-image, whose image gpurun
+ *                             checks against the kept one
+ * pyxis options gpurun has no counterpart for (--container-save,
+ * --container-entrypoint-log, --container-unshare) are refused with one
+ * line each.  The job's SLURM_* and PMI* variables are
  * copied into the container, as pyxis does.
  *
  * plugstack.conf: `optional /usr/local/lib/slurm/gpurun.so [gpurun=PATH]`
@@ -65,9 +71,9 @@ enum opt_id {
 	O_NO_REMAP_ROOT,
 	O_ENTRYPOINT,
 	O_NO_ENTRYPOINT,
+	O_NAME,
 	O_UNSUPPORTED_FIRST,
-	O_NAME = O_UNSUPPORTED_FIRST,
-	O_SAVE,
+	O_SAVE = O_UNSUPPORTED_FIRST,
 	O_ENTRYPOINT_LOG,
 	O_UNSHARE,
 	O_COUNT
@@ -89,8 +95,7 @@ static int keep(int val, const char *optarg, int remote)
 /* Refused in srun (local context), before anything is started. */
 static int refuse(int val, const char *optarg, int remote)
 {
-	static const char *const names[] = {"--container-name", "--container-save", "--container-entrypoint-log",
-					    "--container-unshare"};
+	static const char *const names[] = {"--container-save", "--container-entrypoint-log", "--container-unshare"};
 	(void)optarg;
 	if (!remote)
 		slurm_error("gpurun: %s: pyxis's option has no counterpart in gpurun",
@@ -115,7 +120,8 @@ struct spank_option spank_options[] = {
 	 O_ENTRYPOINT, keep},
 	{"no-container-entrypoint", NULL, "gpurun: run the command without the image's Entrypoint", 0, O_NO_ENTRYPOINT,
 	 keep},
-	{"container-name", "NAME", "gpurun: not supported", 1, O_NAME, refuse},
+	{"container-name", "NAME[:FLAG]", "gpurun: keep the container's writable layer under NAME (gpurun --name)", 1,
+	 O_NAME, keep},
 	{"container-save", "PATH", "gpurun: not supported", 1, O_SAVE, refuse},
 	{"container-entrypoint-log", NULL, "gpurun: not supported", 0, O_ENTRYPOINT_LOG, refuse},
 	{"container-unshare", "NS", "gpurun: not supported", 1, O_UNSHARE, refuse},
@@ -254,6 +260,10 @@ static int build(spank_t sp, const char *gpurun, const char *image, struct argv 
 	 * always gives one, so the image's Cmd is not what runs either. */
 	if (value(sp, O_NO_ENTRYPOINT, buf, sizeof buf) && !given[O_ENTRYPOINT] && push(a, "--entrypoint=") < 0)
 		return -1;
+	/* pyxis's NAME[:FLAG] is gpurun's: a second task of the step joins
+	 * the container the first one runs. */
+	if ((v = value(sp, O_NAME, buf, sizeof buf)) && push2(a, "--name", v) < 0)
+		return -1;
 	/* --container-env names: each is gpurun's -e NAME, the host's value. */
 	if ((v = value(sp, O_ENV, buf, sizeof buf))) {
 		char *copy = strdup(v), *save = NULL;
@@ -333,6 +343,12 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	char buf[4096];
 	uint32_t step = 0;
 	const char *image = value(sp, O_IMAGE, buf, sizeof buf);
+	char name[4096];
+	if ((!image || !*image) && value(sp, O_NAME, name, sizeof name)) {
+		slurm_error("gpurun: --container-name needs --container-image: gpurun checks the image against the one "
+			    "the container was made from");
+		return -1;
+	}
 	if (!image || !*image)
 		return 0;
 	/* The batch script itself stays on the host: its steps are the

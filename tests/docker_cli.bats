@@ -531,7 +531,7 @@ $(readlink /proc/self/ns/user)"
 @test "each docker option gpurun lacks is one line saying what instead, 125" {
 	local args
 	for args in "-p 8080:80" "-P" "-d" "--privileged" "--cap-add SYS_ADMIN" "--cap-drop ALL" \
-		"--security-opt seccomp=unconfined" "--name x" "--restart always" "--runtime nvidia" \
+		"--security-opt seccomp=unconfined" "--restart always" "--runtime nvidia" \
 		"-m 1g" "--memory 1g" "--cpus 2" "--userns host" "--pid host" "--group-add video" \
 		"--stop-signal SIGINT" "--stop-timeout 5" "--sysctl net.core.somaxconn=1024"; do
 		# shellcheck disable=SC2086

@@ -93,7 +93,7 @@ same_set() {
 
 @test "each verb's options are the same in its usage, the man page and the completion" {
 	local v help
-	for v in info list pull doctor "cache prune" "cdi generate" "cdi list"; do
+	for v in info list pull ps exec doctor "cache prune" "cdi generate" "cdi list"; do
 		# shellcheck disable=SC2086
 		help=$(help_opts $v)
 		# shellcheck disable=SC2086

@@ -63,6 +63,10 @@ same_container() {
 	ENTRY=" " same_container --gpus void "$oci"
 }
 
+@test "--name: the plan mounts the kept container's layer over the cached layers as gpurun does" {
+	same_container --name kept "$BUSYBOX_TGZ"
+}
+
 @test "--no-cache: the plan unpacks the archive with tar as gpurun unpacks it" {
 	same_container --no-cache "$BUSYBOX_TGZ"
 }

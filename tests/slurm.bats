@@ -454,6 +454,40 @@ from-host
 read-only"
 }
 
+@test "srun --container-name keeps what a step wrote for the next step of the name" {
+	skip_unless_spank
+	local name=keep$BATS_TEST_NUMBER
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+		--container-image="$GLIBC_TAR" --container-name="$name" sh -c 'echo kept > /root/f'
+	assert_success
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+		--container-image="$GLIBC_TAR" --container-name="$name" cat /root/f
+	assert_success
+	assert_output kept
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+		--container-image="$GLIBC_TAR" --container-name="$name:create" true
+	assert_failure
+	assert_stderr_partial "gpurun: --name $name:create: container $name exists already"
+	"$GPURUN" rm "$name"
+}
+
+@test "srun -n 2 --container-name: the step's tasks share one container" {
+	skip_unless_spank
+	local name=share$BATS_TEST_NUMBER sync=$BATS_TEST_TMPDIR/sync
+	mkdir "$sync"
+	# Each task writes its pid namespace where the other can see it, and
+	# waits (a bounded loop on that state) until both have.
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet -n 2 \
+		--container-image="$GLIBC_TAR" --container-name="$name" --container-mounts="$sync:/sync" \
+		sh -c 'readlink /proc/self/ns/pid > /sync/$SLURM_PROCID; i=0
+			while [ "$(ls /sync | wc -l)" -lt 2 ] && [ $i -lt 300 ]; do i=$((i + 1)); sleep 0.1; done
+			cat /sync/0 /sync/1'
+	assert_success
+	[[ ${#lines[@]} -eq 4 ]] || fail "want two lines from each task: $output"
+	assert_equal "$(sort -u <<<"$output" | wc -l)" 1
+	"$GPURUN" rm "$name"
+}
+
 @test "GPURUN_CONTAINER_IMAGE in the environment stands for --container-image" {
 	skip_unless_spank
 	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" GPURUN_CONTAINER_IMAGE="$GLIBC_TAR" \
@@ -493,10 +527,10 @@ print(d["ok"], d["doctor"]["failed"], [g["pci_bus_id"] for g in d["gpus"] if g["
 
 @test "a pyxis option gpurun does not have is refused with one line naming it" {
 	skip_unless_spank
-	run --separate-stderr timeout 60 srun --quiet --container-image="$GLIBC_TAR" --container-name=x true
+	run --separate-stderr timeout 60 srun --quiet --container-image="$GLIBC_TAR" --container-save=/tmp/x.sqsh true
 	assert_failure
 	assert_equal "$(grep '^srun: error: gpurun' <<<"$stderr")" \
-		"srun: error: gpurun: --container-name: pyxis's option has no counterpart in gpurun"
+		"srun: error: gpurun: --container-save: pyxis's option has no counterpart in gpurun"
 }
 
 @test "srun --container-image --no-container-entrypoint runs the command without the image's Entrypoint" {

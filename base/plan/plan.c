@@ -244,6 +244,7 @@ void plan_free(struct plan *p)
 		strv_free(&p->v[i].upper_dirs);
 		free(p->v[i].sub_flags);
 		free(p->v[i].image_sel);
+		free(p->v[i].kept);
 		free(p->v[i].layer_fds);
 	}
 	free(p->v);

@@ -110,6 +110,9 @@ struct op {
 	char *why;          /* optional comment printed after the shell line ("# why") */
 	struct strv layers; /* OP_ROOTFS with OPF_LAYERS: host paths, lowest layer first */
 	char *image_sel;    /* OPF_IMPORT: the NAME:TAG to pick, or NULL */
+	char *kept;         /* OP_ROOTFS with OPF_LAYERS, --name: the kept container's directory on
+			     * the host, whose upper/ and work/ take the run's writes (bound on
+			     * PLAN_KEPT) instead of the scratch tmpfs's; NULL otherwise */
 	/* runtime state, owned by ns/exec.c */
 	int fd;         /* detached clone of the bind source, -1 */
 	int *layer_fds; /* OPF_LAYERS: detached clones of the layers */
@@ -178,6 +181,7 @@ void op_mount_data(const struct op *op, struct sbuf *out);
 #define PLAN_UPPER PLAN_SCRATCH "/upper"
 #define PLAN_WORK PLAN_SCRATCH "/work"
 #define PLAN_LAYERS PLAN_SCRATCH "/layers"   /* layer N is bound on PLAN_LAYERS/N */
+#define PLAN_KEPT PLAN_SCRATCH "/kept"       /* --name: the kept container's directory, bound */
 #define PLAN_RUN_CACHE PLAN_SCRATCH "/cache" /* --no-cache: the image's layers, unpacked for this run */
 
 /* What of a fresh procfs still reaches host-wide kernel knobs (docker's

@@ -155,7 +155,15 @@ static void describe_rootfs(const struct op *op, struct sbuf *b)
 			sbuf_shquote(b, dir);
 			sbuf_puts(b, "   # gpurun's cache of unpacked layers\n");
 		}
-		sbuf_puts(b, "mkdir \"$S/layers\" \"$S/upper\" \"$S/work\" \"$S/root\"");
+		if (op->kept) {
+			sbuf_puts(b, "mkdir \"$S/layers\" \"$S/kept\" \"$S/root\"; mount --bind");
+			mount_opts(b, OPF_NOSUID | OPF_NODEV, NULL);
+			sbuf_puts(b, " ");
+			sbuf_shquote(b, op->kept);
+			sbuf_puts(b, " \"$S/kept\"   # the kept container: its upper/ and work/ take the writes");
+		} else {
+			sbuf_puts(b, "mkdir \"$S/layers\" \"$S/upper\" \"$S/work\" \"$S/root\"");
+		}
 		for (size_t i = 0; i < op->layers.n; i++) {
 			sbuf_printf(b, "\nmkdir \"$S/layers/%zu\"; mount --bind", i);
 			mount_opts(b, OPF_RO, NULL);

@@ -243,6 +243,8 @@ static int collect_garbage(const struct cache *c, struct gerr *err)
 	size_t n;
 	struct entry *v = read_entries(&one, &n, 1);
 	const char *const subdirs[] = {"layers", "sources", "tmp", "locks"};
+	struct strv kept = {0}; /* the layers of kept containers stay, record or not */
+	kept_layer_ids(c, &kept);
 	int rc = 0;
 	for (size_t s = 0; s < COUNT_OF(subdirs); s++) {
 		int fd = openat(c->fd, subdirs[s], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -258,6 +260,8 @@ static int collect_garbage(const struct cache *c, struct gerr *err)
 				for (size_t i = 0; i < n && !keep; i++)
 					for (size_t l = 0; l < v[i].img.layer_ids.n && !keep; l++)
 						keep = !strcmp(v[i].img.layer_ids.v[l] + strlen(DIGEST_PREFIX), hex);
+				for (size_t l = 0; l < kept.n && !keep; l++)
+					keep = !strcmp(kept.v[l] + strlen(DIGEST_PREFIX), hex);
 			} else if (s == 1) {
 				char hex[DIGEST_HEX_LEN + 1];
 				keep = cache_lookup_source(c, de->d_name, hex);
@@ -280,7 +284,31 @@ static int collect_garbage(const struct cache *c, struct gerr *err)
 			close(fd);
 	}
 	free_entries(v, n);
+	strv_free(&kept);
 	return rc;
+}
+
+/* The kept container (rootfs/cache/kept.c) of any area whose layers are
+ * exactly img's, or NULL (malloc'ed). */
+static char *kept_by(const struct areas *a, const struct image *img)
+{
+	char *name = NULL;
+	for (size_t i = 0; i < a->n && !name; i++) {
+		struct kept *v;
+		size_t n;
+		struct gerr ignore = {0};
+		if (kept_list(&a->v[i], &v, &n, &ignore) < 0)
+			continue;
+		for (size_t k = 0; k < n && !name; k++) {
+			int same = v[k].layer_ids.n == img->layer_ids.n;
+			for (size_t l = 0; same && l < img->layer_ids.n; l++)
+				same = !strcmp(v[k].layer_ids.v[l], img->layer_ids.v[l]);
+			if (same)
+				name = xstrdup(v[k].name);
+		}
+		kept_list_free(v, n);
+	}
+	return name;
 }
 
 static int collect_all(const struct areas *a, struct gerr *err)
@@ -335,6 +363,21 @@ int cache_remove(struct cache *c, const char *what, char removed[DIGEST_HEX_LEN 
 		else if (found > 1)
 			rc = gerr_set(err, 0, "cache: %s names %zu images; give more of the digest", what, found);
 	}
+	/* An image that a kept container was made from stays: its next run
+	 * starts from those layers. */
+	for (size_t i = 0; rc == 0 && i < a.n; i++) {
+		struct image img = {0};
+		struct gerr ignore = {0};
+		if (cache_get_image(&a.v[i], hex, &img, &ignore) == 0) {
+			_cleanup_free_ char *name = kept_by(&a, &img);
+			if (name)
+				rc = gerr_set(
+					err, 0,
+					"cache: image %.12s is the image of the kept container %s; gpurun rm %s first",
+					hex, name, name);
+		}
+		image_free(&img);
+	}
 	/* The image goes from every area: it is one image, unpacked under
 	 * more than one map. */
 	for (size_t i = 0; rc == 0 && i < a.n; i++)
@@ -375,6 +418,9 @@ int cache_prune(struct cache *c, unsigned long long max_bytes, size_t *pruned, s
 		strv_free(&seen);
 		if (total <= max_bytes)
 			break;
+		_cleanup_free_ char *kept = kept_by(&a, &v[i].img);
+		if (kept) /* a kept container's image is never pruned */
+			continue;
 		remove_image_record(&a.v[v[i].area], v[i].hex);
 		removed++;
 	}

@@ -1,0 +1,423 @@
+#!/usr/bin/env bats
+# Named containers (docs/containers.md): --name keeps a run's writable
+# layer in the caller's cache area, `gpurun ps` lists them, `gpurun exec`
+# runs a command inside a running one with its first command's isolation,
+# `gpurun rm` removes one; a second launch of a running name joins it
+# (pyxis's --container-name); the records of running ones cannot be forged
+# into entering another process.  The kept layers are on the disk, where a
+# user's cache is, not on run-bats.sh's tmpfs:
+# run-bats: on-disk
+
+load lib/common
+
+setup_file() {
+	require_gpurun
+	common_images
+}
+
+setup() {
+	export GPURUN_CACHE=$BATS_TEST_TMPDIR/cache
+	IMG=$BUSYBOX_TAR
+	LAUNCHED=()
+}
+
+teardown() {
+	local p
+	for p in "${LAUNCHED[@]}"; do
+		kill -TERM "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null
+	done
+	return 0
+}
+
+# launch NAME OUT [ARGS...] -- CMD...: a named run in the background, its
+# output in OUT; its pid (gpurun's, P0) is added to LAUNCHED.
+launch() {
+	local name=$1 out=$2
+	shift 2
+	"$GPURUN" --name "$name" "$@" >"$out" 2>&1 &
+	LAUNCHED+=("$!")
+}
+
+# wait_running NAME: until `gpurun ps` shows NAME running (its record is
+# written once the command has started).
+wait_running() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		"$GPURUN" ps | grep -qE "^$1 +running " && return 0
+		sleep 0.05
+	done
+	"$GPURUN" ps >&2
+	fail "container $1 is not running after 30 s"
+}
+
+# stop_all: end every launched run (SIGTERM reaches the probe, which exits)
+# and wait for it.
+stop_all() {
+	local p
+	for p in "${LAUNCHED[@]}"; do
+		kill -TERM "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	LAUNCHED=()
+}
+
+# ---- kept layers -------------------------------------------------------------------
+
+@test "--name keeps what a run wrote: the next run of the name starts from it" {
+	run --separate-stderr "$GPURUN" --name dev "$IMG" sh -c 'echo tmux > /root/installed'
+	assert_success
+	assert_equal "$stderr" ""
+	run --separate-stderr "$GPURUN" --name dev "$IMG" cat /root/installed
+	assert_success
+	assert_output tmux
+	# A run without the name starts from the image.
+	run "$GPURUN" "$IMG" cat /root/installed
+	assert_failure
+}
+
+@test "a file a named run removed stays removed in the next run of the name" {
+	run "$GPURUN" --name dev "$IMG" rm /etc/passwd
+	assert_success
+	run "$GPURUN" --name dev "$IMG" test -e /etc/passwd
+	assert_failure
+	run "$GPURUN" "$IMG" test -e /etc/passwd
+	assert_success
+}
+
+@test "the kept layer is in the caller's cache area, with the image's chain id" {
+	run "$GPURUN" --name dev "$IMG" touch /kept-marker
+	assert_success
+	[[ -e "$GPURUN_CACHE/containers/dev/upper/kept-marker" ]] || fail "$(find "$GPURUN_CACHE/containers" -maxdepth 3)"
+	assert_equal "$(stat -c '%u %a' "$GPURUN_CACHE/containers")" "$(id -u) 700"
+	run jq -r '.chain_id' "$GPURUN_CACHE/containers/dev/kept.json"
+	assert_output --regexp '^sha256:[0-9a-f]{64}$'
+}
+
+@test "a run of a name with another image is refused, naming the image it was made from" {
+	run "$GPURUN" --name dev "$IMG" true
+	assert_success
+	run --separate-stderr "$GPURUN" --name dev "$(fixture glibc.tar)" true
+	assert_gpurun_error 125 "container dev was made from the image $IMG (sha256:" "gpurun rm dev"
+}
+
+@test "--name with a directory image or --no-cache is refused in one line" {
+	run --separate-stderr "$GPURUN" --name dev "$BUSYBOX_DIR" true
+	assert_gpurun_error 125 "--name dev: only an image gpurun caches can be kept" "not a directory"
+	run --separate-stderr "$GPURUN" --name dev --no-cache "$IMG" true
+	assert_gpurun_error 125 "--name dev: only an image gpurun caches can be kept" "not with --no-cache"
+	[[ ! -e "$GPURUN_CACHE/containers/dev" ]] || fail "a refused run made the container"
+}
+
+@test "a container name with a slash or a leading dot is refused" {
+	local n
+	for n in a/b .x ../y ""; do
+		run --separate-stderr "$GPURUN" --name "$n" "$IMG" true
+		assert_gpurun_error 125 "--name: container name '$n': use letters, digits and _ . -"
+	done
+}
+
+@test "gpurun rm NAME removes a kept container: the next run starts from the image" {
+	run "$GPURUN" --name dev "$IMG" touch /root/x
+	assert_success
+	run --separate-stderr "$GPURUN" rm dev
+	assert_success
+	assert_output dev
+	[[ ! -e "$GPURUN_CACHE/containers/dev" ]] || fail "still there"
+	run "$GPURUN" --name dev "$IMG" test -e /root/x
+	assert_failure
+	run --separate-stderr "$GPURUN" rm nosuch
+	assert_gpurun_error 125 "no container nosuch (gpurun ps lists them)"
+}
+
+@test "gpurun rm of a running container is refused, and it keeps running" {
+	launch dev "$BATS_TEST_TMPDIR/out" "$IMG" probe wait-signal
+	wait_running dev
+	run --separate-stderr "$GPURUN" rm dev
+	assert_gpurun_error 125 "container dev is running: it is removed once it has ended"
+	run "$GPURUN" exec dev true
+	assert_success
+	stop_all
+	run "$GPURUN" rm dev
+	assert_success
+}
+
+@test "cache prune never removes a kept container's image layers" {
+	run "$GPURUN" --name dev "$IMG" true
+	assert_success
+	local layers
+	layers=$(ls "$GPURUN_CACHE/layers")
+	run "$GPURUN" cache prune --max-size 0
+	assert_success
+	assert_equal "$(ls "$GPURUN_CACHE/layers")" "$layers"
+	run --separate-stderr "$GPURUN" --name dev "$IMG" true
+	assert_success
+	# Once the container is gone, so are they.
+	run "$GPURUN" rm dev
+	run "$GPURUN" cache prune --max-size 0
+	assert_success
+	assert_equal "$(ls "$GPURUN_CACHE/layers" | grep -vc '\.ok$')" 0
+}
+
+@test "cache rm of a kept container's image is refused, naming the container" {
+	run "$GPURUN" --name dev "$IMG" true
+	assert_success
+	run --separate-stderr "$GPURUN" cache rm "$IMG"
+	assert_gpurun_error 125 "is the image of the kept container dev; gpurun rm dev first"
+}
+
+# ---- ps ------------------------------------------------------------------------------
+
+@test "gpurun ps lists running and kept containers: name, state, pid, GPUs, started, image" {
+	run "$GPURUN" --name old "$IMG" true
+	launch new "$BATS_TEST_TMPDIR/out" "$IMG" probe wait-signal
+	wait_running new
+	run --separate-stderr "$GPURUN" ps
+	assert_success
+	assert_line --index 0 --regexp '^NAME +STATE +PID +GPUS +STARTED +IMAGE$'
+	assert_line --regexp "^new +running +[0-9]+ +- +[0-9-]+ [0-9:]+ +$IMG\$"
+	assert_line --regexp "^old +kept +- +- +- +$IMG\$"
+	run --separate-stderr "$GPURUN" ps --json
+	assert_success
+	run jq -r '.containers[] | [.name, .state, (.pid != null), .image] | @tsv' <<<"$output"
+	assert_line "new	running	true	$IMG"
+	assert_line "old	kept	false	$IMG"
+}
+
+@test "a record whose run was killed is recognised as stale and cleaned" {
+	launch dev "$BATS_TEST_TMPDIR/out" "$IMG" probe wait-signal
+	wait_running dev
+	local rec=$GPURUN_CACHE/containers/dev/run.json pid
+	pid=$(jq -r .pid "$rec")
+	# SIGKILL to the monitor: its init dies with it, and the command with
+	# the pid namespace; nobody removes the record.
+	kill -KILL "${LAUNCHED[0]}"
+	wait "${LAUNCHED[0]}" 2>/dev/null || true
+	LAUNCHED=()
+	while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+	[[ -e $rec ]] || fail "the killed run's record is gone already"
+	run --separate-stderr "$GPURUN" ps
+	assert_line --regexp "^dev +kept "
+	[[ ! -e $rec ]] || fail "the stale record was left"
+	run --separate-stderr "$GPURUN" --name dev "$IMG" true
+	assert_success
+}
+
+@test "exec never trusts a pid from the record alone: a pid now another process's is refused" {
+	launch dev "$BATS_TEST_TMPDIR/out" "$IMG" probe wait-signal
+	wait_running dev
+	local rec=$GPURUN_CACHE/containers/dev/run.json
+	sleep 60 &
+	local other=$!
+	# The record names another process of this user, as a reused pid would.
+	jq --argjson p "$other" '.pid = $p' "$rec" >"$rec.forged"
+	mv "$rec.forged" "$rec"
+	run --separate-stderr "$GPURUN" exec dev true
+	kill "$other"
+	assert_gpurun_error 125 "container dev is not running: pid $other is not its command any more"
+}
+
+# ---- exec ----------------------------------------------------------------------------
+
+@test "exec runs a command inside the running container; its status is the command's" {
+	launch dev "$BATS_TEST_TMPDIR/out" "$IMG" sh -c 'echo shared > /tmp/note; exec probe wait-signal'
+	wait_for_line "$BATS_TEST_TMPDIR/out" ready
+	run --separate-stderr "$GPURUN" exec dev cat /tmp/note
+	assert_success
+	assert_output shared
+	# Its pid namespace: the first command is pid 2, after the init.
+	run --separate-stderr "$GPURUN" exec dev cat /proc/2/cmdline
+	assert_output --partial "probe"
+	run --separate-stderr "$GPURUN" exec dev sh -c 'exit 7'
+	assert_equal "$status" 7
+	run -127 --separate-stderr "$GPURUN" exec dev no-such-command
+	assert_gpurun_error 127 "no-such-command: command not found"
+	stop_all
+	run --separate-stderr "$GPURUN" exec dev true
+	assert_gpurun_error 125 "container dev is not running"
+}
+
+@test "an exec'd command has the first command's CapEff, CapBnd, NoNewPrivs, Seccomp, ids, groups and /dev" {
+	local report='grep -E "^(CapEff|CapBnd|CapPrm|CapAmb|NoNewPrivs|Seccomp|Seccomp_filters):" /proc/self/status; id; ls -l /dev; probe ns mnt; probe ns pid'
+	local user
+	for user in "" 1000:1000 alice; do
+		launch dev "$BATS_TEST_TMPDIR/out" ${user:+-u "$user"} "$IMG" sh -c "($report) > /tmp/first; exec probe wait-signal"
+		wait_for_line "$BATS_TEST_TMPDIR/out" ready && wait_running dev
+		run --separate-stderr "$GPURUN" exec dev sh -c "($report) > /tmp/exec; cmp /tmp/first /tmp/exec && cat /tmp/exec"
+		assert_success
+		assert_line --regexp '^NoNewPrivs:.1$'
+		assert_line --regexp '^Seccomp:.2$'
+		stop_all
+	done
+}
+
+@test "an exec'd command gets no fd above 2: not the cache's, not the kept directory's" {
+	launch dev "$BATS_TEST_TMPDIR/out" "$IMG" probe wait-signal
+	wait_running dev
+	exec 7>"$BATS_TEST_TMPDIR/fd7"
+	run --separate-stderr "$GPURUN" exec dev probe fds
+	exec 7>&-
+	assert_success
+	assert_line --regexp '^0 -> '
+	refute_line --regexp '^([3-9]|[1-9][0-9]+) -> '
+}
+
+@test "exec -u with a user other than 0 never runs as uid 0" {
+	launch dev "$BATS_TEST_TMPDIR/out" "$IMG" probe wait-signal
+	wait_running dev
+	run --separate-stderr "$GPURUN" exec -u 1000 dev id -u
+	assert_output 1000
+	run --separate-stderr "$GPURUN" exec -u alice dev id -u
+	assert_output 1000
+	run --separate-stderr "$GPURUN" exec -u nobody dev probe caps
+	assert_success
+	refute_output --partial "uid=0"
+	local u
+	# 2^32 wraps to 0 in a careless parse; -1 is no id; "1000:" has no group.
+	for u in 4294967296 4294967295 -1 1000: :1000 00000000004294967296; do
+		run --separate-stderr "$GPURUN" exec -u "$u" dev id -u
+		assert_equal "$status" 125
+		refute_output 0
+	done
+	run --separate-stderr "$GPURUN" exec -u nosuchuser dev id -u
+	assert_equal "$status" 125
+	refute_output 0
+}
+
+@test "exec forwards the signals it gets to its command, and exits with its status" {
+	launch dev "$BATS_TEST_TMPDIR/out" "$IMG" probe wait-signal
+	wait_running dev
+	local out=$BATS_TEST_TMPDIR/exec.out rc=0
+	"$GPURUN" exec dev probe wait-signal >"$out" 2>&1 &
+	local pid=$!
+	wait_for_line "$out" ready
+	kill -USR1 "$pid"
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 0
+	run cat "$out"
+	assert_line "got SIGUSR1"
+}
+
+@test "exec -e and -w set a variable over the container's and the working directory" {
+	launch dev "$BATS_TEST_TMPDIR/out" -e KEEP=first "$IMG" probe wait-signal
+	wait_running dev
+	run --separate-stderr "$GPURUN" exec -e ADDED=yes -w /etc dev sh -c 'echo "$KEEP $ADDED $(pwd)"'
+	assert_success
+	assert_output "first yes /etc"
+}
+
+@test "exec --dry-run prints the nsenter and setpriv lines, words quoted" {
+	launch dev "$BATS_TEST_TMPDIR/out" -e "Q=it's" "$IMG" probe wait-signal
+	wait_running dev
+	local pid
+	pid=$(jq -r .pid "$GPURUN_CACHE/containers/dev/run.json")
+	run --separate-stderr "$GPURUN" exec --dry-run dev echo "a b" '$(touch /pwned)'
+	assert_success
+	assert_line "P=$pid"
+	assert_output --partial 'nsenter --target "$P"'
+	assert_output --partial "setpriv --nnp --inh-caps=-all --ambient-caps=-all --bounding-set=-all,+chown"
+	assert_output --partial "'Q=it'\\''s'"
+	assert_output --partial "echo 'a b' '\$(touch /pwned)'"
+	if [[ $GPURUN_TEST_MODE == user ]]; then
+		assert_output --partial "--user --mount --pid"
+	else
+		assert_output --partial "nsenter --target \"\$P\" --mount --pid"
+	fi
+}
+
+@test "the printed exec, run as a script, gives the command what exec gives it" {
+	local report='grep -E "^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):" /proc/self/status; id; pwd; env | sort; ulimit -n; probe ns mnt; probe ns pid; probe ns user; ls -l /dev'
+	local user users=("")
+	# With one id mapped, a --user is a nested user namespace, which the
+	# printed form says it cannot make after its chroot.
+	[[ $GPURUN_TEST_MODE == root ]] && users+=(1000:1000)
+	for user in "${users[@]}"; do
+		launch dev "$BATS_TEST_TMPDIR/out" ${user:+-u "$user"} -e K=V --ulimit nofile=512:1024 "$IMG" probe wait-signal
+		wait_running dev
+		run --separate-stderr "$GPURUN" exec -w /etc dev sh -c "$report"
+		assert_success
+		local want=$output
+		"$GPURUN" exec -w /etc --dry-run dev sh -c "$report" >"$BATS_TEST_TMPDIR/plan.sh"
+		run --separate-stderr sh "$BATS_TEST_TMPDIR/plan.sh"
+		assert_success
+		assert_equal "$output" "$want"
+		stop_all
+	done
+}
+
+@test "two launches of one name at once share one container: the second joins the first" {
+	local a=$BATS_TEST_TMPDIR/a b=$BATS_TEST_TMPDIR/b
+	launch dev "$a" "$IMG" sh -c 'probe ns pid; probe ns mnt; exec probe wait-signal'
+	launch dev "$b" "$IMG" sh -c 'probe ns pid; probe ns mnt; exec probe wait-signal'
+	wait_for_line "$a" ready
+	wait_for_line "$b" ready
+	# One container: one pid and one mount namespace, so one overlay on
+	# the upper directory.
+	assert_equal "$(grep '^pid ' "$a")" "$(grep '^pid ' "$b")"
+	assert_equal "$(grep '^mnt ' "$a")" "$(grep '^mnt ' "$b")"
+	run "$GPURUN" ps
+	assert_equal "$(grep -c '^dev ' <<<"$output")" 1
+	stop_all
+}
+
+@test "a launch joining a running container says which of its options it does not apply" {
+	launch dev "$BATS_TEST_TMPDIR/out" "$IMG" probe wait-signal
+	wait_running dev
+	run --separate-stderr "$GPURUN" --name dev -v /etc:/mnt/etc "$IMG" sh -c 'test -e /mnt/etc || echo joined'
+	assert_success
+	assert_output joined
+	assert_stderr_partial "gpurun: warning: container dev is running: this launch joins it, and its own --gpus"
+}
+
+@test "--name NAME:exec joins a running container and is refused when none runs" {
+	run --separate-stderr "$GPURUN" --name dev:exec "$IMG" true
+	assert_gpurun_error 125 "--name dev:exec: container dev is not running (gpurun ps)"
+	launch dev "$BATS_TEST_TMPDIR/out" "$IMG" sh -c 'echo in > /tmp/x; exec probe wait-signal'
+	wait_for_line "$BATS_TEST_TMPDIR/out" ready
+	run --separate-stderr "$GPURUN" --name dev:exec "$IMG" cat /tmp/x
+	assert_success
+	assert_output in
+}
+
+@test "--name NAME:no_exec is refused while the container runs: one overlay per layer" {
+	launch dev "$BATS_TEST_TMPDIR/out" "$IMG" probe wait-signal
+	wait_running dev
+	run --separate-stderr "$GPURUN" --name dev:no_exec "$IMG" true
+	assert_gpurun_error 125 "--name dev:no_exec: container dev is running, and a second run on its layer is refused"
+	stop_all
+	run "$GPURUN" --name dev:no_exec "$IMG" true
+	assert_success
+}
+
+@test "--name NAME:create makes a container and is refused when the name is kept" {
+	run "$GPURUN" --name dev:create "$IMG" touch /made
+	assert_success
+	run --separate-stderr "$GPURUN" --name dev:create "$IMG" true
+	assert_gpurun_error 125 "--name dev:create: container dev exists already (gpurun rm dev first)"
+	run --separate-stderr "$GPURUN" --name dev:other "$IMG" true
+	assert_gpurun_error 125 "--name dev:other: the flag after ':' is auto, create, exec or no_exec"
+}
+
+@test "a named run with a GPU: exec sees the same GPU device nodes" {
+	load lib/gpu
+	local fake
+	fake=$(fake_driver one) || true
+	[[ -n $fake ]] || skip "no fake NVIDIA driver"
+	launch dev "$BATS_TEST_TMPDIR/out" --driver-root "$fake" --gpus 0 "$IMG" \
+		sh -c 'ls -l /dev /dev/nvidia* > /tmp/first 2>&1; exec probe wait-signal'
+	wait_for_line "$BATS_TEST_TMPDIR/out" ready && wait_running dev
+	run --separate-stderr "$GPURUN" ps
+	assert_line --regexp '^dev +running +[0-9]+ +0 '
+	run --separate-stderr "$GPURUN" exec dev sh -c 'ls -l /dev /dev/nvidia* > /tmp/exec 2>&1; cmp /tmp/first /tmp/exec && grep -c nvidia0 /tmp/exec'
+	assert_success
+	refute_output 0
+}
+
+@test "exec -t gives the command a pty of the container's own devpts" {
+	launch dev "$BATS_TEST_TMPDIR/out" "$IMG" probe wait-signal
+	wait_running dev
+	tty_run "$GPURUN" exec -t dev sh -c 'tty; probe isatty 0'
+	assert_success
+	assert_line /dev/pts/0
+	assert_line yes
+}
