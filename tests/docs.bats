@@ -5,7 +5,8 @@
 # --help makes of them; the README stays short; `make install` installs the
 # binary, the man page and the completion; docs/security.md names tests that
 # exist; docs/slurm.md's table of pyxis options has a row for each option of
-# the Slurm plugin's own table and says which it refuses.  The option sets are read from each source, never listed here, so a
+# the Slurm plugin's own table and says which it refuses, and the page names
+# tests that exist.  The option sets are read from each source, never listed here, so a
 # new option fails these tests until all three name it.
 # Nothing here launches a container: the same files and the same --help
 # whoever runs them, so tests/run-bats.sh runs this suite once (as root,
@@ -290,4 +291,18 @@ same_set() {
 		n=$((n + 1))
 	done <<<"$opts"
 	((n >= 16)) || fail "found only $n of the plugin's options: $opts"
+}
+
+@test "docs/slurm.md names only tests that exist" {
+	local refs ref file name n=0
+	# A name may wrap across lines in the page: join them first.
+	refs=$(tr '\n' ' ' <"$REPO/docs/slurm.md" | sed 's/  */ /g' | grep -oE '`[a-z_]+\.bats` › "[^"]+"')
+	[[ -n $refs ]] || fail "docs/slurm.md names no test"
+	while IFS= read -r ref; do
+		file=$(sed -E 's/^`([^`]+)`.*/\1/' <<<"$ref")
+		name=$(sed -E 's/^[^"]*"(.*)"$/\1/' <<<"$ref")
+		grep -qF "@test \"$name\"" "$REPO/tests/$file" || fail "docs/slurm.md names $file › \"$name\", which is not a test there"
+		n=$((n + 1))
+	done <<<"$refs"
+	((n >= 20)) || fail "docs/slurm.md names only $n tests"
 }
