@@ -4,7 +4,9 @@
 # name the same verbs and options; the man page's generated parts are what
 # --help makes of them; the README stays short; `make install` installs the
 # binary, the man page and the completion; docs/security.md names tests that
-# exist.  The option sets are read from each source, never listed here, so a
+# exist; docs/slurm.md's table of pyxis options has a row for each option of
+# the Slurm plugin's own table and says which it refuses, and the page names
+# tests that exist.  The option sets are read from each source, never listed here, so a
 # new option fails these tests until all three name it.
 # Nothing here launches a container: the same files and the same --help
 # whoever runs them, so tests/run-bats.sh runs this suite once (as root,
@@ -264,4 +266,43 @@ same_set() {
 	run diff <(sed '/bench:registry:begin/,/bench:registry:end/d' "$REPO/docs/performance.md") \
 		<(sed '/bench:registry:begin/,/bench:registry:end/d' "$BATS_TEST_TMPDIR/perf.md")
 	assert_success
+}
+
+@test "docs/slurm.md's table has a row for every option the Slurm plugin takes and says which it refuses" {
+	local opts name callback row said n=0
+	# The plugin's table, spank_options[]: {"NAME", ARG, HELP, HAS_ARG, ID,
+	# CALLBACK}, an entry over one line or two; the callback `refuse` is the
+	# one that refuses.
+	opts=$(sed -n '/^struct spank_option spank_options\[\]/,/SPANK_OPTIONS_TABLE_END/p' "$REPO/spank/gpurun_spank.c" |
+		tr -d '\n\t' | grep -oE '\{"[a-z-]+"[^{}]*\}' | sed -E 's/^\{"([a-z-]+)".*, *([a-z_]+)\}$/\1 \2/')
+	[[ -n $opts ]] || fail "no option table found in spank/gpurun_spank.c"
+	while read -r name callback; do
+		# The row whose first cell is `--NAME` or `--NAME=...`; its third cell
+		# (escaped pipes aside) is what the plugin does.
+		row=$(grep -E "^\| \`--$name[=\`]" "$REPO/docs/slurm.md") ||
+			fail "docs/slurm.md has no row for the plugin's --$name"
+		[[ $(wc -l <<<"$row") -eq 1 ]] || fail "docs/slurm.md has several rows for --$name"
+		said=$(sed 's/\\|//g' <<<"$row" | cut -d'|' -f4)
+		if [[ $callback == refuse ]]; then
+			[[ $said == " Refused"* ]] || fail "the plugin refuses --$name, and docs/slurm.md does not say so:$said"
+		else
+			[[ $said != " Refused"* ]] || fail "docs/slurm.md says --$name is refused, and the plugin takes it"
+		fi
+		n=$((n + 1))
+	done <<<"$opts"
+	((n >= 16)) || fail "found only $n of the plugin's options: $opts"
+}
+
+@test "docs/slurm.md names only tests that exist" {
+	local refs ref file name n=0
+	# A name may wrap across lines in the page: join them first.
+	refs=$(tr '\n' ' ' <"$REPO/docs/slurm.md" | sed 's/  */ /g' | grep -oE '`[a-z_]+\.bats` › "[^"]+"')
+	[[ -n $refs ]] || fail "docs/slurm.md names no test"
+	while IFS= read -r ref; do
+		file=$(sed -E 's/^`([^`]+)`.*/\1/' <<<"$ref")
+		name=$(sed -E 's/^[^"]*"(.*)"$/\1/' <<<"$ref")
+		grep -qF "@test \"$name\"" "$REPO/tests/$file" || fail "docs/slurm.md names $file › \"$name\", which is not a test there"
+		n=$((n + 1))
+	done <<<"$refs"
+	((n >= 20)) || fail "docs/slurm.md names only $n tests"
 }

@@ -31,7 +31,12 @@
 #
 # Knobs: BENCH_RUNS (warm, default 400), BENCH_COLD_RUNS (default 10),
 # BENCH_SKIP_DEBIAN=1, GPURUN (binary, default ./gpurun), BENCH_DOCS=0
-# (leave docs/performance.md alone), BENCH_QUICK=1 (sections 1 and 2 only).
+# (leave docs/performance.md alone), BENCH_QUICK=1 (sections 1 and 2 only,
+# unless BENCH_ONLY names other parts), BENCH_ONLY=PART[,PART...] (only
+# those: launch, sections 1 and 2; images; registry; slurm; gpu).  The
+# Slurm part runs under `flock /tmp/gpurun-slurm.lock`, the lock a run of
+# tests/slurm.bats is wrapped in: one one-node Slurm on the machine at a
+# time.
 # Results: tests/build/bench/*.json (hyperfine --export-json), table.md.
 set -uo pipefail
 
@@ -60,6 +65,33 @@ source tests/lib/images.bash
 say() { printf '%s\n' "$*"; }
 header() { printf '\n==== %s ====\n' "$*"; }
 
+PARTS="launch images registry slurm gpu"
+only=${BENCH_ONLY:-}
+for part in ${only//,/ }; do
+	[[ " $PARTS " == *" $part "* ]] || {
+		say "bench: BENCH_ONLY: no part '$part' (the parts: ${PARTS// /, })"
+		exit 2
+	}
+done
+# want PART: BENCH_ONLY is unset or names PART.
+want() {
+	[[ -z ${BENCH_ONLY:-} || ",$BENCH_ONLY," == *",$1,"* ]]
+}
+# The parts after the launch sections, each script splicing its own tables.
+others() {
+	want images && GPURUN=$GPURUN bash tests/bench/images.sh
+	want registry && GPURUN=$GPURUN bash tests/bench/registry.sh
+	# The one-node Slurm listens on fixed ports: one at a time on the
+	# machine, whoever starts it (a run of tests/slurm.bats is wrapped in
+	# the same lock).
+	want slurm && GPURUN=$GPURUN flock /tmp/gpurun-slurm.lock bash tests/bench/slurm.sh
+	if want gpu && [[ -f tests/bench/gpu.sh ]]; then
+		header "3. GPU launch (tests/bench/gpu.sh)"
+		GPURUN=$GPURUN sh tests/bench/gpu.sh
+	fi
+	return 0
+}
+
 command -v hyperfine >/dev/null || {
 	say "bench: hyperfine is missing (make deps-bench)"
 	exit 2
@@ -70,6 +102,10 @@ command -v hyperfine >/dev/null || {
 }
 ROOT=0
 [[ $(id -u) -eq 0 ]] && ROOT=1
+if ! want launch; then
+	others
+	exit 0
+fi
 [[ $ROOT -eq 1 ]] || say "bench: not root: the walkthrough, crun and runc need root and are left out"
 
 # Commands that fail are left out with their error, so one broken runtime
@@ -375,16 +411,8 @@ if [[ "${BENCH_DOCS:-1}" != 0 ]]; then
 	$RATIOS --splice "$REPO/docs/performance.md" "$TABLE" && say "" "docs/performance.md: benchmark table regenerated from $TABLE"
 fi
 
-[[ "${BENCH_QUICK:-0}" == 1 ]] && exit 0
+[[ "${BENCH_QUICK:-0}" == 1 && -z ${BENCH_ONLY:-} ]] && exit 0
 
-# ---- images and the cache ---------------------------------------------------------
-GPURUN=$GPURUN bash tests/bench/images.sh
-GPURUN=$GPURUN bash tests/bench/registry.sh
-GPURUN=$GPURUN bash tests/bench/slurm.sh
-
-# ---- 3. GPU ---------------------------------------------------------------------
-if [[ -f tests/bench/gpu.sh ]]; then
-	header "3. GPU launch (tests/bench/gpu.sh)"
-	GPURUN=$GPURUN sh tests/bench/gpu.sh
-fi
+# ---- images and the cache, the registry, Slurm, 3. GPU ----------------------------
+others
 exit 0

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/bench/slurm.sh — what gpurun costs each task of a Slurm step (`make
-# bench` runs it after registry.sh; by hand, as root: bash
-# tests/bench/slurm.sh).  It starts the tests' one-node Slurm
+# bench` runs it after registry.sh, or alone with BENCH_ONLY=slurm; by
+# hand, as root: flock /tmp/gpurun-slurm.lock bash tests/bench/slurm.sh).
+# It starts the tests' one-node Slurm
 # (tests/lib/slurm.bash: munged, slurmctld and slurmd in a private
 # directory, on ports of their own, four fake GPUs) and measures, in
 # hyperfine rounds of alternating order, a step of 8 tasks on the node's
@@ -24,8 +25,10 @@
 #
 # Knobs: BENCH_SLURM_RUNS (per command, default 60; BENCH_QUICK=1: 20),
 # GPURUN, BENCH_DOCS=0 (leave docs/performance.md alone), SLURM_CTLD_PORT and
-# SLURM_D_PORT (default 36827 and 36828: not those of tests/slurm.bats, so
-# both can run at once).  Its rows are the docs/performance.md table between
+# SLURM_D_PORT (default 36827 and 36828, not those of tests/slurm.bats; two
+# one-node Slurms at once on one machine still hang, so this runs under
+# `flock /tmp/gpurun-slurm.lock`, the lock a run of tests/slurm.bats is
+# wrapped in: run.sh takes it).  Its rows are the docs/performance.md table between
 # bench:slurm:begin and bench:slurm:end (tests/build/bench/slurm.md, spliced
 # by ratios.py).  Results: tests/build/bench/slurm-step.json.
 set -uo pipefail
@@ -107,7 +110,16 @@ add() {
 }
 header "a step of $TASKS tasks running true on the one-node Slurm ($(nproc) CPUs, --overcommit), $RUNS runs each"
 if [[ -f $SLURM_SPANK ]]; then
-	add container-image "$STEP --container-image=$IMAGE true"
+	# Measured only when the plugin really puts the task in a container,
+	# whose pid 1 is gpurun's init: a step left on the host would cost
+	# nothing and look like the cheapest container of all.
+	init=$(timeout 120 srun --quiet --jobid="$JOB" -n 1 --overcommit --container-image="$IMAGE" \
+		cat /proc/1/comm 2>&1 </dev/null)
+	if [[ $init == gpurun-init ]]; then
+		add container-image "$STEP --container-image=$IMAGE true"
+	else
+		say "  container-image: left out, the task's pid 1 is not gpurun's init: $(tail -n 2 <<<"$init" | tr '\n' ' ')"
+	fi
 else
 	say "  container-image: left out, no SPANK plugin (make spank; needs libslurm-dev)"
 fi
