@@ -45,6 +45,7 @@ setup() {
 
 teardown() {
 	if [[ -n ${PLAN_DIR:-} ]]; then rm -rf "$PLAN_DIR"; fi
+	named_step_end
 }
 
 # What nvidia-smi -L prints for gpurun's GPU I as the Nth visible one.
@@ -486,6 +487,73 @@ read-only"
 	[[ ${#lines[@]} -eq 4 ]] || fail "want two lines from each task: $output"
 	assert_equal "$(sort -u <<<"$output" | wc -l)" 1
 	"$GPURUN" rm "$name"
+}
+
+# named_step_start NAME: a step of --container-name=NAME in the background,
+# whose command writes /tmp/mark in its container and its pid namespace to
+# $NAMED_SYNC/pidns (a host directory mounted on /sync), says "ready", and
+# runs until named_step_end creates $NAMED_SYNC/go (a bounded loop on that
+# state: no sleep of a guessed length decides anything).
+named_step_start() {
+	NAMED_NAME=$1 NAMED_SYNC=$BATS_TEST_TMPDIR/sync
+	mkdir "$NAMED_SYNC"
+	env GPURUN_DRIVER_ROOT="$FAKE4" timeout 100 srun --quiet --container-image="$GLIBC_TAR" \
+		--container-name="$NAMED_NAME" --container-mounts="$NAMED_SYNC:/sync" \
+		sh -c 'echo made-by-the-first-step >/tmp/mark; readlink /proc/self/ns/pid >/sync/pidns
+			echo ready >/sync/ready; i=0
+			while [ ! -e /sync/go ] && [ $i -lt 900 ]; do i=$((i + 1)); sleep 0.1; done' \
+		>"$BATS_TEST_TMPDIR/first.out" 2>&1 &
+	NAMED_PID=$!
+	wait_for_line "$NAMED_SYNC/ready" ready 60 || fail "the first step did not start: $(cat "$BATS_TEST_TMPDIR/first.out")"
+}
+
+# named_step_end: let the first step end, and check it ended well; then
+# remove the kept container.  From teardown too, for a test that failed
+# halfway.
+named_step_end() {
+	[[ -n ${NAMED_PID:-} ]] || return 0
+	local pid=$NAMED_PID
+	NAMED_PID=
+	touch "$NAMED_SYNC/go"
+	wait "$pid" || fail "the first step failed: $(cat "$BATS_TEST_TMPDIR/first.out")"
+	"$GPURUN" rm "$NAMED_NAME" >/dev/null || fail "gpurun rm $NAMED_NAME failed"
+}
+
+@test "srun --container-name=NAME:exec runs its command in the container a running step made" {
+	skip_unless_spank
+	named_step_start exec$BATS_TEST_NUMBER
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+		--container-image="$GLIBC_TAR" --container-name="$NAMED_NAME:exec" \
+		sh -c 'cat /tmp/mark; readlink /proc/self/ns/pid'
+	assert_success
+	assert_output "made-by-the-first-step
+$(cat "$NAMED_SYNC/pidns")"
+	named_step_end
+}
+
+@test "srun --container-name=NAME:exec with no step running it is refused with one line" {
+	skip_unless_spank
+	local name=exec$BATS_TEST_NUMBER
+	# Kept, but not running: exec joins only a running container.
+	env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet --container-image="$GLIBC_TAR" \
+		--container-name="$name" true || fail "the first step failed"
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+		--container-image="$GLIBC_TAR" --container-name="$name:exec" echo ran
+	"$GPURUN" rm "$name" >/dev/null
+	assert_step_error "gpurun: --name $name:exec: container $name is not running (gpurun ps)"
+	# Nor one that was never made.
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+		--container-image="$GLIBC_TAR" --container-name="never$BATS_TEST_NUMBER:exec" echo ran
+	assert_step_error "gpurun: --name never$BATS_TEST_NUMBER:exec: container never$BATS_TEST_NUMBER is not running (gpurun ps)"
+}
+
+@test "srun --container-name=NAME:no_exec while a step runs the container is refused with one line" {
+	skip_unless_spank
+	named_step_start noexec$BATS_TEST_NUMBER
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+		--container-image="$GLIBC_TAR" --container-name="$NAMED_NAME:no_exec" echo ran
+	assert_step_error "gpurun: --name $NAMED_NAME:no_exec: container $NAMED_NAME is running, and a second run on its layer is refused (one overlay per layer); without :no_exec this launch joins it"
+	named_step_end
 }
 
 @test "GPURUN_CONTAINER_IMAGE in the environment stands for --container-image" {
