@@ -564,6 +564,115 @@ $(cat "$NAMED_SYNC/pidns")"
 	assert_output "$(smi_line 1 0)"
 }
 
+@test "PYXIS_CONTAINER_IMAGE in the environment stands for --container-image, as pyxis reads it" {
+	skip_unless_spank
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" PYXIS_CONTAINER_IMAGE="$GLIBC_TAR" \
+		timeout 60 srun --quiet --gres=gpu:1 sh -c 'nvidia-smi -L; readlink /proc/self/ns/pid'
+	assert_success
+	assert_line --index 0 "$(smi_line 1 0)"
+	refute_line "$(readlink /proc/self/ns/pid)"
+}
+
+# in_image VAR=VALUE... -- SRUN-OPTIONS... -- COMMAND...: one task in the
+# glibc image with those variables in the job's environment.
+in_image() {
+	local vars=() opts=()
+	while [[ $1 != -- ]]; do
+		vars+=("$1")
+		shift
+	done
+	shift
+	while [[ $1 != -- ]]; do
+		opts+=("$1")
+		shift
+	done
+	shift
+	env GPURUN_DRIVER_ROOT="$FAKE4" "${vars[@]}" timeout 60 srun --quiet --container-image="$GLIBC_TAR" \
+		"${opts[@]}" "$@"
+}
+
+# assert_task_refused LINE: the plugin refused the task before anything
+# ran, saying LINE, and only it, of its own (slurmstepd puts
+# "slurmstepd-NODE: error: " before it, then says that task_init failed).
+assert_task_refused() {
+	assert_failure
+	assert_output ""
+	assert_equal "$(grep 'gpurun' <<<"$stderr" | grep -v 'spank: required plugin gpurun.so: task_init() failed' |
+		sed 's/^slurmstepd[^ ]*: error: //')" "$1"
+}
+
+# What `touch /x` says in the image: "rw" or "ro".
+rootfs_mode() {
+	in_image "$@" -- sh -c 'touch /x 2>/dev/null && echo rw || echo ro'
+}
+
+@test "GPURUN_ and PYXIS_ switch variables read 1, true, yes, y as on and 0, false, no, n as off" {
+	skip_unless_spank
+	local v
+	for v in 1 true yes y; do
+		for var in GPURUN_CONTAINER_READONLY PYXIS_CONTAINER_READONLY; do
+			run --separate-stderr rootfs_mode "$var=$v" --
+			assert_success
+			assert_output ro
+		done
+		run --separate-stderr rootfs_mode "PYXIS_CONTAINER_WRITABLE=$v" --
+		assert_output rw
+	done
+	for v in 0 false no n; do
+		for var in GPURUN_CONTAINER_READONLY PYXIS_CONTAINER_READONLY; do
+			run --separate-stderr rootfs_mode "$var=$v" --
+			assert_success
+			assert_output rw
+		done
+		run --separate-stderr rootfs_mode "GPURUN_CONTAINER_WRITABLE=$v" --
+		assert_output ro
+	done
+	# pyxis's switch for the entrypoint is named after --container-entrypoint:
+	# 0 runs the command alone (docker.tar's Entrypoint is /bin/sh -c, which
+	# makes "echo hi" print an empty line).
+	local img
+	img=$(oci_fixture docker.tar)
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" PYXIS_CONTAINER_ENTRYPOINT=n timeout 60 srun --quiet \
+		--container-image="$img" echo hi
+	assert_success
+	assert_output hi
+}
+
+@test "a switch variable that is not 1, true, yes, y, 0, false, no or n is refused with one line naming it" {
+	skip_unless_spank
+	local var
+	for var in GPURUN_CONTAINER_READONLY PYXIS_CONTAINER_MOUNT_HOME GPURUN_NO_CONTAINER_ENTRYPOINT; do
+		run --separate-stderr in_image "$var=on" -- -- echo ran
+		assert_task_refused "gpurun: $var=on: a switch is 1, true, yes or y, or 0, false, no or n"
+	done
+}
+
+@test "the command line wins over GPURUN_ variables, and GPURUN_ variables over PYXIS_ ones" {
+	skip_unless_spank
+	run --separate-stderr in_image PYXIS_CONTAINER_WORKDIR=/p -- -- pwd
+	assert_output /p
+	run --separate-stderr in_image GPURUN_CONTAINER_WORKDIR=/g PYXIS_CONTAINER_WORKDIR=/p -- -- pwd
+	assert_output /g
+	run --separate-stderr in_image GPURUN_CONTAINER_WORKDIR=/g PYXIS_CONTAINER_WORKDIR=/p -- --container-workdir=/c -- pwd
+	assert_output /c
+	run --separate-stderr rootfs_mode GPURUN_CONTAINER_READONLY=0 PYXIS_CONTAINER_READONLY=1 --
+	assert_output rw
+	run --separate-stderr rootfs_mode GPURUN_CONTAINER_READONLY=1 -- --container-writable
+	assert_output rw
+	run --separate-stderr rootfs_mode PYXIS_CONTAINER_WRITABLE=1 -- --container-readonly
+	assert_output ro
+}
+
+@test "a variable of a pyxis option gpurun does not have is refused with one line naming it" {
+	skip_unless_spank
+	run --separate-stderr in_image PYXIS_CONTAINER_SAVE=/tmp/saved.sqsh -- -- echo ran
+	assert_task_refused "gpurun: PYXIS_CONTAINER_SAVE: stands for pyxis's --container-save, which has no counterpart in gpurun"
+	# Off is what gpurun does: nothing to refuse.
+	run --separate-stderr in_image PYXIS_CONTAINER_ENTRYPOINT_LOG=0 -- -- echo ran
+	assert_success
+	assert_output ran
+}
+
 @test "sbatch --container-image: the steps of the batch script run in the image" {
 	skip_unless_spank
 	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 100 sbatch --wait --quiet \
@@ -571,6 +680,20 @@ $(cat "$NAMED_SYNC/pidns")"
 		--wrap 'srun nvidia-smi -L'
 	assert_success
 	assert_equal "$(cat "$BATS_TEST_TMPDIR/out")" "$(smi_line 1 0)"
+}
+
+# Slurm hands sbatch's options on to the srun of each step as options: with
+# the opposite on srun's command line they are a pair, and the pair's
+# winner (docs/slurm.md's table) wins.
+@test "sbatch --container-readonly and srun --container-writable are a pair: read-only wins" {
+	skip_unless_spank
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 100 sbatch --wait --quiet \
+		--output="$BATS_TEST_TMPDIR/out" --container-image="$GLIBC_TAR" --container-readonly \
+		--wrap 'srun sh -c "touch /x 2>/dev/null && echo rw || echo ro"
+			srun --container-writable sh -c "touch /x 2>/dev/null && echo rw || echo ro"'
+	assert_success
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/out")" "ro
+ro"
 }
 
 @test "the nightly jobs of docs/nightly.md check the node with all its GPUs, then sum up" {
