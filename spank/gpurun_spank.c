@@ -35,7 +35,8 @@
  *                             a step join the one that runs (pyxis's auto,
  *                             create, exec, no_exec: docs/containers.md);
  *                             with --container-image, whose image gpurun
- *                             checks against the kept one
+ *                             checks against the kept one; NAME:exec alone
+ *                             is `gpurun exec NAME`
  * pyxis options gpurun has no counterpart for (--container-save,
  * --container-entrypoint-log, --container-unshare) are refused with one
  * line each, and so are their variables.  The job's SLURM_* and PMI*
@@ -314,6 +315,38 @@ static int mounts_arg(struct argv *a, const char *list)
 	return r;
 }
 
+/* The variables a task's command gets from the job: --container-env's
+ * names, each gpurun's -e NAME (the host's value), and what MPI and the
+ * job's scripts need inside, as pyxis copies it. */
+static int env_args(spank_t sp, char **env, struct argv *a)
+{
+	char buf[4096];
+	const char *v;
+	if ((v = value(sp, O_ENV, buf, sizeof buf))) {
+		char *copy = strdup(v), *save = NULL;
+		if (!copy)
+			return -1;
+		for (char *n = strtok_r(copy, ",", &save); n; n = strtok_r(NULL, ",", &save))
+			if (push2(a, "-e", n) < 0) {
+				free(copy);
+				return -1;
+			}
+		free(copy);
+	}
+	for (size_t i = 0; env && env[i]; i++)
+		if (!strncmp(env[i], "SLURM_", 6) || !strncmp(env[i], "PMI", 3)) {
+			size_t k = strcspn(env[i], "=");
+			char name[256];
+			if (k >= sizeof name)
+				continue;
+			memcpy(name, env[i], k);
+			name[k] = '\0';
+			if (push2(a, "-e", name) < 0)
+				return -1;
+		}
+	return 0;
+}
+
 /* The gpurun command line of one task: options, the image, the task's
  * argv.  -1 when out of memory, -2 when it said in one line what it
  * refused. */
@@ -363,31 +396,40 @@ static int build(spank_t sp, const char *gpurun, const char *image, struct argv 
 	 * the container the first one runs. */
 	if ((v = value(sp, O_NAME, buf, sizeof buf)) && push2(a, "--name", v) < 0)
 		return -1;
-	/* --container-env names: each is gpurun's -e NAME, the host's value. */
-	if ((v = value(sp, O_ENV, buf, sizeof buf))) {
-		char *copy = strdup(v), *save = NULL;
-		if (!copy)
-			return -1;
-		for (char *n = strtok_r(copy, ",", &save); n; n = strtok_r(NULL, ",", &save))
-			if (push2(a, "-e", n) < 0) {
-				free(copy);
-				return -1;
-			}
-		free(copy);
-	}
-	/* What MPI and the job's scripts need inside, as pyxis copies it. */
-	for (size_t i = 0; env && env[i]; i++)
-		if (!strncmp(env[i], "SLURM_", 6) || !strncmp(env[i], "PMI", 3)) {
-			size_t k = strcspn(env[i], "=");
-			char name[256];
-			if (k >= sizeof name)
-				continue;
-			memcpy(name, env[i], k);
-			name[k] = '\0';
-			if (push2(a, "-e", name) < 0)
-				return -1;
-		}
+	if (env_args(sp, env, a) < 0)
+		return -1;
 	if (image_arg(a, image) < 0)
+		return -1;
+	for (int i = 0; i < argc; i++)
+		if (push(a, argv[i]) < 0)
+			return -1;
+	return 0;
+}
+
+/* pyxis's --container-name=NAME:exec without --container-image: the
+ * container runs already, so the task is `gpurun exec NAME COMMAND`, with
+ * what applies to a command joining a container (its variables and its
+ * working directory; mounts, GPUs and the other switches belong to the
+ * container, made already). */
+static int build_exec(spank_t sp, const char *gpurun, const char *name_flag, struct argv *a)
+{
+	char buf[4096];
+	const char *v;
+	char **argv = NULL, **env = NULL;
+	int argc = 0;
+	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS)
+		return -1;
+	if (push(a, gpurun) < 0 || push(a, "exec") < 0)
+		return -1;
+	if ((v = value(sp, O_WORKDIR, buf, sizeof buf)) && push2(a, "-w", v) < 0)
+		return -1;
+	if (env_args(sp, env, a) < 0)
+		return -1;
+	char *name = strndup(name_flag, strcspn(name_flag, ":"));
+	int r = name ? push2(a, name, "--") : -1;
+	free(name);
+	if (r < 0)
 		return -1;
 	for (int i = 0; i < argc; i++)
 		if (push(a, argv[i]) < 0)
@@ -439,25 +481,30 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
-	char buf[4096];
+	char buf[4096], name[4096];
 	uint32_t step = 0;
 	const char *image = value(sp, O_IMAGE, buf, sizeof buf);
-	char name[4096];
-	if ((!image || !*image) && value(sp, O_NAME, name, sizeof name)) {
-		slurm_error("gpurun: --container-name needs --container-image: gpurun checks the image against the one "
-			    "the container was made from");
-		return -1;
-	}
-	if (!image || !*image)
+	const char *cname = value(sp, O_NAME, name, sizeof name);
+	if (image && !*image)
+		image = NULL;
+	if (!image && !cname)
 		return 0;
 	/* The batch script itself stays on the host: its steps are the
 	 * containers. */
 	if (spank_get_item(sp, S_JOB_STEPID, &step) == ESPANK_SUCCESS && step == SLURM_BATCH_SCRIPT)
 		return 0;
+	const char *colon = cname ? strchr(cname, ':') : NULL;
+	int exec_only = colon && !strcmp(colon + 1, "exec");
+	if (!image && !exec_only) {
+		slurm_error("gpurun: --container-name=%s needs --container-image: gpurun makes or starts the container "
+			    "from the image, checked against the kept one's (only NAME:exec goes without)",
+			    cname);
+		return -1;
+	}
 	const char *gpurun = gpurun_path(ac, av);
 	struct argv a = {0};
 	char **env = NULL;
-	int r = build(sp, gpurun, image, &a);
+	int r = image ? build(sp, gpurun, image, &a) : build_exec(sp, gpurun, cname, &a);
 	if (r == -2)
 		return -1;
 	if (r < 0 || spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS) {

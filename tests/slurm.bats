@@ -73,6 +73,16 @@ assert_step_error() {
 	assert_equal "$(grep -v '^srun: ' <<<"$stderr")" "$1"
 }
 
+# assert_task_refused LINE: the plugin refused the task before anything
+# ran, saying LINE, and only it, of its own (slurmstepd puts
+# "slurmstepd-NODE: error: " before it, then says that task_init failed).
+assert_task_refused() {
+	assert_failure
+	assert_output ""
+	assert_equal "$(grep 'gpurun' <<<"$stderr" | grep -v 'spank: required plugin gpurun.so: task_init() failed' |
+		sed 's/^slurmstepd[^ ]*: error: //')" "$1"
+}
+
 # The job of the next step: Slurm numbers jobs one after the other.
 next_job() {
 	SLURM_JOB=$(($(scontrol show config | sed -n 's/^NEXT_JOB_ID *= *//p')))
@@ -455,6 +465,13 @@ from-host
 read-only"
 }
 
+@test "a --container-mounts item with flags other than ro or rw stops the task with one line" {
+	skip_unless_spank
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet --container-image="$GLIBC_TAR" \
+		--container-mounts="$BATS_TEST_TMPDIR:/mnt:ro+rprivate" echo ran
+	assert_task_refused "gpurun: --container-mounts: $BATS_TEST_TMPDIR:/mnt:ro+rprivate: want SRC[:DST[:ro|rw]]"
+}
+
 @test "srun --container-name keeps what a step wrote for the next step of the name" {
 	skip_unless_spank
 	local name=keep$BATS_TEST_NUMBER
@@ -531,6 +548,32 @@ $(cat "$NAMED_SYNC/pidns")"
 	named_step_end
 }
 
+# pyxis needs no image to join a running container: gpurun exec NAME.
+@test "srun --container-name=NAME:exec without --container-image runs its command in the running container" {
+	skip_unless_spank
+	named_step_start exec$BATS_TEST_NUMBER
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+		--container-name="$NAMED_NAME:exec" --container-workdir=/etc \
+		sh -c 'cat /tmp/mark; readlink /proc/self/ns/pid; pwd; echo "job $SLURM_JOB_ID"'
+	assert_success
+	assert_equal "$(sed -n 1,3p <<<"$output")" "made-by-the-first-step
+$(cat "$NAMED_SYNC/pidns")
+/etc"
+	assert_line --index 3 --regexp '^job [0-9]+$'
+	# Nothing running: gpurun exec's one line.
+	named_step_end
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+		--container-name="gone$BATS_TEST_NUMBER:exec" true
+	assert_step_error "gpurun: no container gone$BATS_TEST_NUMBER (gpurun ps lists them)"
+}
+
+@test "srun --container-name=NAME without --container-image, to start a container, is refused with one line" {
+	skip_unless_spank
+	local name=noimg$BATS_TEST_NUMBER
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet --container-name="$name" true
+	assert_task_refused "gpurun: --container-name=$name needs --container-image: gpurun makes or starts the container from the image, checked against the kept one's (only NAME:exec goes without)"
+}
+
 @test "srun --container-name=NAME:exec with no step running it is refused with one line" {
 	skip_unless_spank
 	local name=exec$BATS_TEST_NUMBER
@@ -589,16 +632,6 @@ in_image() {
 	shift
 	env GPURUN_DRIVER_ROOT="$FAKE4" "${vars[@]}" timeout 60 srun --quiet --container-image="$GLIBC_TAR" \
 		"${opts[@]}" "$@"
-}
-
-# assert_task_refused LINE: the plugin refused the task before anything
-# ran, saying LINE, and only it, of its own (slurmstepd puts
-# "slurmstepd-NODE: error: " before it, then says that task_init failed).
-assert_task_refused() {
-	assert_failure
-	assert_output ""
-	assert_equal "$(grep 'gpurun' <<<"$stderr" | grep -v 'spank: required plugin gpurun.so: task_init() failed' |
-		sed 's/^slurmstepd[^ ]*: error: //')" "$1"
 }
 
 # What `touch /x` says in the image: "rw" or "ro".
