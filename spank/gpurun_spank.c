@@ -188,8 +188,9 @@ static int parse_switch(const char *s)
 }
 
 /* A switch gpurun turns on from its default: the option that turns it on,
- * the one that turns it off, and which wins when one level (the command
- * line, or one prefix's variables) says both. */
+ * the one that turns it off, and what the switch is (1 on, 0 off) when one
+ * level (the command line, or one prefix's variables) says both: the
+ * winner of docs/slurm.md's rows. */
 struct sw {
 	int on, off, winner;
 };
