@@ -15,7 +15,9 @@
  * their argument; nothing is checked, opened or run there.
  *
  * Options (and, when an option is not given, the variable of the job's
- * environment named after it, GPURUN_CONTAINER_IMAGE, ...):
+ * environment named after it: gpurun's, GPURUN_CONTAINER_IMAGE, ..., else
+ * pyxis's, PYXIS_CONTAINER_IMAGE, ...; a switch's value read as pyxis
+ * reads it, 1/true/yes/y or 0/false/no/n, and any other refused):
  *   --container-image=IMAGE   anything gpurun runs; a pyxis/enroot name
  *                             "REGISTRY#REPO:TAG" or "REPO:TAG" is docker://
  *   --container-mounts=SRC[:DST[:ro|rw]],...   -v SRC:DST[:ro]
@@ -33,11 +35,12 @@
  *                             a step join the one that runs (pyxis's auto,
  *                             create, exec, no_exec: docs/containers.md);
  *                             with --container-image, whose image gpurun
- *                             checks against the kept one
+ *                             checks against the kept one; NAME:exec alone
+ *                             is `gpurun exec NAME`
  * pyxis options gpurun has no counterpart for (--container-save,
  * --container-entrypoint-log, --container-unshare) are refused with one
- * line each.  The job's SLURM_* and PMI* variables are
- * copied into the container, as pyxis does.
+ * line each, and so are their variables.  The job's SLURM_* and PMI*
+ * variables are copied into the container, as pyxis does.
  *
  * plugstack.conf: `optional /usr/local/lib/slurm/gpurun.so [gpurun=PATH]`
  * (PATH: the gpurun binary, default BINDIR/gpurun).  Built by `make spank`
@@ -127,28 +130,120 @@ struct spank_option spank_options[] = {
 	{"container-unshare", "NS", "gpurun: not supported", 1, O_UNSHARE, refuse},
 	SPANK_OPTIONS_TABLE_END};
 
-/* The variable that stands for an option: --container-image ->
- * GPURUN_CONTAINER_IMAGE. */
-static void env_name(const char *opt, char *out, size_t cap)
+/* A variable that stands for an option: PREFIX and the option's name in
+ * capitals, '-' as '_' (--container-image -> GPURUN_CONTAINER_IMAGE). */
+static void env_name(const char *prefix, const char *opt, char *out, size_t cap)
 {
 	size_t i = 0;
-	for (const char *p = "GPURUN_"; *p && i + 1 < cap; p++)
+	for (const char *p = prefix; *p && i + 1 < cap; p++)
 		out[i++] = *p;
 	for (; *opt && i + 1 < cap; opt++)
 		out[i++] = *opt == '-' ? '_' : (char)(*opt >= 'a' && *opt <= 'z' ? *opt - 32 : *opt);
 	out[i] = '\0';
 }
 
-/* The option's value, else its variable in the job's environment. */
+/* The job's variables, in the order they are read: gpurun's own (which
+ * sbatch's and salloc's options become) before pyxis's, so that a job
+ * script written for pyxis runs unchanged and a gpurun name says what it
+ * means over it. */
+static const char *const prefixes[] = {"GPURUN_", "PYXIS_"};
+
+/* The option's variable of that prefix into buf, its name into name, when
+ * the job's environment has it not empty.  pyxis names a switch after its
+ * option that turns it on (PYXIS_CONTAINER_MOUNT_HOME=0 is
+ * --no-container-mount-home), so it has none for the no- options. */
+static const char *job_var(spank_t sp, const char *prefix, int id, char *name, size_t ncap, char *buf, size_t cap)
+{
+	if (!strcmp(prefix, "PYXIS_") && !strncmp(spank_options[id].name, "no-", 3))
+		return NULL;
+	env_name(prefix, spank_options[id].name, name, ncap);
+	if (spank_getenv(sp, name, buf, (int)cap) == ESPANK_SUCCESS && *buf)
+		return buf;
+	return NULL;
+}
+
+/* The option's value, else its variable: GPURUN_'s, then PYXIS_'s. */
 static const char *value(spank_t sp, int id, char *buf, size_t cap)
 {
 	char name[96];
 	if (given[id])
 		return given[id];
-	env_name(spank_options[id].name, name, sizeof name);
-	if (spank_getenv(sp, name, buf, (int)cap) == ESPANK_SUCCESS && *buf)
-		return buf;
+	for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+		if (job_var(sp, prefixes[i], id, name, sizeof name, buf, cap))
+			return buf;
 	return NULL;
+}
+
+/* pyxis's values of a switch: 1 on, 0 off, -1 neither. */
+static int parse_switch(const char *s)
+{
+	static const char *const on[] = {"1", "true", "yes", "y"}, *const off[] = {"0", "false", "no", "n"};
+	for (size_t i = 0; i < sizeof on / sizeof *on; i++) {
+		if (!strcmp(s, on[i]))
+			return 1;
+		if (!strcmp(s, off[i]))
+			return 0;
+	}
+	return -1;
+}
+
+/* A switch gpurun turns on from its default: the option that turns it on,
+ * the one that turns it off, and what the switch is (1 on, 0 off) when one
+ * level (the command line, or one prefix's variables) says both: the
+ * winner of docs/slurm.md's rows. */
+struct sw {
+	int on, off, winner;
+};
+static const struct sw SW_READONLY = {O_READONLY, O_WRITABLE, 1}, SW_MOUNT_HOME = {O_MOUNT_HOME, O_NO_MOUNT_HOME, 0},
+		       SW_KEEP_ID = {O_NO_REMAP_ROOT, O_REMAP_ROOT, 0},
+		       SW_NO_ENTRYPOINT = {O_NO_ENTRYPOINT, O_ENTRYPOINT, 0};
+
+/* Whether the switch is on: the command line's pair, else the first
+ * prefix whose variables say anything (GPURUN_CONTAINER_WRITABLE=1 is off,
+ * PYXIS_CONTAINER_REMAP_ROOT=0 on), else off.  -1, said in one line, for
+ * a variable read whose value is no switch. */
+static int switch_on(spank_t sp, const struct sw *s)
+{
+	if (given[s->on] || given[s->off])
+		return given[s->on] && given[s->off] ? s->winner : given[s->on] != NULL;
+	for (size_t p = 0; p < sizeof prefixes / sizeof *prefixes; p++) {
+		int says[2] = {-1, -1};
+		for (int k = 0; k < 2; k++) {
+			char name[96], buf[4096];
+			const char *v =
+				job_var(sp, prefixes[p], k ? s->off : s->on, name, sizeof name, buf, sizeof buf);
+			int b = v ? parse_switch(v) : -2;
+			if (b == -1) {
+				slurm_error("gpurun: %s=%.64s: a switch is 1, true, yes or y, or 0, false, no or n",
+					    name, v);
+				return -1;
+			}
+			if (b >= 0)
+				says[k] = k ? !b : b;
+		}
+		if (says[0] >= 0 && says[1] >= 0 && says[0] != says[1])
+			return s->winner;
+		if (says[0] >= 0 || says[1] >= 0)
+			return says[0] >= 0 ? says[0] : says[1];
+	}
+	return 0;
+}
+
+/* A variable of an option the plugin refuses asks for what gpurun does
+ * not do: refused too, in one line, rather than dropped. */
+static int refused_vars(spank_t sp)
+{
+	for (int id = O_UNSUPPORTED_FIRST; id < O_COUNT; id++)
+		for (size_t p = 0; p < sizeof prefixes / sizeof *prefixes; p++) {
+			char name[96], buf[4096];
+			const char *v = job_var(sp, prefixes[p], id, name, sizeof name, buf, sizeof buf);
+			if (!v || (!spank_options[id].has_arg && parse_switch(v) == 0))
+				continue;
+			slurm_error("gpurun: %s: stands for pyxis's --%s, which has no counterpart in gpurun", name,
+				    spank_options[id].name);
+			return -1;
+		}
+	return 0;
 }
 
 struct argv {
@@ -193,7 +288,8 @@ static int image_arg(struct argv *a, const char *image)
 	return push(a, buf);
 }
 
-/* --container-mounts: SRC[:DST[:FLAGS]] items, comma-separated. */
+/* --container-mounts: SRC[:DST[:FLAGS]] items, comma-separated; -2 for
+ * an item it refused, in one line. */
 static int mounts_arg(struct argv *a, const char *list)
 {
 	char *copy = strdup(list), *save = NULL;
@@ -209,7 +305,7 @@ static int mounts_arg(struct argv *a, const char *list)
 		if (!*m || (dst && !*dst) || (flags && strcmp(flags, "ro") && strcmp(flags, "rw"))) {
 			slurm_error("gpurun: --container-mounts: %s%s%s%s%s: want SRC[:DST[:ro|rw]]", m, dst ? ":" : "",
 				    dst ? dst : "", flags ? ":" : "", flags ? flags : "");
-			r = -1;
+			r = -2;
 			break;
 		}
 		int n = snprintf(buf, sizeof buf, "%s:%s%s", m, dst ? dst : m,
@@ -220,51 +316,13 @@ static int mounts_arg(struct argv *a, const char *list)
 	return r;
 }
 
-/* The gpurun command line of one task: options, the image, the task's argv. */
-static int build(spank_t sp, const char *gpurun, const char *image, struct argv *a)
+/* The variables a task's command gets from the job: --container-env's
+ * names, each gpurun's -e NAME (the host's value), and what MPI and the
+ * job's scripts need inside, as pyxis copies it. */
+static int env_args(spank_t sp, char **env, struct argv *a)
 {
-	char buf[4096], home[4096];
+	char buf[4096];
 	const char *v;
-	char **argv = NULL, **env = NULL;
-	int argc = 0;
-	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS ||
-	    spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS)
-		return -1;
-	if (push(a, gpurun) < 0)
-		return -1;
-	/* A task with GPUs gets them all, which in a step means its own
-	 * (gpurun's ceiling); without, the image's NVIDIA_VISIBLE_DEVICES
-	 * gets none there either. */
-	if ((spank_getenv(sp, "SLURM_STEP_GPUS", buf, sizeof buf) == ESPANK_SUCCESS && *buf) &&
-	    push2(a, "--gpus", "all") < 0)
-		return -1;
-	if ((v = value(sp, O_MOUNTS, buf, sizeof buf)) && mounts_arg(a, v) < 0)
-		return -1;
-	if ((v = value(sp, O_WORKDIR, buf, sizeof buf)) && push2(a, "-w", v) < 0)
-		return -1;
-	if (value(sp, O_READONLY, buf, sizeof buf) && push(a, "--read-only") < 0)
-		return -1;
-	if (value(sp, O_MOUNT_HOME, buf, sizeof buf) && !given[O_NO_MOUNT_HOME] &&
-	    spank_getenv(sp, "HOME", home, sizeof home) == ESPANK_SUCCESS && home[0] == '/') {
-		char vol[8200];
-		snprintf(vol, sizeof vol, "%s:%s", home, home);
-		if (push2(a, "-v", vol) < 0)
-			return -1;
-	}
-	/* gpurun runs as the job's user: keeping its ids is gpurun's own
-	 * --userns keep-id (its home too, and with subordinate ranges the
-	 * image's other owners). */
-	if (value(sp, O_NO_REMAP_ROOT, buf, sizeof buf) && !given[O_REMAP_ROOT] && push2(a, "--userns", "keep-id") < 0)
-		return -1;
-	/* pyxis's --no-container-entrypoint: the task's command alone.  srun
-	 * always gives one, so the image's Cmd is not what runs either. */
-	if (value(sp, O_NO_ENTRYPOINT, buf, sizeof buf) && !given[O_ENTRYPOINT] && push(a, "--entrypoint=") < 0)
-		return -1;
-	/* pyxis's NAME[:FLAG] is gpurun's: a second task of the step joins
-	 * the container the first one runs. */
-	if ((v = value(sp, O_NAME, buf, sizeof buf)) && push2(a, "--name", v) < 0)
-		return -1;
-	/* --container-env names: each is gpurun's -e NAME, the host's value. */
 	if ((v = value(sp, O_ENV, buf, sizeof buf))) {
 		char *copy = strdup(v), *save = NULL;
 		if (!copy)
@@ -276,7 +334,6 @@ static int build(spank_t sp, const char *gpurun, const char *image, struct argv 
 			}
 		free(copy);
 	}
-	/* What MPI and the job's scripts need inside, as pyxis copies it. */
 	for (size_t i = 0; env && env[i]; i++)
 		if (!strncmp(env[i], "SLURM_", 6) || !strncmp(env[i], "PMI", 3)) {
 			size_t k = strcspn(env[i], "=");
@@ -288,7 +345,92 @@ static int build(spank_t sp, const char *gpurun, const char *image, struct argv 
 			if (push2(a, "-e", name) < 0)
 				return -1;
 		}
+	return 0;
+}
+
+/* The gpurun command line of one task: options, the image, the task's
+ * argv.  -1 when out of memory, -2 when it said in one line what it
+ * refused. */
+static int build(spank_t sp, const char *gpurun, const char *image, struct argv *a)
+{
+	char buf[4096], home[4096];
+	const char *v;
+	char **argv = NULL, **env = NULL;
+	int argc = 0, r;
+	int readonly = switch_on(sp, &SW_READONLY), mount_home = switch_on(sp, &SW_MOUNT_HOME),
+	    keep_id = switch_on(sp, &SW_KEEP_ID), no_entrypoint = switch_on(sp, &SW_NO_ENTRYPOINT);
+	if (readonly < 0 || mount_home < 0 || keep_id < 0 || no_entrypoint < 0 || refused_vars(sp) < 0)
+		return -2;
+	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS)
+		return -1;
+	if (push(a, gpurun) < 0)
+		return -1;
+	/* A task with GPUs gets them all, which in a step means its own
+	 * (gpurun's ceiling); without, the image's NVIDIA_VISIBLE_DEVICES
+	 * gets none there either. */
+	if ((spank_getenv(sp, "SLURM_STEP_GPUS", buf, sizeof buf) == ESPANK_SUCCESS && *buf) &&
+	    push2(a, "--gpus", "all") < 0)
+		return -1;
+	if ((v = value(sp, O_MOUNTS, buf, sizeof buf)) && (r = mounts_arg(a, v)) < 0)
+		return r;
+	if ((v = value(sp, O_WORKDIR, buf, sizeof buf)) && push2(a, "-w", v) < 0)
+		return -1;
+	if (readonly && push(a, "--read-only") < 0)
+		return -1;
+	if (mount_home && spank_getenv(sp, "HOME", home, sizeof home) == ESPANK_SUCCESS && home[0] == '/') {
+		char vol[8200];
+		snprintf(vol, sizeof vol, "%s:%s", home, home);
+		if (push2(a, "-v", vol) < 0)
+			return -1;
+	}
+	/* gpurun runs as the job's user: keeping its ids is gpurun's own
+	 * --userns keep-id (its home too, and with subordinate ranges the
+	 * image's other owners). */
+	if (keep_id && push2(a, "--userns", "keep-id") < 0)
+		return -1;
+	/* pyxis's --no-container-entrypoint: the task's command alone.  srun
+	 * always gives one, so the image's Cmd is not what runs either. */
+	if (no_entrypoint && push(a, "--entrypoint=") < 0)
+		return -1;
+	/* pyxis's NAME[:FLAG] is gpurun's: a second task of the step joins
+	 * the container the first one runs. */
+	if ((v = value(sp, O_NAME, buf, sizeof buf)) && push2(a, "--name", v) < 0)
+		return -1;
+	if (env_args(sp, env, a) < 0)
+		return -1;
 	if (image_arg(a, image) < 0)
+		return -1;
+	for (int i = 0; i < argc; i++)
+		if (push(a, argv[i]) < 0)
+			return -1;
+	return 0;
+}
+
+/* pyxis's --container-name=NAME:exec without --container-image: the
+ * container runs already, so the task is `gpurun exec NAME COMMAND`, with
+ * what applies to a command joining a container (its variables and its
+ * working directory; mounts, GPUs and the other switches belong to the
+ * container, made already). */
+static int build_exec(spank_t sp, const char *gpurun, const char *name_flag, struct argv *a)
+{
+	char buf[4096];
+	const char *v;
+	char **argv = NULL, **env = NULL;
+	int argc = 0;
+	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS)
+		return -1;
+	if (push(a, gpurun) < 0 || push(a, "exec") < 0)
+		return -1;
+	if ((v = value(sp, O_WORKDIR, buf, sizeof buf)) && push2(a, "-w", v) < 0)
+		return -1;
+	if (env_args(sp, env, a) < 0)
+		return -1;
+	char *name = strndup(name_flag, strcspn(name_flag, ":"));
+	int r = name ? push2(a, name, "--") : -1;
+	free(name);
+	if (r < 0)
 		return -1;
 	for (int i = 0; i < argc; i++)
 		if (push(a, argv[i]) < 0)
@@ -330,7 +472,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		char name[96];
 		if (!given[id])
 			continue;
-		env_name(spank_options[id].name, name, sizeof name);
+		env_name("GPURUN_", spank_options[id].name, name, sizeof name);
 		if (setenv(name, given[id], 1) < 0)
 			return -1;
 	}
@@ -340,25 +482,33 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
-	char buf[4096];
+	char buf[4096], name[4096];
 	uint32_t step = 0;
 	const char *image = value(sp, O_IMAGE, buf, sizeof buf);
-	char name[4096];
-	if ((!image || !*image) && value(sp, O_NAME, name, sizeof name)) {
-		slurm_error("gpurun: --container-name needs --container-image: gpurun checks the image against the one "
-			    "the container was made from");
-		return -1;
-	}
-	if (!image || !*image)
+	const char *cname = value(sp, O_NAME, name, sizeof name);
+	if (image && !*image)
+		image = NULL;
+	if (!image && !cname)
 		return 0;
 	/* The batch script itself stays on the host: its steps are the
 	 * containers. */
 	if (spank_get_item(sp, S_JOB_STEPID, &step) == ESPANK_SUCCESS && step == SLURM_BATCH_SCRIPT)
 		return 0;
+	const char *colon = cname ? strchr(cname, ':') : NULL;
+	int exec_only = colon && !strcmp(colon + 1, "exec");
+	if (!image && !exec_only) {
+		slurm_error("gpurun: --container-name=%s needs --container-image: gpurun makes or starts the container "
+			    "from the image, checked against the kept one's (only NAME:exec goes without)",
+			    cname);
+		return -1;
+	}
 	const char *gpurun = gpurun_path(ac, av);
 	struct argv a = {0};
 	char **env = NULL;
-	if (build(sp, gpurun, image, &a) < 0 || spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS) {
+	int r = image ? build(sp, gpurun, image, &a) : build_exec(sp, gpurun, cname, &a);
+	if (r == -2)
+		return -1;
+	if (r < 0 || spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS) {
 		slurm_error("gpurun: cannot build the command line of the task");
 		return -1;
 	}

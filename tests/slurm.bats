@@ -45,6 +45,7 @@ setup() {
 
 teardown() {
 	if [[ -n ${PLAN_DIR:-} ]]; then rm -rf "$PLAN_DIR"; fi
+	named_step_end
 }
 
 # What nvidia-smi -L prints for gpurun's GPU I as the Nth visible one.
@@ -70,6 +71,16 @@ assert_step_error() {
 	assert_equal "$status" 125
 	assert_equal "$output" ""
 	assert_equal "$(grep -v '^srun: ' <<<"$stderr")" "$1"
+}
+
+# assert_task_refused LINE: the plugin refused the task before anything
+# ran, saying LINE, and only it, of its own (slurmstepd puts
+# "slurmstepd-NODE: error: " before it, then says that task_init failed).
+assert_task_refused() {
+	assert_failure
+	assert_output ""
+	assert_equal "$(grep 'gpurun' <<<"$stderr" | grep -v 'spank: required plugin gpurun.so: task_init() failed' |
+		sed 's/^slurmstepd[^ ]*: error: //')" "$1"
 }
 
 # The job of the next step: Slurm numbers jobs one after the other.
@@ -454,6 +465,13 @@ from-host
 read-only"
 }
 
+@test "a --container-mounts item with flags other than ro or rw stops the task with one line" {
+	skip_unless_spank
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet --container-image="$GLIBC_TAR" \
+		--container-mounts="$BATS_TEST_TMPDIR:/mnt:ro+rprivate" echo ran
+	assert_task_refused "gpurun: --container-mounts: $BATS_TEST_TMPDIR:/mnt:ro+rprivate: want SRC[:DST[:ro|rw]]"
+}
+
 @test "srun --container-name keeps what a step wrote for the next step of the name" {
 	skip_unless_spank
 	local name=keep$BATS_TEST_NUMBER
@@ -488,12 +506,204 @@ read-only"
 	"$GPURUN" rm "$name"
 }
 
+# named_step_start NAME: a step of --container-name=NAME in the background,
+# whose command writes /tmp/mark in its container and its pid namespace to
+# $NAMED_SYNC/pidns (a host directory mounted on /sync), says "ready", and
+# runs until named_step_end creates $NAMED_SYNC/go (a bounded loop on that
+# state: no sleep of a guessed length decides anything).
+named_step_start() {
+	NAMED_NAME=$1 NAMED_SYNC=$BATS_TEST_TMPDIR/sync
+	mkdir "$NAMED_SYNC"
+	env GPURUN_DRIVER_ROOT="$FAKE4" timeout 100 srun --quiet --container-image="$GLIBC_TAR" \
+		--container-name="$NAMED_NAME" --container-mounts="$NAMED_SYNC:/sync" \
+		sh -c 'echo made-by-the-first-step >/tmp/mark; readlink /proc/self/ns/pid >/sync/pidns
+			echo ready >/sync/ready; i=0
+			while [ ! -e /sync/go ] && [ $i -lt 900 ]; do i=$((i + 1)); sleep 0.1; done' \
+		>"$BATS_TEST_TMPDIR/first.out" 2>&1 &
+	NAMED_PID=$!
+	wait_for_line "$NAMED_SYNC/ready" ready 60 || fail "the first step did not start: $(cat "$BATS_TEST_TMPDIR/first.out")"
+}
+
+# named_step_end: let the first step end, and check it ended well; then
+# remove the kept container.  From teardown too, for a test that failed
+# halfway.
+named_step_end() {
+	[[ -n ${NAMED_PID:-} ]] || return 0
+	local pid=$NAMED_PID
+	NAMED_PID=
+	touch "$NAMED_SYNC/go"
+	wait "$pid" || fail "the first step failed: $(cat "$BATS_TEST_TMPDIR/first.out")"
+	"$GPURUN" rm "$NAMED_NAME" >/dev/null || fail "gpurun rm $NAMED_NAME failed"
+}
+
+@test "srun --container-name=NAME:exec runs its command in the container a running step made" {
+	skip_unless_spank
+	named_step_start exec$BATS_TEST_NUMBER
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+		--container-image="$GLIBC_TAR" --container-name="$NAMED_NAME:exec" \
+		sh -c 'cat /tmp/mark; readlink /proc/self/ns/pid'
+	assert_success
+	assert_output "made-by-the-first-step
+$(cat "$NAMED_SYNC/pidns")"
+	named_step_end
+}
+
+# pyxis needs no image to join a running container: gpurun exec NAME.
+@test "srun --container-name=NAME:exec without --container-image runs its command in the running container" {
+	skip_unless_spank
+	named_step_start exec$BATS_TEST_NUMBER
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+		--container-name="$NAMED_NAME:exec" --container-workdir=/etc \
+		sh -c 'cat /tmp/mark; readlink /proc/self/ns/pid; pwd; echo "job $SLURM_JOB_ID"'
+	assert_success
+	assert_equal "$(sed -n 1,3p <<<"$output")" "made-by-the-first-step
+$(cat "$NAMED_SYNC/pidns")
+/etc"
+	assert_line --index 3 --regexp '^job [0-9]+$'
+	# Nothing running: gpurun exec's one line.
+	named_step_end
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+		--container-name="gone$BATS_TEST_NUMBER:exec" true
+	assert_step_error "gpurun: no container gone$BATS_TEST_NUMBER (gpurun ps lists them)"
+}
+
+@test "srun --container-name=NAME without --container-image, to start a container, is refused with one line" {
+	skip_unless_spank
+	local name=noimg$BATS_TEST_NUMBER
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet --container-name="$name" true
+	assert_task_refused "gpurun: --container-name=$name needs --container-image: gpurun makes or starts the container from the image, checked against the kept one's (only NAME:exec goes without)"
+}
+
+@test "srun --container-name=NAME:exec with no step running it is refused with one line" {
+	skip_unless_spank
+	local name=exec$BATS_TEST_NUMBER
+	# Kept, but not running: exec joins only a running container.
+	env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet --container-image="$GLIBC_TAR" \
+		--container-name="$name" true || fail "the first step failed"
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+		--container-image="$GLIBC_TAR" --container-name="$name:exec" echo ran
+	"$GPURUN" rm "$name" >/dev/null
+	assert_step_error "gpurun: --name $name:exec: container $name is not running (gpurun ps)"
+	# Nor one that was never made.
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+		--container-image="$GLIBC_TAR" --container-name="never$BATS_TEST_NUMBER:exec" echo ran
+	assert_step_error "gpurun: --name never$BATS_TEST_NUMBER:exec: container never$BATS_TEST_NUMBER is not running (gpurun ps)"
+}
+
+@test "srun --container-name=NAME:no_exec while a step runs the container is refused with one line" {
+	skip_unless_spank
+	named_step_start noexec$BATS_TEST_NUMBER
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+		--container-image="$GLIBC_TAR" --container-name="$NAMED_NAME:no_exec" echo ran
+	assert_step_error "gpurun: --name $NAMED_NAME:no_exec: container $NAMED_NAME is running, and a second run on its layer is refused (one overlay per layer); without :no_exec this launch joins it"
+	named_step_end
+}
+
 @test "GPURUN_CONTAINER_IMAGE in the environment stands for --container-image" {
 	skip_unless_spank
 	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" GPURUN_CONTAINER_IMAGE="$GLIBC_TAR" \
 		timeout 60 srun --quiet --gres=gpu:1 nvidia-smi -L
 	assert_success
 	assert_output "$(smi_line 1 0)"
+}
+
+@test "PYXIS_CONTAINER_IMAGE in the environment stands for --container-image, as pyxis reads it" {
+	skip_unless_spank
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" PYXIS_CONTAINER_IMAGE="$GLIBC_TAR" \
+		timeout 60 srun --quiet --gres=gpu:1 sh -c 'nvidia-smi -L; readlink /proc/self/ns/pid'
+	assert_success
+	assert_line --index 0 "$(smi_line 1 0)"
+	refute_line "$(readlink /proc/self/ns/pid)"
+}
+
+# in_image VAR=VALUE... -- SRUN-OPTIONS... -- COMMAND...: one task in the
+# glibc image with those variables in the job's environment.
+in_image() {
+	local vars=() opts=()
+	while [[ $1 != -- ]]; do
+		vars+=("$1")
+		shift
+	done
+	shift
+	while [[ $1 != -- ]]; do
+		opts+=("$1")
+		shift
+	done
+	shift
+	env GPURUN_DRIVER_ROOT="$FAKE4" "${vars[@]}" timeout 60 srun --quiet --container-image="$GLIBC_TAR" \
+		"${opts[@]}" "$@"
+}
+
+# What `touch /x` says in the image: "rw" or "ro".
+rootfs_mode() {
+	in_image "$@" -- sh -c 'touch /x 2>/dev/null && echo rw || echo ro'
+}
+
+@test "GPURUN_ and PYXIS_ switch variables read 1, true, yes, y as on and 0, false, no, n as off" {
+	skip_unless_spank
+	local v
+	for v in 1 true yes y; do
+		for var in GPURUN_CONTAINER_READONLY PYXIS_CONTAINER_READONLY; do
+			run --separate-stderr rootfs_mode "$var=$v" --
+			assert_success
+			assert_output ro
+		done
+		run --separate-stderr rootfs_mode "PYXIS_CONTAINER_WRITABLE=$v" --
+		assert_output rw
+	done
+	for v in 0 false no n; do
+		for var in GPURUN_CONTAINER_READONLY PYXIS_CONTAINER_READONLY; do
+			run --separate-stderr rootfs_mode "$var=$v" --
+			assert_success
+			assert_output rw
+		done
+		run --separate-stderr rootfs_mode "GPURUN_CONTAINER_WRITABLE=$v" --
+		assert_output ro
+	done
+	# pyxis's switch for the entrypoint is named after --container-entrypoint:
+	# 0 runs the command alone (docker.tar's Entrypoint is /bin/sh -c, which
+	# makes "echo hi" print an empty line).
+	local img
+	img=$(oci_fixture docker.tar)
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" PYXIS_CONTAINER_ENTRYPOINT=n timeout 60 srun --quiet \
+		--container-image="$img" echo hi
+	assert_success
+	assert_output hi
+}
+
+@test "a switch variable that is not 1, true, yes, y, 0, false, no or n is refused with one line naming it" {
+	skip_unless_spank
+	local var
+	for var in GPURUN_CONTAINER_READONLY PYXIS_CONTAINER_MOUNT_HOME GPURUN_NO_CONTAINER_ENTRYPOINT; do
+		run --separate-stderr in_image "$var=on" -- -- echo ran
+		assert_task_refused "gpurun: $var=on: a switch is 1, true, yes or y, or 0, false, no or n"
+	done
+}
+
+@test "the command line wins over GPURUN_ variables, and GPURUN_ variables over PYXIS_ ones" {
+	skip_unless_spank
+	run --separate-stderr in_image PYXIS_CONTAINER_WORKDIR=/p -- -- pwd
+	assert_output /p
+	run --separate-stderr in_image GPURUN_CONTAINER_WORKDIR=/g PYXIS_CONTAINER_WORKDIR=/p -- -- pwd
+	assert_output /g
+	run --separate-stderr in_image GPURUN_CONTAINER_WORKDIR=/g PYXIS_CONTAINER_WORKDIR=/p -- --container-workdir=/c -- pwd
+	assert_output /c
+	run --separate-stderr rootfs_mode GPURUN_CONTAINER_READONLY=0 PYXIS_CONTAINER_READONLY=1 --
+	assert_output rw
+	run --separate-stderr rootfs_mode GPURUN_CONTAINER_READONLY=1 -- --container-writable
+	assert_output rw
+	run --separate-stderr rootfs_mode PYXIS_CONTAINER_WRITABLE=1 -- --container-readonly
+	assert_output ro
+}
+
+@test "a variable of a pyxis option gpurun does not have is refused with one line naming it" {
+	skip_unless_spank
+	run --separate-stderr in_image PYXIS_CONTAINER_SAVE=/tmp/saved.sqsh -- -- echo ran
+	assert_task_refused "gpurun: PYXIS_CONTAINER_SAVE: stands for pyxis's --container-save, which has no counterpart in gpurun"
+	# Off is what gpurun does: nothing to refuse.
+	run --separate-stderr in_image PYXIS_CONTAINER_ENTRYPOINT_LOG=0 -- -- echo ran
+	assert_success
+	assert_output ran
 }
 
 @test "sbatch --container-image: the steps of the batch script run in the image" {
@@ -503,6 +713,20 @@ read-only"
 		--wrap 'srun nvidia-smi -L'
 	assert_success
 	assert_equal "$(cat "$BATS_TEST_TMPDIR/out")" "$(smi_line 1 0)"
+}
+
+# Slurm hands sbatch's options on to the srun of each step as options: with
+# the opposite on srun's command line they are a pair, and the pair's
+# winner (docs/slurm.md's table) wins.
+@test "sbatch --container-readonly and srun --container-writable are a pair: read-only wins" {
+	skip_unless_spank
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 100 sbatch --wait --quiet \
+		--output="$BATS_TEST_TMPDIR/out" --container-image="$GLIBC_TAR" --container-readonly \
+		--wrap 'srun sh -c "touch /x 2>/dev/null && echo rw || echo ro"
+			srun --container-writable sh -c "touch /x 2>/dev/null && echo rw || echo ro"'
+	assert_success
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/out")" "ro
+ro"
 }
 
 @test "the nightly jobs of docs/nightly.md check the node with all its GPUs, then sum up" {
