@@ -388,6 +388,23 @@ printable() {
 	assert_equal "$n" 4
 }
 
+@test "gpurun --dry-run exec is gpurun exec --dry-run; before a verb without one it is refused in one line" {
+	launch dev "$BATS_TEST_TMPDIR/out" "$IMG" probe wait-signal
+	wait_running dev
+	run --separate-stderr "$GPURUN" exec --dry-run dev touch /tmp/ran
+	assert_success
+	local want=$output
+	run --separate-stderr "$GPURUN" --dry-run exec dev touch /tmp/ran
+	assert_success
+	assert_equal "$output" "$want"
+	assert_line --partial 'nsenter --target "$P"'
+	run --separate-stderr "$GPURUN" exec dev test -e /tmp/ran
+	assert_failure
+	run --separate-stderr "$GPURUN" --dry-run ps
+	assert_gpurun_error 125 '--dry-run: `gpurun ps` has none'
+	assert_equal "${#stderr_lines[@]}" 1
+}
+
 @test "the printed exec's head says in one line what only gpurun does: the seccomp filters first" {
 	launch dev "$BATS_TEST_TMPDIR/out" "$IMG" probe wait-signal
 	wait_running dev
