@@ -4,8 +4,11 @@
  * namespace, then a fork) keeping the host's root, so that the host's
  * tools run: prlimit with the first command's limits, setpriv with its
  * capability sets and no_new_privs, env with its environment, and chroot
- * into the container's root with its ids and groups.  Every word from outside (the record's environment and
- * paths, the command) goes through the shell quoting function. */
+ * into the container's root with its ids and groups.  Where only gpurun
+ * can do it (with one id mapped, a user namespace that no shell tool
+ * reaches) the script says why and exits 125 before it does anything.
+ * Every word from outside (the record's environment and paths, the
+ * command) goes through the shell quoting function. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -30,6 +33,26 @@ static void limit_value(struct sbuf *b, rlim_t v)
 		sbuf_printf(b, "%llu", (unsigned long long)v);
 }
 
+/* Why the host's tools cannot do what exec does, or NULL.  Both ways
+ * need a user namespace only gpurun reaches: the container's, when its
+ * command has one of its own (its init's /proc files are closed to the
+ * caller, and NS_GET_PARENT is an ioctl), or a new one for the command,
+ * which unshare(2) refuses to a process whose root is not its mount
+ * namespace's, as the host's tools need the host's root. */
+static const char *not_runnable(const struct record *r, uid_t uid, gid_t gid)
+{
+	if (r->unprivileged && r->nested_user)
+		return "with one id mapped, the first command has a user namespace of its own (--user, or --userns "
+		       "keep-id),\n# and gpurun enters its parent, the container's, which no shell tool can name "
+		       "(NS_GET_PARENT; the\n# container's init keeps its /proc files from the caller)";
+	if (r->one_id && (uid || gid))
+		return "with one id mapped, gpurun gives a command of another user a user namespace of its own\n# "
+		       "(unshare --user --map-user --map-group), which the kernel refuses to the host's tools: they need "
+		       "the\n# host's root, and unshare(2) makes none for a process whose root is not its mount "
+		       "namespace's";
+	return NULL;
+}
+
 int ns_describe_enter(int kept_dirfd, const struct exec_request *rq, struct sbuf *b, struct gerr *err)
 {
 	struct record r;
@@ -49,11 +72,6 @@ int ns_describe_enter(int kept_dirfd, const struct exec_request *rq, struct sbuf
 		    ": the container's command is pid %d (its record, run.json; gpurun checks its start time,\n"
 		    "# %llu ticks after boot, and its parent, the container's init %d, through a pidfd)\n",
 		    (int)r.pid, r.pid_start, (int)r.init_pid);
-	sbuf_printf(b, "P=%d\n", (int)r.pid);
-	/* Opened now, with the caller's rights (the command may be another
-	 * uid, which the capabilities left after setpriv may not look at);
-	 * closed before the command runs. */
-	sbuf_puts(b, "exec 9<\"/proc/$P/root\"   # the container's root, for chroot below\n");
 	/* -u's user as exec finds it: in the container's own files, read
 	 * through the command's root (reading changes nothing). */
 	struct go_ahead ga;
@@ -70,16 +88,27 @@ int ns_describe_enter(int kept_dirfd, const struct exec_request *rq, struct sbuf
 	}
 	uid_t uid = ga.uid;
 	gid_t gid = ga.gid;
-	if (r.nested_user)
-		sbuf_puts(b, "# the first command's user namespace is a nested one (one id mapped, --user): gpurun "
-			     "enters its parent (NS_GET_PARENT), which --target cannot name\n");
-	if (r.one_id && (uid || gid))
-		sbuf_printf(b,
-			    "# one id mapped: gpurun gives the command a user namespace of its own that maps %u:%u "
-			    "onto that id (unshare --user --map-user=%u --map-group=%u), which the host's tools\n"
-			    "# cannot make after the chroot below: as printed, the command runs as the container's "
-			    "root\n",
-			    (unsigned)uid, (unsigned)gid, (unsigned)uid, (unsigned)gid);
+	const char *why = not_runnable(&r, uid, gid);
+	/* In the run plan's words (ns/show.c). */
+	sbuf_printf(b,
+		    "# Only gpurun does: seccomp filters, closing the caller's fds, setsid(2), forwarding signals%s.\n",
+		    rq->tty ? ", a pty of the container's own devpts (-t)" : "");
+	if (r.one_id)
+		sbuf_puts(
+			b,
+			"# With one id mapped, gpurun's filter also answers setgroups, set*id and chown to another id\n"
+			"# with success (there is no other id): here they fail as the kernel says.\n");
+	if (why) {
+		sbuf_printf(b, "# cannot run as a script: %s\n", why);
+		sbuf_puts(b, "echo 'gpurun exec: cannot run as a script (see its first lines)' >&2; exit 125\n");
+		record_free(&r);
+		return 0;
+	}
+	sbuf_printf(b, "P=%d\n", (int)r.pid);
+	/* Opened now, with the caller's rights (the command may be another
+	 * uid, which the capabilities left after setpriv may not look at);
+	 * closed before the command runs. */
+	sbuf_puts(b, "exec 9<\"/proc/$P/root\"   # the container's root, for chroot below\n");
 	sbuf_puts(b, "# the user namespace first, then the others, and a fork into the pid namespace; the host's "
 		     "root stays\n# the root (--root=/) so that the host's prlimit, setpriv, env and chroot run, "
 		     "until chroot takes the container's\nnsenter --target \"$P\"");
@@ -146,8 +175,7 @@ int ns_describe_enter(int kept_dirfd, const struct exec_request *rq, struct sbuf
 			sbuf_puts(b, " ");
 		sbuf_shquote(b, rq->argv[i]);
 	}
-	sbuf_printf(b, "\n# and gpurun's seccomp filter%s, which setpriv cannot load, last before the exec\n",
-		    r.one_id ? "s (the deny-list, and the one answering the id calls)" : " (the deny-list)");
+	sbuf_puts(b, "\n");
 	record_free(&r);
 	return 0;
 }

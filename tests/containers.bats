@@ -325,24 +325,95 @@ stop_all() {
 	fi
 }
 
+# The shapes of a container and an exec: "LAUNCH OPTIONS|EXEC OPTIONS".
+# With one id mapped (unprivileged, no subordinate ranges) a --user or
+# --userns keep-id gives the first command a user namespace of its own, and
+# an exec -u another a new one: only gpurun reaches those.
+exec_shapes() {
+	SHAPES=("|" "|-u 1000:1000" "-u 1000:1000|" "-u 1000:1000|-u 0" "--userns keep-id|")
+}
+
+# printable SHAPE: whether the host's tools can do that exec.
+printable() {
+	[[ $GPURUN_TEST_MODE == root || $1 == "|" ]]
+}
+
 @test "the printed exec, run as a script, gives the command what exec gives it" {
 	local report='grep -E "^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):" /proc/self/status; id; pwd; env | sort; ulimit -n; probe ns mnt; probe ns pid; probe ns user; ls -l /dev'
-	local user users=("")
-	# With one id mapped, a --user is a nested user namespace, which the
-	# printed form says it cannot make after its chroot.
-	[[ $GPURUN_TEST_MODE == root ]] && users+=(1000:1000)
-	for user in "${users[@]}"; do
-		launch dev "$BATS_TEST_TMPDIR/out" ${user:+-u "$user"} -e K=V --ulimit nofile=512:1024 "$IMG" probe wait-signal
+	local shape n=0
+	exec_shapes
+	for shape in "${SHAPES[@]}"; do
+		printable "$shape" || continue
+		local -a first=() then=()
+		read -ra first <<<"${shape%|*}"
+		read -ra then <<<"${shape#*|}"
+		launch dev "$BATS_TEST_TMPDIR/out" "${first[@]}" -e K=V --ulimit nofile=512:1024 "$IMG" probe wait-signal
 		wait_running dev
-		run --separate-stderr "$GPURUN" exec -w /etc dev sh -c "$report"
+		run --separate-stderr "$GPURUN" exec "${then[@]}" -w /etc dev sh -c "$report"
 		assert_success
 		local want=$output
-		"$GPURUN" exec -w /etc --dry-run dev sh -c "$report" >"$BATS_TEST_TMPDIR/plan.sh"
+		"$GPURUN" exec "${then[@]}" -w /etc --dry-run dev sh -c "$report" >"$BATS_TEST_TMPDIR/plan.sh"
 		run --separate-stderr sh "$BATS_TEST_TMPDIR/plan.sh"
 		assert_success
 		assert_equal "$output" "$want"
 		stop_all
+		n=$((n + 1))
 	done
+	# As root every shape; as a user, the one the host's tools can do.
+	assert [ "$n" -ge 1 ]
+}
+
+@test "a printed exec the host's tools cannot do exits 125 saying why, before it runs anything" {
+	[[ $GPURUN_TEST_MODE == user ]] || skip "as root the host's tools do every exec"
+	local shape n=0
+	exec_shapes
+	for shape in "${SHAPES[@]}"; do
+		printable "$shape" && continue
+		local -a first=() then=()
+		read -ra first <<<"${shape%|*}"
+		read -ra then <<<"${shape#*|}"
+		launch dev "$BATS_TEST_TMPDIR/out" "${first[@]}" "$IMG" probe wait-signal
+		wait_running dev
+		"$GPURUN" exec "${then[@]}" --dry-run dev touch /tmp/ran >"$BATS_TEST_TMPDIR/plan.sh"
+		run grep -c '^# cannot run as a script: ' "$BATS_TEST_TMPDIR/plan.sh"
+		assert_output 1
+		run --separate-stderr sh "$BATS_TEST_TMPDIR/plan.sh"
+		assert_equal "$status" 125
+		assert_equal "$stderr" "gpurun exec: cannot run as a script (see its first lines)"
+		run --separate-stderr "$GPURUN" exec dev test -e /tmp/ran
+		assert_failure
+		stop_all
+		n=$((n + 1))
+	done
+	assert_equal "$n" 4
+}
+
+@test "gpurun --dry-run exec is gpurun exec --dry-run; before a verb without one it is refused in one line" {
+	launch dev "$BATS_TEST_TMPDIR/out" "$IMG" probe wait-signal
+	wait_running dev
+	run --separate-stderr "$GPURUN" exec --dry-run dev touch /tmp/ran
+	assert_success
+	local want=$output
+	run --separate-stderr "$GPURUN" --dry-run exec dev touch /tmp/ran
+	assert_success
+	assert_equal "$output" "$want"
+	assert_line --partial 'nsenter --target "$P"'
+	run --separate-stderr "$GPURUN" exec dev test -e /tmp/ran
+	assert_failure
+	run --separate-stderr "$GPURUN" --dry-run ps
+	assert_gpurun_error 125 '--dry-run: `gpurun ps` has none'
+	assert_equal "${#stderr_lines[@]}" 1
+}
+
+@test "the printed exec's head says in one line what only gpurun does: the seccomp filters first" {
+	launch dev "$BATS_TEST_TMPDIR/out" "$IMG" probe wait-signal
+	wait_running dev
+	run --separate-stderr "$GPURUN" exec --dry-run dev true
+	assert_success
+	assert_line --index 2 --regexp '^# Only gpurun does: seccomp filters, closing the caller'"'"'s fds, setsid\(2\), forwarding signals\.$'
+	refute_output --partial "setpriv cannot load"
+	run --separate-stderr "$GPURUN" exec -t --dry-run dev true
+	assert_line --index 2 --partial ", a pty of the container's own devpts (-t)."
 }
 
 @test "two launches of one name at once share one container: the second joins the first" {
