@@ -34,7 +34,7 @@ static const struct opt_use rm_uses[] = {{"rm", NULL, rm_opts, " NAME...", 0, 0}
 static const struct opt_use exec_uses[] = {{"exec", NULL, exec_opts, " NAME COMMAND [ARG...]", 0, 0}};
 /* clang-format on */
 
-/* The cache area whose containers this caller's launches use. */
+/* The caller's cache: its containers are in any of its areas (kept_find). */
 static void open_cache(struct cache *c)
 {
 	struct gerr err = {0};
@@ -54,7 +54,7 @@ static void rows_read(struct cache *c, struct row **out, size_t *n)
 	struct kept *v = NULL;
 	size_t nv = 0;
 	struct gerr err = {0};
-	if (c->fd >= 0 && kept_list(c, &v, &nv, &err) < 0)
+	if (kept_list_all(c, &v, &nv, &err) < 0)
 		gerr_die(&err);
 	*out = xcalloc(nv ? nv : 1, sizeof **out);
 	*n = nv;
@@ -173,8 +173,15 @@ static int rm_verb(const struct verb *v, int argc, char **argv, const char *driv
 	int rc = 0;
 	for (size_t i = 0; i < names.n; i++) {
 		struct gerr err = {0};
-		if ((c.fd < 0 ? gerr_set(&err, 0, "no container %s (gpurun ps lists them)", names.v[i])
-			      : kept_remove(&c, names.v[i], &err)) < 0) {
+		struct cache area;
+		struct kept k;
+		int r = kept_find(&c, names.v[i], &area, &k, &err);
+		if (r == 0) {
+			kept_free(&k);
+			r = kept_remove(&area, names.v[i], &err);
+			cache_close(&area);
+		}
+		if (r < 0) {
 			struct sbuf b = {0};
 			gerr_format(&err, &b);
 			fputs(b.s, stderr);
@@ -227,13 +234,12 @@ static int exec_verb(const struct verb *v, int argc, char **argv, const char *dr
 		die(GPURUN_EXIT_FAIL, "exec -it: the input device is not a TTY");
 	if (kept_name_check(rq.name, &err) < 0)
 		gerr_die(&err);
-	struct cache c;
+	struct cache c, area;
 	open_cache(&c);
 	struct kept k;
-	if (c.fd < 0)
-		die(GPURUN_EXIT_FAIL, "no container %s (gpurun ps lists them)", rq.name);
-	if (kept_open(&c, rq.name, &k, &err) < 0)
+	if (kept_find(&c, rq.name, &area, &k, &err) < 0)
 		gerr_die(&err);
+	cache_close(&area);
 	/* Launched a moment ago: its record comes once its command starts. */
 	if (k.running && ns_join_wait(k.dirfd, rq.name, kept_dir_running, &err) < 0)
 		gerr_die(&err);

@@ -318,6 +318,22 @@ static int take_name(const struct cli *c, struct run_config *cfg, struct cache *
 		    name,
 		    cfg->import_run || c->no_cache ? "not with --no-cache, whose layers are gone with the run"
 						   : "not a directory, which has no digest to keep changes against");
+	/* One name, one container: one made under another id map (another
+	 * --userns, or before a subordinate range was given) has its layer
+	 * in that map's area, where this launch's ids could not use it. */
+	struct cache other;
+	struct kept there;
+	struct gerr absent = {0};
+	if (cache->fd >= 0 && cache->root && kept_find(cache, name, &other, &there, &absent) == 0) {
+		int elsewhere = strcmp(other.root, cache->root) != 0;
+		kept_free(&there);
+		cache_close(&other);
+		if (elsewhere)
+			die(GPURUN_EXIT_FAIL,
+			    "--name %s: container %s was made with other ids (another --userns, or another subordinate "
+			    "range), and its layer is theirs; run it as it was made, or gpurun rm %s",
+			    name, name, name);
+	}
 	cfg->name = name;
 	cfg->gpus_shown = c->gpus ? c->gpus : c->devices.n ? c->devices.v[0] : NULL;
 	for (;;) {

@@ -296,6 +296,12 @@ int kept_dir_running(int dirfd);
 void kept_free(struct kept *k);
 int kept_list(const struct cache *c, struct kept **v, size_t *n, struct gerr *err);
 void kept_list_free(struct kept *v, size_t n);
+/* A name is the caller's in one area of the cache only (TOP's, or one of a
+ * subordinate map's: rootfs/cache/cache.c): kept_find looks in every area
+ * and opens the one that holds it as *area (cache_close it); kept_list_all
+ * lists the containers of every area, for ps. */
+int kept_find(const struct cache *c, const char *name, struct cache *area, struct kept *k, struct gerr *err);
+int kept_list_all(const struct cache *c, struct kept **v, size_t *n, struct gerr *err);
 int kept_remove(const struct cache *c, const char *name, struct gerr *err);
 void kept_layer_ids(const struct cache *c, struct strv *ids);
 

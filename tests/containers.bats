@@ -27,6 +27,8 @@ teardown() {
 		kill -TERM "$p" 2>/dev/null || true
 		wait "$p" 2>/dev/null
 	done
+	# A subordinate user's directory: its cache holds files of its ranges.
+	[[ -z ${SUBDIR:-} ]] || rm -rf "$SUBDIR"
 	return 0
 }
 
@@ -491,4 +493,41 @@ printable() {
 	assert_success
 	assert_line /dev/pts/0
 	assert_line yes
+}
+
+@test "with subordinate ranges, a --userns keep-id container is in ps, exec and rm, and its name stays its own" {
+	load lib/subuser
+	subuser_need
+	local d uid
+	d=$(mktemp -d /tmp/gpurun-keepid.XXXXXX)
+	SUBDIR=$d
+	uid=$(id -u "$SUBUSER")
+	mkdir "$d/sync"
+	cp "$IMG" "$d/img.tar"
+	chown -R "$SUBUSER:" "$d"
+	# Its layer is in the keep-id map's area of the cache, not the default one.
+	subuser_run "$d" "$GPURUN" --name kid --userns keep-id -v "$d/sync:/sync" "$d/img.tar" \
+		sh -c 'echo up > /sync/up; i=0; while [ ! -e /sync/stop ] && [ $i -lt 600 ]; do i=$((i + 1)); sleep 0.05; done' &
+	LAUNCHED+=("$!")
+	local i
+	for ((i = 0; i < 600; i++)); do
+		subuser_run "$d" "$GPURUN" ps | grep -qE '^kid +running ' && break
+		sleep 0.05
+	done
+	run --separate-stderr subuser_run "$d" "$GPURUN" ps
+	assert_line --regexp '^kid +running +[0-9]+ '
+	run --separate-stderr subuser_run "$d" "$GPURUN" exec kid id -u
+	assert_success
+	assert_output "$uid"
+	run --separate-stderr subuser_run "$d" "$GPURUN" rm kid
+	assert_gpurun_error 125 "container kid is running: it is removed once it has ended (gpurun ps)"
+	touch "$d/sync/stop"
+	wait "${LAUNCHED[-1]}"
+	# The name is the keep-id container's: a launch with the default map is refused.
+	run --separate-stderr subuser_run "$d" "$GPURUN" --name kid "$d/img.tar" true
+	assert_gpurun_error 125 "--name kid: container kid was made with other ids (another --userns, or another subordinate range), and its layer is theirs; run it as it was made, or gpurun rm kid"
+	run --separate-stderr subuser_run "$d" "$GPURUN" rm kid
+	assert_success
+	run --separate-stderr subuser_run "$d" "$GPURUN" ps
+	refute_line --regexp '^kid '
 }

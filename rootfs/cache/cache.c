@@ -432,3 +432,52 @@ unsigned long long cache_layer_bytes(const struct cache *c, const char *hex)
 		(void)sscanf(text, "bytes %llu", &n);
 	return n;
 }
+
+/* ---- the areas -------------------------------------------------------- */
+
+static void areas_add(struct cache_areas *a, const char *path, const struct subids *m)
+{
+	struct cache c;
+	struct gerr ignore = {0};
+	if (cache_open_at(&c, path, 0, &ignore) < 0) {
+		cache_close(&c);
+		return;
+	}
+	if (m) {
+		c.map = *m;
+		c.keep_owner = 1;
+	}
+	a->v = xrealloc(a->v, (a->n + 1) * sizeof *a->v);
+	a->v[a->n++] = c;
+}
+
+struct cache_areas cache_areas_open(const struct cache *c)
+{
+	struct cache_areas a = {0};
+	const char *top = c->top ? c->top : c->root;
+	areas_add(&a, top, NULL);
+	_cleanup_free_ char *dir = xasprintf("%s/idmaps", top);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		struct subids m;
+		if (idmap_from_key(de->d_name, &m) < 0)
+			continue;
+		_cleanup_free_ char *path = xasprintf("%s/%s", dir, de->d_name);
+		areas_add(&a, path, &m);
+	}
+	if (d)
+		closedir(d);
+	else if (fd >= 0)
+		close(fd);
+	return a;
+}
+
+void cache_areas_close(struct cache_areas *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		cache_close(&a->v[i]);
+	free(a->v);
+	memset(a, 0, sizeof *a);
+}

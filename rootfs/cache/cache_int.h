@@ -1,6 +1,6 @@
 /* rootfs/cache/cache_int.h — what the cache's own files share among themselves
  * and with no other file: the helpers that more than one of cache.c,
- * cacherecord.c, cacheadmin.c and cachedoctor.c calls.  What the cache
+ * cacherecord.c, cacheadmin.c, cachedoctor.c and kept.c calls.  What the cache
  * offers the rest of rootfs/ is in cache.h, and the launcher's part
  * in rootfs.h. */
 #ifndef GPURUN_ROOTFS_CACHE_INT_H
@@ -16,5 +16,18 @@
 char *cache_default_root(void);
 /* Write small text to ROOT/rel atomically (tmp file + rename). */
 int write_file_atomic(const struct cache *c, const char *rel, const char *text, struct gerr *err);
+
+/* ---- cache.c: the areas ---------------------------------------------------- */
+
+/* The cache's areas: TOP itself (the caller's own ids) first, then one per
+ * subordinate id map under TOP/idmaps (an area of a map is opened with
+ * it, so that its trees are removed through it).  Areas that cannot be
+ * opened are left out. */
+struct cache_areas {
+	struct cache *v;
+	size_t n;
+};
+struct cache_areas cache_areas_open(const struct cache *c);
+void cache_areas_close(struct cache_areas *a);
 
 #endif

@@ -26,62 +26,8 @@ struct entry {
 	char hex[DIGEST_HEX_LEN + 1];
 	struct image img;
 	struct timespec used;
-	size_t area; /* index into struct areas */
+	size_t area; /* index into struct cache_areas */
 };
-
-/* The cache's areas: TOP itself (the caller's own ids) first, then one per
- * subordinate id map under TOP/idmaps. */
-struct areas {
-	struct cache *v;
-	size_t n;
-};
-
-static void areas_add(struct areas *a, const char *path, const struct subids *m)
-{
-	struct cache c;
-	struct gerr ignore = {0};
-	if (cache_open_at(&c, path, 0, &ignore) < 0) {
-		cache_close(&c);
-		return;
-	}
-	if (m) {
-		c.map = *m;
-		c.keep_owner = 1;
-	}
-	a->v = xrealloc(a->v, (a->n + 1) * sizeof *a->v);
-	a->v[a->n++] = c;
-}
-
-static struct areas areas_open(const struct cache *c)
-{
-	struct areas a = {0};
-	const char *top = c->top ? c->top : c->root;
-	areas_add(&a, top, NULL);
-	_cleanup_free_ char *dir = xasprintf("%s/idmaps", top);
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *de;
-	while (d && (de = readdir(d))) {
-		struct subids m;
-		if (idmap_from_key(de->d_name, &m) < 0)
-			continue;
-		_cleanup_free_ char *path = xasprintf("%s/%s", dir, de->d_name);
-		areas_add(&a, path, &m);
-	}
-	if (d)
-		closedir(d);
-	else if (fd >= 0)
-		close(fd);
-	return a;
-}
-
-static void areas_close(struct areas *a)
-{
-	for (size_t i = 0; i < a->n; i++)
-		cache_close(&a->v[i]);
-	free(a->v);
-	memset(a, 0, sizeof *a);
-}
 
 static int by_use(const void *a, const void *b)
 {
@@ -129,7 +75,7 @@ static struct entry *area_entries(const struct cache *c, size_t ai, struct entry
 }
 
 /* Every image record of every area, oldest use first. */
-static struct entry *read_entries(const struct areas *a, size_t *n, int remove_bad)
+static struct entry *read_entries(const struct cache_areas *a, size_t *n, int remove_bad)
 {
 	struct entry *v = NULL;
 	*n = 0;
@@ -164,7 +110,7 @@ static void listed_sources(json_t *sources, struct cache_listed *out)
 int cache_list(struct cache *c, struct cache_listed **out, size_t *nout, struct gerr *err)
 {
 	(void)err; /* a record that cannot be read is not listed */
-	struct areas a = areas_open(c);
+	struct cache_areas a = cache_areas_open(c);
 	size_t n;
 	struct entry *v = read_entries(&a, &n, 0);
 	struct cache_listed *l = xcalloc(n ? n : 1, sizeof *l);
@@ -185,7 +131,7 @@ int cache_list(struct cache *c, struct cache_listed **out, size_t *nout, struct 
 		json_decref(sources);
 	}
 	free_entries(v, n);
-	areas_close(&a);
+	cache_areas_close(&a);
 	*out = l;
 	*nout = n;
 	return 0;
@@ -239,7 +185,7 @@ static void remove_image_record(const struct cache *c, const char *hex)
  * subordinate map are removed through that map (cache_remove_tree). */
 static int collect_garbage(const struct cache *c, struct gerr *err)
 {
-	struct areas one = {(struct cache *)c, 1};
+	struct cache_areas one = {(struct cache *)c, 1};
 	size_t n;
 	struct entry *v = read_entries(&one, &n, 1);
 	const char *const subdirs[] = {"layers", "sources", "tmp", "locks"};
@@ -290,7 +236,7 @@ static int collect_garbage(const struct cache *c, struct gerr *err)
 
 /* The kept container (rootfs/cache/kept.c) of any area whose layers are
  * exactly img's, or NULL (malloc'ed). */
-static char *kept_by(const struct areas *a, const struct image *img)
+static char *kept_by(const struct cache_areas *a, const struct image *img)
 {
 	char *name = NULL;
 	for (size_t i = 0; i < a->n && !name; i++) {
@@ -311,7 +257,7 @@ static char *kept_by(const struct areas *a, const struct image *img)
 	return name;
 }
 
-static int collect_all(const struct areas *a, struct gerr *err)
+static int collect_all(const struct cache_areas *a, struct gerr *err)
 {
 	int rc = 0;
 	for (size_t i = 0; i < a->n; i++)
@@ -326,7 +272,7 @@ int cache_remove(struct cache *c, const char *what, char removed[DIGEST_HEX_LEN 
 		return -1;
 	const char *want = str_after(what, DIGEST_PREFIX) ? str_after(what, DIGEST_PREFIX) : what;
 	char hex[DIGEST_HEX_LEN + 1] = "";
-	struct areas a = areas_open(c);
+	struct cache_areas a = cache_areas_open(c);
 	struct stat st;
 	int rc = 0;
 	if (stat(what, &st) == 0) {
@@ -384,7 +330,7 @@ int cache_remove(struct cache *c, const char *what, char removed[DIGEST_HEX_LEN 
 		remove_image_record(&a.v[i], hex);
 	if (rc == 0)
 		rc = collect_all(&a, err);
-	areas_close(&a);
+	cache_areas_close(&a);
 	if (rc == 0)
 		memcpy(removed, hex, sizeof hex);
 	return rc;
@@ -394,7 +340,7 @@ int cache_prune(struct cache *c, unsigned long long max_bytes, size_t *pruned, s
 {
 	if (lock_exclusive(c, err) < 0)
 		return -1;
-	struct areas a = areas_open(c);
+	struct cache_areas a = cache_areas_open(c);
 	int rc = collect_all(&a, err);
 	size_t n, removed = 0;
 	struct entry *v = read_entries(&a, &n, 0);
@@ -427,7 +373,7 @@ int cache_prune(struct cache *c, unsigned long long max_bytes, size_t *pruned, s
 	free_entries(v, n);
 	if (removed && collect_all(&a, err) < 0)
 		rc = -1;
-	areas_close(&a);
+	cache_areas_close(&a);
 	*pruned = removed;
 	return rc;
 }

@@ -296,6 +296,51 @@ int kept_list(const struct cache *c, struct kept **out, size_t *n, struct gerr *
 	return 0;
 }
 
+int kept_find(const struct cache *c, const char *name, struct cache *area, struct kept *k, struct gerr *err)
+{
+	memset(area, 0, sizeof *area);
+	area->fd = area->lockfd = area->toplockfd = -1;
+	if (kept_name_check(name, err) < 0)
+		return -1;
+	struct cache_areas a = cache_areas_open(c);
+	int r = -1;
+	for (size_t i = 0; i < a.n && r < 0; i++) {
+		struct gerr none = {0};
+		if (a.v[i].fd >= 0 && kept_open(&a.v[i], name, k, &none) == 0) {
+			*area = a.v[i]; /* moved out: closing the rest leaves it open */
+			memset(&a.v[i], 0, sizeof a.v[i]);
+			a.v[i].fd = a.v[i].lockfd = a.v[i].toplockfd = -1;
+			r = 0;
+		}
+	}
+	cache_areas_close(&a);
+	if (r < 0)
+		gerr_set(err, 0, "no container %s (gpurun ps lists them)", name), fail_as(err, ENOENT);
+	return r;
+}
+
+int kept_list_all(const struct cache *c, struct kept **out, size_t *n, struct gerr *err)
+{
+	*out = NULL;
+	*n = 0;
+	struct cache_areas a = cache_areas_open(c);
+	int r = 0;
+	for (size_t i = 0; i < a.n && r == 0; i++) {
+		struct kept *v;
+		size_t nv;
+		if ((r = kept_list(&a.v[i], &v, &nv, err)) < 0)
+			break;
+		if (nv) {
+			*out = xrealloc(*out, (*n + nv) * sizeof **out);
+			memcpy(*out + *n, v, nv * sizeof *v);
+			*n += nv;
+		}
+		free(v);
+	}
+	cache_areas_close(&a);
+	return r;
+}
+
 void kept_list_free(struct kept *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
