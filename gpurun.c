@@ -12,8 +12,8 @@
 
 /* Every verb, in the order --help lists them; run first. */
 static const struct verb *const verbs[] = {
-	&verb_run,  &verb_info, &verb_list,   &verb_pull, &verb_cache, &verb_ps,
-	&verb_exec, &verb_rm,   &verb_doctor, &verb_cdi,  &verb_smoke,
+	&verb_run, &verb_start, &verb_info, &verb_list,   &verb_pull, &verb_cache,
+	&verb_ps,  &verb_exec,  &verb_rm,   &verb_doctor, &verb_cdi,  &verb_smoke,
 };
 
 static void usage(FILE *out);

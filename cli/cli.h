@@ -21,7 +21,8 @@ struct verb {
 	int driver_root; /* takes the global --driver-root before it */
 };
 
-extern const struct verb verb_run, verb_info, verb_list, verb_pull, verb_cache, verb_doctor, verb_cdi, verb_smoke;
+extern const struct verb verb_run, verb_start, verb_info, verb_list, verb_pull, verb_cache, verb_doctor, verb_cdi,
+	verb_smoke;
 extern const struct verb verb_ps, verb_exec, verb_rm; /* cli/container.c */
 
 /* The run options' part of `gpurun --help`, which gpurun.c prints after

@@ -7,7 +7,9 @@
  *   /tmp, /run, host network files), GPU injection (gpu/), volumes, --tmpfs
  *   and --mount, workdir, pivot, ldconfig, read-only root -> run (or print).
  *
- * `gpurun smoke` is a run too (cli/smoke.c builds its argv). */
+ * `gpurun smoke` is a run too (cli/smoke.c builds its argv), and `gpurun
+ * start NAME` one whose IMAGE is the one NAME's kept container was made
+ * from. */
 #include "cli.h"
 
 #include <errno.h>
@@ -422,9 +424,11 @@ static int join(const struct cli *c, const struct run_config *cfg, struct kept *
 }
 
 /* The image, before any namespace work (rootfs/open.c): a bad image fails
- * here, in one line. */
-static void open_image(const struct cli *c, struct run_config *cfg, char **argv, int i, struct cache *cache,
-		       struct image *img)
+ * here, in one line.  took: the word before IMAGE when the last option
+ * took it as its value and it names a file (`--gpus IMAGE true`), or NULL;
+ * bare_ref: IMAGE may be a registry reference without docker://. */
+static void open_image(const struct cli *c, struct run_config *cfg, const char *image, const char *took, int bare_ref,
+		       struct cache *cache, struct image *img)
 {
 	struct gerr err = {0};
 	struct image_open_opts o = {.platform = c->platform,
@@ -439,12 +443,10 @@ static void open_image(const struct cli *c, struct run_config *cfg, char **argv,
 	struct opened_image oi;
 	/* `--gpus IMAGE true`: the option took the image, and "true" is the
 	 * command, not a reference to pull. */
-	struct stat st;
-	int took = c->value_word && c->value_word == i - 1 && stat(argv[i - 1], &st) == 0;
-	o.bare_ref = !took;
-	if (image_open(argv[i], &o, cache, img, &oi, &err) < 0) {
+	o.bare_ref = bare_ref && !took;
+	if (image_open(image, &o, cache, img, &oi, &err) < 0) {
 		if (took && err.errnum == ENOENT && !err.hint[0])
-			gerr_hint(&err, "%s took '%s' as its value: was its value left out?", c->typed, argv[i - 1]);
+			gerr_hint(&err, "%s took '%s' as its value: was its value left out?", c->typed, took);
 		gerr_die(&err);
 	}
 	cfg->image = oi.image;
@@ -455,26 +457,63 @@ static void open_image(const struct cli *c, struct run_config *cfg, char **argv,
 	cfg->import_sel = oi.import_sel;
 }
 
-int run_main(int argc, char **argv, const char *driver_root)
+/* `gpurun start NAME`: the image NAME's container was made from, as its
+ * first run was given it (IMAGE@NAME:TAG for one image of a multi-image
+ * archive), read from its record in whichever area of the cache holds it
+ * (a launch with other ids than its own is then refused by take_name). */
+static char *kept_image(const char *arg)
 {
-	struct cli c = {.driver_root = driver_root};
+	struct gerr err = {0};
+	_cleanup_free_ char *name = NULL;
+	name_split(arg, &name);
+	if (kept_name_check(name, &err) < 0)
+		die(GPURUN_EXIT_FAIL, "start: %s", err.msg);
+	struct cache cache = {.fd = -1, .lockfd = -1}, area;
+	struct kept k = {.dirfd = -1, .lockfd = -1};
+	if (cache_open(&cache, 0, &err) < 0 && err.errnum != ENOENT)
+		gerr_die(&err);
+	gerr_clear(&err);
+	int have = kept_find(&cache, name, &area, &k, &err) == 0;
+	if (!have && err.errnum != ENOENT)
+		gerr_die(&err);
+	if (have)
+		cache_close(&area);
+	if (!have || !k.image)
+		die(GPURUN_EXIT_FAIL,
+		    "start: no container %s%s (gpurun ps lists them); gpurun run --name %s IMAGE makes one", name,
+		    have ? " with a record of its image" : "", name);
+	char *image = k.ref ? xasprintf("%s@%s", k.image, k.ref) : xstrdup(k.image);
+	kept_free(&k);
+	cache_close(&cache);
+	return image;
+}
+
+/* A launch, its options parsed: IMAGE (argv[i]) is opened, or, for
+ * `gpurun start`, NAME[:FLAG] (argv[i]) names the container and its
+ * recorded image is, and the rest is the story of run_main. */
+static int launch(const struct cli *parsed, int start, int argc, char **argv, int i)
+{
+	struct cli c = *parsed;
 	struct plan plan = {0};
 	struct run_config cfg = {.plan = &plan, .image_fd = -1, .kept_dirfd = -1, .ready_sock = -1};
 	struct kept kept = {.dirfd = -1, .lockfd = -1};
 	struct gerr err = {0};
-
-	/* The parse has already stepped over a "--" before IMAGE. */
 	struct cache cache = {.fd = -1, .lockfd = -1};
 	struct image img = {0};
-	int i = parse_run_args(&c, argc, argv);
-	if (i == CLI_HELP)
-		return CLI_HELP;
-	if (i >= argc)
-		die(GPURUN_EXIT_FAIL, "missing IMAGE (try gpurun --help)");
+
 	check_values(&c, &cfg);
 	if (rootfs_max_image_size_from(c.max_image_size, &err) < 0)
 		gerr_die(&err);
-	open_image(&c, &cfg, argv, i++, &cache, &img);
+	if (start) {
+		c.name = argv[i++];
+		_cleanup_free_ char *image = kept_image(c.name);
+		open_image(&c, &cfg, image, NULL, 0, &cache, &img); /* a path or docker://REF */
+	} else {
+		struct stat st;
+		const char *took =
+			c.value_word && c.value_word == i - 1 && stat(argv[i - 1], &st) == 0 ? argv[i - 1] : NULL;
+		open_image(&c, &cfg, argv[i++], took, 1, &cache, &img);
+	}
 	int joining = c.name && take_name(&c, &cfg, &cache, &kept);
 	if (i < argc && !strcmp(argv[i], "--"))
 		i++;
@@ -561,6 +600,18 @@ int run_main(int argc, char **argv, const char *driver_root)
 	return code;
 }
 
+int run_main(int argc, char **argv, const char *driver_root)
+{
+	struct cli c = {.driver_root = driver_root};
+	/* The parse has already stepped over a "--" before IMAGE. */
+	int i = parse_run_args(&c, argc, argv);
+	if (i == CLI_HELP)
+		return CLI_HELP;
+	if (i >= argc)
+		die(GPURUN_EXIT_FAIL, "missing IMAGE (try gpurun --help)");
+	return launch(&c, 0, argc, argv, i);
+}
+
 static int run_verb(const struct verb *v, int argc, char **argv, const char *driver_root)
 {
 	(void)v;
@@ -568,3 +619,36 @@ static int run_verb(const struct verb *v, int argc, char **argv, const char *dri
 }
 
 const struct verb verb_run = {"run", run_verb, NULL, 0, 1};
+
+/* `gpurun start [RUN OPTIONS] NAME[:FLAG] [COMMAND...]`: docker's and
+ * podman's start of a stopped container, with a command as run takes one,
+ * and pyxis's --container-name without --container-image: exactly `gpurun
+ * run [RUN OPTIONS] --name NAME[:FLAG] IMAGE [COMMAND...]` with the image
+ * NAME was made from.  Its options are run's, parsed by run's table. */
+static const struct opt start_opts[] = {{0}};
+static const struct opt_use start_uses[] = {
+	{"start", NULL, start_opts, " [RUN OPTIONS] NAME[:auto|create|exec|no_exec] [--] [COMMAND [ARG...]]", 0, 0}};
+
+static int start_verb(const struct verb *v, int argc, char **argv, const char *driver_root)
+{
+	struct cli c = {.driver_root = driver_root};
+	if (argc < 2)
+		return usage_fail(v, "start: missing NAME");
+	int i = parse_run_args(&c, argc, argv);
+	if (i == CLI_HELP) {
+		verb_print_uses(stdout, v, "usage: ");
+		fputs("\nRun COMMAND (else the image's Entrypoint and Cmd) in the kept container NAME, from\n"
+		      "the image it was made from: gpurun run --name NAME[:FLAG] IMAGE COMMAND.  RUN OPTIONS\n"
+		      "are run's:\n\n",
+		      stdout);
+		cli_run_help(stdout);
+		return 0;
+	}
+	if (i >= argc)
+		return usage_fail(v, "start: missing NAME");
+	if (c.name)
+		return usage_fail(v, "start: the container is NAME, after the options, not --name %s", c.name);
+	return launch(&c, 1, argc, argv, i);
+}
+
+const struct verb verb_start = {"start", start_verb, start_uses, COUNT_OF(start_uses), 1};

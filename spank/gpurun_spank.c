@@ -36,7 +36,9 @@
  *                             create, exec, no_exec: docs/containers.md);
  *                             with --container-image, whose image gpurun
  *                             checks against the kept one; NAME:exec alone
- *                             is `gpurun exec NAME`
+ *                             is `gpurun exec NAME`, NAME or NAME:no_exec
+ *                             alone `gpurun start NAME` (the kept one's
+ *                             image); NAME:create needs an image
  * pyxis options gpurun has no counterpart for (--container-save,
  * --container-entrypoint-log, --container-unshare) are refused with one
  * line each, and so are their variables.  The job's SLURM_* and PMI*
@@ -349,9 +351,10 @@ static int env_args(spank_t sp, char **env, struct argv *a)
 }
 
 /* The gpurun command line of one task: options, the image, the task's
- * argv.  -1 when out of memory, -2 when it said in one line what it
- * refused. */
-static int build(spank_t sp, const char *gpurun, const char *image, struct argv *a)
+ * argv; without an image, `gpurun start [options] NAME[:FLAG] argv`, which
+ * is the same run with the image the kept container NAME was made from.
+ * -1 when out of memory, -2 when it said in one line what it refused. */
+static int build(spank_t sp, const char *gpurun, const char *image, const char *name_flag, struct argv *a)
 {
 	char buf[4096], home[4096];
 	const char *v;
@@ -364,7 +367,7 @@ static int build(spank_t sp, const char *gpurun, const char *image, struct argv 
 	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS)
 		return -1;
-	if (push(a, gpurun) < 0)
+	if (push(a, gpurun) < 0 || (!image && push(a, "start") < 0))
 		return -1;
 	/* A task with GPUs gets them all, which in a step means its own
 	 * (gpurun's ceiling); without, the image's NVIDIA_VISIBLE_DEVICES
@@ -395,11 +398,11 @@ static int build(spank_t sp, const char *gpurun, const char *image, struct argv 
 		return -1;
 	/* pyxis's NAME[:FLAG] is gpurun's: a second task of the step joins
 	 * the container the first one runs. */
-	if ((v = value(sp, O_NAME, buf, sizeof buf)) && push2(a, "--name", v) < 0)
+	if (image && name_flag && push2(a, "--name", name_flag) < 0)
 		return -1;
 	if (env_args(sp, env, a) < 0)
 		return -1;
-	if (image_arg(a, image) < 0)
+	if ((image ? image_arg(a, image) : push(a, name_flag)) < 0)
 		return -1;
 	for (int i = 0; i < argc; i++)
 		if (push(a, argv[i]) < 0)
@@ -494,18 +497,22 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	 * containers. */
 	if (spank_get_item(sp, S_JOB_STEPID, &step) == ESPANK_SUCCESS && step == SLURM_BATCH_SCRIPT)
 		return 0;
+	/* Without an image, pyxis's rules: NAME:exec joins the running
+	 * container, NAME (auto) and NAME:no_exec start from the kept one
+	 * (gpurun start refuses a name never made, in one line); only
+	 * NAME:create needs the image to make it from. */
 	const char *colon = cname ? strchr(cname, ':') : NULL;
 	int exec_only = colon && !strcmp(colon + 1, "exec");
-	if (!image && !exec_only) {
-		slurm_error("gpurun: --container-name=%s needs --container-image: gpurun makes or starts the container "
-			    "from the image, checked against the kept one's (only NAME:exec goes without)",
+	if (!image && colon && !strcmp(colon + 1, "create")) {
+		slurm_error("gpurun: --container-name=%s needs --container-image: a container is made from an image "
+			    "(without :create, a kept container starts from the image it was made from)",
 			    cname);
 		return -1;
 	}
 	const char *gpurun = gpurun_path(ac, av);
 	struct argv a = {0};
 	char **env = NULL;
-	int r = image ? build(sp, gpurun, image, &a) : build_exec(sp, gpurun, cname, &a);
+	int r = image || !exec_only ? build(sp, gpurun, image, cname, &a) : build_exec(sp, gpurun, cname, &a);
 	if (r == -2)
 		return -1;
 	if (r < 0 || spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS) {

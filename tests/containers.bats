@@ -495,7 +495,7 @@ printable() {
 	assert_line yes
 }
 
-@test "with subordinate ranges, a --userns keep-id container is in ps, exec and rm, and its name stays its own" {
+@test "with subordinate ranges, a --userns keep-id container is in ps, exec, start and rm, and its name stays its own" {
 	load lib/subuser
 	subuser_need
 	local d uid
@@ -526,6 +526,11 @@ printable() {
 	# The name is the keep-id container's: a launch with the default map is refused.
 	run --separate-stderr subuser_run "$d" "$GPURUN" --name kid "$d/img.tar" true
 	assert_gpurun_error 125 "--name kid: container kid was made with other ids (another --userns, or another subordinate range), and its layer is theirs; run it as it was made, or gpurun rm kid"
+	run --separate-stderr subuser_run "$d" "$GPURUN" start kid true
+	assert_gpurun_error 125 "--name kid: container kid was made with other ids (another --userns, or another subordinate range), and its layer is theirs; run it as it was made, or gpurun rm kid"
+	run --separate-stderr subuser_run "$d" "$GPURUN" start --userns keep-id kid id -u
+	assert_success
+	assert_output "$uid"
 	run --separate-stderr subuser_run "$d" "$GPURUN" rm kid
 	assert_success
 	run --separate-stderr subuser_run "$d" "$GPURUN" ps

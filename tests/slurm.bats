@@ -567,11 +567,38 @@ $(cat "$NAMED_SYNC/pidns")
 	assert_step_error "gpurun: no container gone$BATS_TEST_NUMBER (gpurun ps lists them)"
 }
 
-@test "srun --container-name=NAME without --container-image, to start a container, is refused with one line" {
+@test "srun --container-name=NAME without --container-image starts from the kept container" {
+	skip_unless_spank
+	local name=start$BATS_TEST_NUMBER
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+		--container-image="$GLIBC_TAR" --container-name="$name" sh -c 'echo kept > /root/f'
+	assert_success
+	# No image: pyxis's pattern, the kept container's own (gpurun start).
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet --container-name="$name" \
+		sh -c 'cat /root/f; echo again >> /root/f'
+	assert_success
+	assert_output kept
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+		--container-name="$name:no_exec" cat /root/f
+	"$GPURUN" rm "$name"
+	assert_success
+	assert_output "kept
+again"
+}
+
+@test "srun --container-name=NAME without --container-image, of a name never made, is refused with one line" {
 	skip_unless_spank
 	local name=noimg$BATS_TEST_NUMBER
 	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet --container-name="$name" true
-	assert_task_refused "gpurun: --container-name=$name needs --container-image: gpurun makes or starts the container from the image, checked against the kept one's (only NAME:exec goes without)"
+	assert_step_error "gpurun: start: no container $name (gpurun ps lists them); gpurun run --name $name IMAGE makes one"
+	if "$GPURUN" ps | grep -q "^$name "; then fail "the refused step made container $name"; fi
+}
+
+@test "srun --container-name=NAME:create without --container-image is refused with one line" {
+	skip_unless_spank
+	local name=create$BATS_TEST_NUMBER
+	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet --container-name="$name:create" true
+	assert_task_refused "gpurun: --container-name=$name:create needs --container-image: a container is made from an image (without :create, a kept container starts from the image it was made from)"
 }
 
 @test "srun --container-name=NAME:exec with no step running it is refused with one line" {

@@ -5,7 +5,8 @@
  *
  *   ROOT/containers/NAME/kept.json  {"name", "image", "ref", "chain_id",
  *                                    "layers", "created"}: written once,
- *                                    when the container is made
+ *                                    when the container is made; image
+ *                                    is an absolute path or docker://REF
  *   ROOT/containers/NAME/upper/     the overlay's upper layer: what the
  *                                    runs changed
  *   ROOT/containers/NAME/work/      the overlay's work directory
@@ -112,13 +113,29 @@ static void fill_from(struct kept *k, json_t *o)
 	}
 }
 
+/* The image as given, a local path made absolute (not resolved: a link
+ * the user named stays the name), so that `gpurun start NAME` finds it
+ * again from any directory; a registry image is its docker://REF. */
+static char *image_as_given(const char *source, struct gerr *err)
+{
+	if (source[0] == '/' || !strncmp(source, REGISTRY_PREFIX, strlen(REGISTRY_PREFIX)))
+		return xstrdup(source);
+	_cleanup_free_ char *cwd = getcwd(NULL, 0);
+	if (!cwd)
+		return gerr_set(err, errno, "image %s: getcwd", source), NULL;
+	return xasprintf("%s/%s", strcmp(cwd, "/") ? cwd : "", source);
+}
+
 static int write_kept(const struct cache *c, const char *name, const struct image *img, const char *chain,
 		      struct gerr *err)
 {
+	_cleanup_free_ char *image = image_as_given(img->source, err);
+	if (!image)
+		return -1;
 	json_t *layers = json_array();
 	for (size_t i = 0; i < img->layer_ids.n; i++)
 		json_array_append_new(layers, json_string(img->layer_ids.v[i]));
-	json_t *o = json_pack("{s:s, s:s, s:s?, s:s, s:o, s:I}", "name", name, "image", img->source, "ref", img->ref,
+	json_t *o = json_pack("{s:s, s:s, s:s?, s:s, s:o, s:I}", "name", name, "image", image, "ref", img->ref,
 			      "chain_id", chain, "layers", layers, "created", (json_int_t)time(NULL));
 	char *text = o ? json_dumps(o, JSON_SORT_KEYS) : NULL;
 	json_decref(o);
@@ -225,7 +242,7 @@ int kept_take(struct cache *c, const char *name, const struct image *img, struct
 		}
 	if (write_kept(c, name, img, chain, err) < 0)
 		goto fail;
-	k->image = xstrdup(img->source);
+	k->image = image_as_given(img->source, err);
 	k->ref = img->ref ? xstrdup(img->ref) : NULL;
 	memcpy(k->chain, chain, sizeof chain);
 	for (size_t i = 0; i < img->layer_ids.n; i++)
