@@ -182,15 +182,6 @@ static void config_of(const struct record *r, const struct exec_request *rq, str
 	cfg->interactive = rq->interactive;
 }
 
-static int exit_status_of(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return GPURUN_EXIT_FAIL;
-}
-
 #define JOIN_WAIT_MS 60000 /* for a run that holds the layer to write its record */
 
 int ns_join_wait(int kept_dirfd, const char *name, int (*running)(int dirfd), struct gerr *err)
@@ -372,7 +363,7 @@ int ns_enter(int kept_dirfd, const struct exec_request *rq, struct gerr *err)
 	}
 	if (errfd >= 0)
 		close(errfd);
-	rc = err->msg[0] ? -1 : exit_status_of(status);
+	rc = err->msg[0] ? -1 : ns_exit_status(status);
 	if (rc == -1) {
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;

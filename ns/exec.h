@@ -185,5 +185,12 @@ void step_end(struct stepper **s);
 
 /* ns/show.c: the heading of a section of the printed plan ("# 4. The GPU..."). */
 const char *ns_section_heading(enum plan_section s);
+/* ns/show.c: a field of /proc/PID/mountinfo with its "\\ooo" escapes undone
+ * in place, and the per-mount flags (OPF_RO...) named in its options. */
+void ns_mountinfo_unescape(char *s);
+unsigned ns_mount_flags_of(const char *opts);
+
+/* ns/launch.c: a wait status as gpurun's exit status (128+N for signal N). */
+int ns_exit_status(int status);
 
 #endif

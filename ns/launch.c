@@ -77,7 +77,7 @@ static void relay(int from, int to)
 		(void)write_all(to, buf, (size_t)r);
 }
 
-static int exit_status_of(int status)
+int ns_exit_status(int status)
 {
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
@@ -277,7 +277,7 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 	give_terminal_back(&keep);
 	relay(errp[0], 2);
 	if (have)
-		return exit_status_of(cmd_status);
+		return ns_exit_status(cmd_status);
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status) ? WEXITSTATUS(status) : GPURUN_EXIT_FAIL;
 	/* Killed before the command's status was known, with no word of its

@@ -88,8 +88,7 @@ void ns_view(const struct run_config *cfg, struct plan_view *v)
 }
 
 /* The host's mount table, for the binds (struct op's src_flags, subs). */
-/* "\ooo" escapes of /proc/self/mountinfo, undone in place. */
-static void unescape_octal(char *s)
+void ns_mountinfo_unescape(char *s)
 {
 	char *w = s;
 	for (; *s; s++) {
@@ -104,7 +103,7 @@ static void unescape_octal(char *s)
 	*w = '\0';
 }
 
-static unsigned flags_of_opts(const char *opts)
+unsigned ns_mount_flags_of(const char *opts)
 {
 	unsigned f = 0;
 	_cleanup_free_ char *copy = xstrdup(opts);
@@ -135,12 +134,12 @@ void ns_capture_mounts(struct plan *p)
 		char target[4096], opts[1024];
 		if (sscanf(line, "%*s %*s %*s %*s %4095s %1023s", target, opts) != 2)
 			continue;
-		unescape_octal(target);
+		ns_mountinfo_unescape(target);
 		if (targets.n == cap) {
 			cap = cap ? cap * 2 : 64;
 			flags = xrealloc(flags, cap * sizeof *flags);
 		}
-		flags[targets.n] = flags_of_opts(opts);
+		flags[targets.n] = ns_mount_flags_of(opts);
 		strv_add(&targets, xstrdup(target));
 	}
 	free(line);

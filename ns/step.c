@@ -99,33 +99,6 @@ static void table_free(struct mnt_table *t)
 	t->n = 0;
 }
 
-/* "\ooo" escapes of mountinfo, undone in place. */
-static void unescape(char *s)
-{
-	char *w = s;
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
-		    s[3] <= '7') {
-			*w++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*w++ = *s;
-		}
-	}
-	*w = '\0';
-}
-
-static unsigned flags_of(const char *opts)
-{
-	unsigned f = 0;
-	_cleanup_free_ char *copy = xstrdup(opts);
-	for (char *save = NULL, *o = strtok_r(copy, ",", &save); o; o = strtok_r(NULL, ",", &save))
-		for (size_t i = 0; i < COUNT_OF(op_flags); i++)
-			if (!strcmp(o, op_flags[i].name))
-				f |= op_flags[i].flag;
-	return f;
-}
-
 /* "ID PARENT MAJ:MIN ROOT POINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPER" */
 static int parse_line(char *line, struct mnt *m)
 {
@@ -138,14 +111,14 @@ static int parse_line(char *line, struct mnt *m)
 	char *type = t ? strtok_r(NULL, " \n", &save) : NULL;
 	if (n < COUNT_OF(f) || !type)
 		return -1;
-	unescape(f[3]);
-	unescape(f[4]);
+	ns_mountinfo_unescape(f[3]);
+	ns_mountinfo_unescape(f[4]);
 	m->id = atoi(f[0]);
 	snprintf(m->dev, sizeof m->dev, "%s", f[2]);
 	m->root = xstrdup(f[3]);
 	m->point = xstrdup(f[4]);
 	m->fstype = xstrdup(type);
-	m->flags = flags_of(f[5]);
+	m->flags = ns_mount_flags_of(f[5]);
 	return 0;
 }
 

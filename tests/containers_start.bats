@@ -6,6 +6,7 @@
 # run-bats: on-disk
 
 load lib/common
+load lib/containers
 
 setup_file() {
 	require_gpurun
@@ -13,18 +14,11 @@ setup_file() {
 }
 
 setup() {
-	export GPURUN_CACHE=$BATS_TEST_TMPDIR/cache
-	IMG=$BUSYBOX_TAR
-	LAUNCHED=()
+	containers_setup
 }
 
 teardown() {
-	local p
-	for p in "${LAUNCHED[@]}"; do
-		kill -TERM "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null
-	done
-	return 0
+	containers_teardown
 }
 
 @test "gpurun start NAME runs from the kept layer: it sees what the first run wrote" {

@@ -6,6 +6,8 @@
 #ifndef GPURUN_ROOTFS_CACHE_INT_H
 #define GPURUN_ROOTFS_CACHE_INT_H
 
+#include <jansson.h>
+
 #include "cache.h"
 
 /* ---- cache.c ------------------------------------------------------------- */
@@ -16,6 +18,12 @@
 char *cache_default_root(void);
 /* Write small text to ROOT/rel atomically (tmp file + rename). */
 int write_file_atomic(const struct cache *c, const char *rel, const char *text, struct gerr *err);
+
+/* ---- cacherecord.c ------------------------------------------------------- */
+
+/* The JSON object in the file rel of dirfd (at most max bytes), or NULL
+ * when it is missing, too big or not an object: a record nobody trusts. */
+json_t *cache_read_object_at(int dirfd, const char *rel, size_t max);
 
 /* ---- cache.c: the areas ---------------------------------------------------- */
 

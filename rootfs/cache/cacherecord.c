@@ -60,9 +60,14 @@ static json_t *read_record(const struct cache *c, const char *hex)
 {
 	char rel[DIGEST_HEX_LEN + 16];
 	snprintf(rel, sizeof rel, "images/%s.json", hex);
+	return cache_read_object_at(c->fd, rel, IMAGE_RECORD_MAX);
+}
+
+json_t *cache_read_object_at(int dirfd, const char *rel, size_t max)
+{
 	size_t len;
 	struct gerr ignore = {0};
-	_cleanup_free_ char *text = read_small_file_at(c->fd, rel, IMAGE_RECORD_MAX, &len, &ignore);
+	_cleanup_free_ char *text = read_small_file_at(dirfd, rel, max, &len, &ignore);
 	json_error_t je;
 	json_t *o = text ? json_loadb(text, len, 0, &je) : NULL;
 	if (!json_is_object(o)) {

@@ -79,16 +79,7 @@ static void chain_id(const struct strv *ids, char out[DIGEST_HEX_LEN + 1 + 7])
 
 static json_t *read_kept(int dirfd)
 {
-	size_t len;
-	struct gerr ignore = {0};
-	_cleanup_free_ char *text = read_small_file_at(dirfd, "kept.json", KEPT_JSON_MAX, &len, &ignore);
-	json_error_t je;
-	json_t *o = text ? json_loadb(text, len, 0, &je) : NULL;
-	if (!json_is_object(o)) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
+	return cache_read_object_at(dirfd, "kept.json", KEPT_JSON_MAX);
 }
 
 static char *jstr(json_t *o, const char *key)
