@@ -4,9 +4,9 @@
 # the window size, ^C, ^Z and job control, and ^D as docker has them; the
 # caller's terminal is put back as it was, and never handed to the command.
 #
-# The caller's terminal is a pty driven by tty_drive (a small python3
-# program written by setup_file): it types, resizes and signals only once
-# the output shows the state it waits for, and reports the exit status,
+# The caller's terminal is a pty driven by tty_drive (tests/lib/tty_drive.py):
+# it types, resizes and signals only once the output shows the state it
+# waits for, and reports the exit status,
 # whether the terminal's modes are what they were before, and what input
 # is left unread in it.
 
@@ -15,108 +15,11 @@ load lib/common
 setup_file() {
 	require_gpurun
 	common_images
-	DRIVE=$BATS_FILE_TMPDIR/drive.py
-	cat >"$DRIVE" <<'EOF'
-# drive.py [size:ROWS:COLS] STEP... -- CMD [ARG...]: run CMD on a new pty as
-# its session leader; STEPs: expect:REGEX (wait, 30 s at most, for output
-# after the last match), send:TEXT (Python escapes: \r, \x03), resize:R:C,
-# kill:SIG (CMD itself), killinit (CMD's child, the container's init).
-# Then wait for CMD, print its output (no \r), "exit N", "modes: same" or
-# "modes: changed" and "left: b'...'", the input it left unread.
-import fcntl, os, re, select, signal, struct, sys, termios, time
-
-def main(argv):
-    rows, cols, steps = 24, 80, []
-    i = 0
-    while argv[i] != '--':
-        if argv[i].startswith('size:'):
-            rows, cols = map(int, argv[i][5:].split(':'))
-        else:
-            steps.append(argv[i])
-        i += 1
-    cmd = argv[i + 1:]
-    master, slave = os.openpty()
-    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack('HHHH', rows, cols, 0, 0))
-    before = termios.tcgetattr(slave)
-    pid = os.fork()
-    if pid == 0:
-        os.close(master)
-        os.setsid()
-        fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
-        for fd in (0, 1, 2):
-            os.dup2(slave, fd)
-        os.execvp(cmd[0], cmd)
-    out = bytearray()
-
-    def pump(timeout):
-        if select.select([master], [], [], timeout)[0]:
-            try:
-                data = os.read(master, 4096)
-            except OSError:
-                data = b''
-            out.extend(data)
-            return bool(data)
-        return False
-
-    def text():
-        return out.decode('utf-8', 'replace').replace('\r', '')
-
-    def give_up(what):
-        print('TIMEOUT waiting for %s; output:\n%s' % (what, text()))
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        sys.exit(99)
-
-    pos = 0
-    for s in steps:
-        kind, _, arg = s.partition(':')
-        if kind == 'expect':
-            deadline = time.monotonic() + 30
-            while not (m := re.compile(arg).search(text(), pos)):
-                if time.monotonic() > deadline:
-                    give_up(repr(arg))
-                pump(0.2)
-            pos = m.end()
-        elif kind == 'send':
-            os.write(master, arg.encode().decode('unicode_escape').encode('latin-1'))
-        elif kind == 'resize':
-            r, c = map(int, arg.split(':'))
-            fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack('HHHH', r, c, 0, 0))
-        elif kind == 'kill':
-            os.kill(pid, getattr(signal, 'SIG' + arg))
-        elif kind == 'killinit':
-            with open('/proc/%d/task/%d/children' % (pid, pid)) as f:
-                os.kill(int(f.read().split()[0]), signal.SIGKILL)
-        else:
-            sys.exit('drive.py: unknown step ' + s)
-    deadline = time.monotonic() + 30
-    while True:
-        w, status = os.waitpid(pid, os.WNOHANG)
-        if w:
-            break
-        if time.monotonic() > deadline:
-            give_up('the exit')
-        pump(0.1)
-    while pump(0):
-        pass
-    after = termios.tcgetattr(slave)
-    fcntl.fcntl(slave, fcntl.F_SETFL, os.O_NONBLOCK)
-    try:
-        left = os.read(slave, 4096)
-    except OSError:
-        left = b''
-    t = text()
-    sys.stdout.write(t if t.endswith('\n') or not t else t + '\n')
-    print('exit %d' % os.waitstatus_to_exitcode(status))
-    print('modes: %s' % ('same' if before == after else 'changed'))
-    print('left: %r' % left)
-
-main(sys.argv[1:])
-EOF
+	DRIVE=$TESTS_DIR/lib/tty_drive.py
 	export DRIVE
 }
 
-# tty_drive STEP... -- CMD [ARG...]: see drive.py above.
+# tty_drive STEP... -- CMD [ARG...]: see tests/lib/tty_drive.py.
 tty_drive() {
 	run python3 "$DRIVE" "$@"
 	[[ $status -ne 99 ]] || fail "$output"

@@ -5,7 +5,8 @@ for tests/step.bats.
     python3 step_drive.py STEP... -- CMD [ARG...]
 
 CMD runs on a new pty as the leader of its session (the pty is its
-controlling terminal, /dev/tty, and fds 0-2).  The STEPs, in order:
+controlling terminal, /dev/tty, and fds 0-2: tests/lib/ptydrive.py).
+The STEPs, in order:
 
     expect:REGEX   wait (30 s at most) for REGEX in the output after the
                    last match
@@ -21,91 +22,38 @@ the "look:" lines, and "exit N".  Exits 99 when a wait gives up.
 """
 import os
 import re
-import select
-import signal
 import subprocess
 import sys
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ptydrive import Pty  # noqa: E402
 
 
 def main(argv):
     i = argv.index('--')
     steps, cmd = argv[:i], argv[i + 1:]
-    master, slave = os.openpty()
-    pid = os.fork()
-    if pid == 0:
-        os.close(master)
-        os.setsid()
-        import fcntl
-        import termios
-        fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
-        for fd in (0, 1, 2):
-            os.dup2(slave, fd)
-        if slave > 2:
-            os.close(slave)
-        os.execvp(cmd[0], cmd)
-    os.close(slave)
-    out = bytearray()
+    t = Pty(cmd)
     looks = []
 
-    def pump(timeout):
-        if select.select([master], [], [], timeout)[0]:
-            try:
-                data = os.read(master, 65536)
-            except OSError:
-                data = b''
-            out.extend(data)
-            return bool(data)
-        return False
-
-    def text():
-        return out.decode('utf-8', 'replace').replace('\r', '')
-
-    def give_up(what):
-        print('TIMEOUT waiting for %s; output:\n%s' % (what, text()))
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        sys.exit(99)
-
-    pos = 0
-    for s in steps:
-        kind, _, arg = s.partition(':')
-        if kind == 'expect':
-            deadline = time.monotonic() + 30
-            while not (m := re.compile(arg).search(text(), pos)):
-                if time.monotonic() > deadline:
-                    give_up(repr(arg))
-                pump(0.2)
-            pos = m.end()
-        elif kind == 'send':
-            os.write(master, arg.encode().decode('unicode_escape').encode('latin-1'))
-        elif kind == 'look':
-            found = re.findall(r'^ *(nsenter --target [0-9]+[^\n]*)$', text(), re.M)
+    def other(kind, arg):
+        if kind == 'look':
+            found = re.findall(r'^ *(nsenter --target [0-9]+[^\n]*)$', t.text(), re.M)
             if not found:
-                give_up('an nsenter command')
+                t.give_up('an nsenter command')
             r = subprocess.run(found[-1] + ' ' + arg, shell=True, capture_output=True, text=True, timeout=30)
             looks.extend('look: ' + line for line in (r.stdout + r.stderr).splitlines())
             looks.append('look: exit %d' % r.returncode)
         elif kind == 'snap':
             with open(arg, 'w') as f:
-                f.write(text())
+                f.write(t.text())
         else:
-            sys.exit('step_drive.py: unknown step ' + s)
-    deadline = time.monotonic() + 30
-    while True:
-        w, status = os.waitpid(pid, os.WNOHANG)
-        if w:
-            break
-        if time.monotonic() > deadline:
-            give_up('the exit')
-        pump(0.1)
-    while pump(0):
-        pass
-    t = text()
-    sys.stdout.write(t if t.endswith('\n') or not t else t + '\n')
+            sys.exit('step_drive.py: unknown step %s:%s' % (kind, arg))
+
+    t.steps(steps, other)
+    code = t.wait()
     for line in looks:
         print(line)
-    print('exit %d' % os.waitstatus_to_exitcode(status))
+    print('exit %d' % code)
 
 
 main(sys.argv[1:])
