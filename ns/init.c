@@ -30,6 +30,7 @@
 
 #include "../rootfs/rootfs.h"
 #include "exec.h"
+#include "steps.h"
 
 /* P1 lives on as pid 1 next to the command: any fd it inherited from the
  * caller (a host directory, say) would be reachable through /proc/1/fd.
@@ -220,7 +221,8 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 	close(st.rootfd);
 	if (cfg->verbose) {
 		struct sbuf b = {0};
-		ns_describe_exec(cfg, &st.view, ga.uid, ga.gid, ga.groups, ga.ngroups, ga.home, &b);
+		launch_set_user(ns_launch(cfg), cfg, &st.user, ga.home);
+		ns_describe_exec(cfg, &st.view, &b);
 		ns_trace(b.s);
 		sbuf_free(&b);
 	}

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "exec.h"
+#include "steps.h"
 
 /* The most one report may hold: one message of the socket. */
 #define STEP_REPORT_MAX 60000
@@ -379,7 +380,7 @@ static void diff_nodes(struct exec_state *st, struct sbuf *b)
 
 static void describe_namespaces(const struct run_config *cfg, struct sbuf *b)
 {
-	int flags = ns_clone_flags(cfg);
+	int flags = ns_launch(cfg)->clone_flags;
 	sbuf_puts(b, "1. New namespaces: the rest of the launch runs in them\n");
 	for (size_t i = 0; i < COUNT_OF(namespaces); i++) {
 		char path[64], link[128];
@@ -508,7 +509,7 @@ struct stepper {
 	int sock; /* P0's end; -1 once P1 let it go (the command runs) */
 	int tty;  /* /dev/tty, the caller's */
 	pid_t pid;
-	int flags;    /* the namespaces (ns_clone_flags) */
+	int flags;    /* the namespaces (the plan's, ns/steps.c) */
 	int paused;   /* a report is shown, and its answer awaited */
 	char *where;  /* the heading of the last stop, for the last line */
 	char *report; /* the receive buffer */
@@ -524,7 +525,7 @@ struct stepper *step_new(struct run_config *cfg, struct gerr *err)
 	struct stepper *s = xcalloc(1, sizeof *s);
 	s->sock = sv[0];
 	s->tty = cfg->step_tty;
-	s->flags = ns_clone_flags(cfg);
+	s->flags = ns_launch(cfg)->clone_flags;
 	s->report = xmalloc(STEP_REPORT_MAX + 256);
 	cfg->step_sock = sv[1];
 	return s;
