@@ -470,25 +470,27 @@ int step_at(struct exec_state *st, size_t i, struct gerr *err)
 	return 0;
 }
 
-int step_exec(struct exec_state *st, const struct go_ahead *ga, struct gerr *err)
+int step_exec(struct exec_state *st, struct gerr *err)
 {
 	const struct run_config *cfg = st->cfg;
 	if (!cfg->step)
 		return 0;
+	/* The command's steps as the plan decided them (ns/steps.c). */
+	const struct launch *l = ns_launch(cfg);
 	struct sbuf b = {0};
 	sbuf_puts(&b, "6. Drop to the user and exec: after Enter, the command runs\n    ");
-	for (char **a = cfg->argv; a && *a; a++) {
+	for (char **a = l->argv; a && *a; a++) {
 		sbuf_shquote(&b, *a);
 		sbuf_puts(&b, a[1] ? " " : "\n");
 	}
-	sbuf_printf(&b, "  as uid %u, gid %u", (unsigned)ga->uid, (unsigned)ga->gid);
-	if (ns_takes_groups(cfg, ga->uid, ga->gid)) {
-		sbuf_printf(&b, ", groups %u", (unsigned)ga->gid);
-		for (size_t i = 0; i < ga->ngroups && i < USER_GROUPS_MAX; i++)
-			sbuf_printf(&b, ",%u", (unsigned)ga->groups[i]);
+	sbuf_printf(&b, "  as uid %u, gid %u", (unsigned)l->user.uid, (unsigned)l->user.gid);
+	if (l->takes_groups) {
+		sbuf_printf(&b, ", groups %u", (unsigned)l->user.gid);
+		for (size_t i = 0; i < l->user.ngroups && i < USER_GROUPS_MAX; i++)
+			sbuf_printf(&b, ",%u", (unsigned)l->user.groups[i]);
 	}
 	sbuf_puts(&b, ", in ");
-	sbuf_showquote(&b, cfg->workdir ? cfg->workdir : "/");
+	sbuf_showquote(&b, l->workdir ? l->workdir : "/");
 	sbuf_puts(&b, "\n");
 	int r = stop(cfg, &b, err);
 	sbuf_free(&b);
