@@ -589,6 +589,7 @@ static int launch(const struct cli *parsed, int start, int argc, char **argv, in
 	free(gr.ldconfig_dirs); /* copied into the plan */
 	free(gr.compat_driver);
 	cfg.host_steps = &gr.host_steps;
+	ns_plan_launch(&cfg); /* the steps around the ops, decided once */
 
 	if (c.dry_run) {
 		ns_print_plan(&cfg, stdout);

@@ -139,21 +139,20 @@ int ns_describe_enter(int kept_dirfd, const struct exec_request *rq, struct sbuf
 		strv_add(&env, xstrdup(r.env.v[i]));
 	for (size_t i = 0; rq->env && i < rq->env->n; i++)
 		env_set(&env, rq->env->v[i]);
-	int has_home = 0;
-	for (size_t i = 0; i < env.n; i++) {
-		has_home |= !strncmp(env.v[i], "HOME=", 5);
+	for (size_t i = 0; i < env.n; i++)
 		word(b, env.v[i]);
-	}
-	if (!has_home) { /* as exec adds it (ns_home_entry) */
-		_cleanup_free_ char *h = xasprintf("HOME=%s", *ga.home ? ga.home : uid ? "/" : "/root");
+	struct run_config cfg = {.unprivileged = r.unprivileged,
+				 .fake_ids = r.one_id,
+				 .setgroups_denied = r.setgroups_denied,
+				 .env = env.v};
+	_cleanup_free_ char *h = ns_home_entry(&cfg, uid, ga.home); /* as exec's command gets it */
+	if (h)
 		word(b, h);
-	}
+	cfg.env = NULL;
 	strv_free(&env);
 	/* The container's root, its ids and groups (chroot(8) sets the
 	 * groups, then the gid, then the uid, as gpurun does). */
 	sbuf_puts(b, " \\\n\tchroot");
-	struct run_config cfg = {
-		.unprivileged = r.unprivileged, .fake_ids = r.one_id, .setgroups_denied = r.setgroups_denied};
 	if (ns_takes_groups(&cfg, uid, gid)) {
 		sbuf_printf(b, " --userspec=%u:%u --groups=%u", (unsigned)uid, (unsigned)gid, (unsigned)gid);
 		for (size_t i = 0; i < ga.ngroups; i++)

@@ -166,7 +166,7 @@ int termkeep_restore(const struct termkeep *k, struct gerr *err);
  * go-ahead; nothing where i is no section's end.  step_exec, the last
  * stop, before the command's go-ahead. */
 int step_at(struct exec_state *st, size_t i, struct gerr *err);
-int step_exec(struct exec_state *st, const struct go_ahead *ga, struct gerr *err);
+int step_exec(struct exec_state *st, struct gerr *err);
 /* P0: step_new() before clone (sets cfg->step_sock), step_started() after
  * it; every call takes NULL (no --step) and does nothing.  step_poll:
  * STEP_ENDED when the caller ends the launch at a stop (q, or the end of

@@ -30,6 +30,7 @@
 
 #include "../rootfs/rootfs.h"
 #include "exec.h"
+#include "steps.h"
 
 /* P1 lives on as pid 1 next to the command: any fd it inherited from the
  * caller (a host directory, say) would be reachable through /proc/1/fd.
@@ -218,13 +219,17 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 		snprintf(ga.home, sizeof ga.home, "%s", st.home ? st.home : keep_home);
 	free(st.home);
 	close(st.rootfd);
+	/* The credentials step and HOME, decided here for --verbose and
+	 * --step; the go-ahead carries them to the command, which decides
+	 * them by the same call. */
+	launch_set_user(ns_launch(cfg), cfg, &st.user, ga.home);
 	if (cfg->verbose) {
 		struct sbuf b = {0};
-		ns_describe_exec(cfg, &st.view, ga.uid, ga.gid, ga.groups, ga.ngroups, ga.home, &b);
+		ns_describe_exec(cfg, &st.view, &b);
 		ns_trace(b.s);
 		sbuf_free(&b);
 	}
-	if (step_exec(&st, &ga, &err) < 0)
+	if (step_exec(&st, &err) < 0)
 		setup_fail(err_fd, &err);
 	/* Last: P0 makes the caller's terminal raw once it has the pty. */
 	if (cfg->tty && tty_hand_out(cfg, gop[1], ga.uid, ga.gid, &err) < 0)

@@ -1,6 +1,7 @@
-/* ns/launch.c — P0, the host side: clone P1 into the new namespaces, write
- * its id maps, relay signals to it (and with -t the pty, ns/tty.c), print
- * what goes wrong inside, give the caller's terminal back as it was
+/* ns/launch.c — P0, the host side: clone P1 into the new namespaces, take
+ * the plan's steps that are the monitor's (its id maps, ns/steps.c), relay
+ * signals to it (and with -t the pty, ns/tty.c), print what goes wrong
+ * inside, give the caller's terminal back as it was
  * (ns/termkeep.c), and turn the command's wait status into gpurun's exit
  * status.
  *
@@ -22,39 +23,9 @@
 #include <unistd.h>
 
 #include "exec.h"
+#include "steps.h"
 
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
-
-static int write_map(pid_t pid, const char *file, const char *text, struct gerr *err)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
-	_cleanup_fd_ int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || write_all(fd, text, strlen(text)) < 0) {
-		int e = errno;
-		gerr_set(err, e, "write %s", path);
-		if (e == EPERM || e == EACCES)
-			gerr_hint(err, "user namespaces may be restricted: check "
-				       "/proc/sys/kernel/apparmor_restrict_unprivileged_userns and "
-				       "/proc/sys/user/max_user_namespaces");
-		return -1;
-	}
-	return 0;
-}
-
-/* Single-id maps (no subuid ranges, no setuid helper): the caller becomes
- * root inside.  setgroups must be denied before an unprivileged gid_map. */
-static int write_id_maps(const struct run_config *cfg, pid_t pid, struct gerr *err)
-{
-	char map[64];
-	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)cfg->host_uid);
-	if (write_map(pid, "uid_map", map, err) < 0)
-		return -1;
-	if (write_map(pid, "setgroups", "deny", err) < 0)
-		return -1;
-	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)cfg->host_gid);
-	return write_map(pid, "gid_map", map, err);
-}
 
 static void clone_error(int e, const struct run_config *cfg, struct gerr *err)
 {
@@ -158,7 +129,8 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 	fflush(NULL);
 	/* Raw clone: fork semantics (shared code path, copied memory) with
 	 * the namespace flags; P1 is pid 1 of the new pid namespace. */
-	pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)(ns_clone_flags(cfg) | SIGCHLD), NULL, NULL, NULL, NULL);
+	pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)(ns_launch(cfg)->clone_flags | SIGCHLD), NULL, NULL, NULL,
+				   NULL);
 	if (pid < 0) {
 		clone_error(errno, cfg, err);
 		return -1;
@@ -178,8 +150,9 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 	tty_relay_started(tr, cfg);
 	step_started(sp, cfg, pid);
 
-	if (cfg->unprivileged &&
-	    (cfg->subids.uid_count ? subid_write_maps(&cfg->subids, pid, err) : write_id_maps(cfg, pid, err)) < 0)
+	/* The plan's steps outside: the id maps (ns/steps.c). */
+	struct step_ctx sc = {.cfg = cfg, .l = ns_launch(cfg), .pid = pid, .slave = -1, .err = err};
+	if (launch_run(&sc, ACT_MONITOR, 0) < 0)
 		return abandon(pid, &keep);
 	if (write_all(syncp[1], "g", 1) < 0) {
 		gerr_set(err, errno, "start the container");

@@ -477,17 +477,3 @@ void layout_finish(struct plan *p, const struct run_config *cfg, const char *ldc
 	if (cfg->read_only)
 		plan_why(plan_add(p, OP_REMOUNT, OPF_RO, NULL, "/"), "--read-only, after ldconfig");
 }
-
-/* The namespaces of the launch, decided with its plan: P0 clones P1 into
- * them (ns/launch.c), the printed plan's unshare line names them. */
-int ns_clone_flags(const struct run_config *cfg)
-{
-	int f = CLONE_NEWNS | CLONE_NEWPID | (cfg->share_ipc ? 0 : CLONE_NEWIPC);
-	if (cfg->unprivileged)
-		f |= CLONE_NEWUSER;
-	if (cfg->hostname)
-		f |= CLONE_NEWUTS;
-	if (cfg->new_net)
-		f |= CLONE_NEWNET;
-	return f;
-}

@@ -126,12 +126,15 @@ struct ns_user {
 	gid_t groups[USER_GROUPS_MAX];
 };
 
-/* The namespaces P1 is cloned into (CLONE_NEW*), which the printed plan's
- * unshare line names too (ns/layout.c). */
-int ns_clone_flags(const struct run_config *cfg);
+/* The launch's steps around the plan's ops (the namespaces and id maps;
+ * the command's limits, credentials, capabilities, environment, exec),
+ * decided once into cfg->plan->launch (ns/steps.c).  Call once the plan's
+ * ops, the environment, the command and its hint are final. */
+void ns_plan_launch(struct run_config *cfg);
 /* "HOME=..." for the command when its environment has none: --user's home
- * in the image, else / (or /root for root); NULL when it has one.  P2 and
- * the printed plan both add it from here (ns/command.c). */
+ * in the image, else / (or /root for root); NULL when it has one.  Decided
+ * with the credentials step (ns/steps.c), which the command and the
+ * printed plan both read. */
 char *ns_home_entry(const struct run_config *cfg, uid_t uid, const char *home);
 
 /* ns/show.c: the teaching view of a whole launch — what --dry-run prints,
@@ -145,8 +148,7 @@ void ns_describe_op(const struct run_config *cfg, const struct plan_view *v, siz
 		    struct sbuf *b);
 /* The command, prepared before the pivot, and the plan's closing lines:
  * the shell functions the steps call, the files' bodies. */
-void ns_describe_exec(const struct run_config *cfg, const struct plan_view *v, uid_t uid, gid_t gid,
-		      const gid_t *groups, size_t ngroups, const char *home, struct sbuf *b);
+void ns_describe_exec(const struct run_config *cfg, const struct plan_view *v, struct sbuf *b);
 
 /* The command's HOME when the image's /etc/passwd gives its user none:
  * with --userns keep-id, the caller's host home when exists(arg, path)

@@ -26,6 +26,7 @@
 
 #include "../base/json.h"
 #include "exec.h"
+#include "steps.h"
 
 #define RECORD_FILE "run.json"
 #define RECORD_MAX (4 << 20)
@@ -180,7 +181,7 @@ int record_ready(const struct run_config *cfg, int sock, pid_t init_pid, struct 
 	json_object_set_new(o, "monitor_pid", json_integer(getpid()));
 	json_object_set_new(o, "started", json_integer((json_int_t)time(NULL)));
 	json_t *nss = json_array();
-	int flags = ns_clone_flags(cfg);
+	int flags = ns_launch(cfg)->clone_flags;
 	for (size_t i = 0; i < COUNT_OF(ns_names); i++)
 		if (flags & ns_names[i].flag)
 			json_array_append_new(nss, json_string(ns_names[i].name));

@@ -1,7 +1,8 @@
 /* ns/show.c — the teaching view of a whole launch, as a shell script that
  * runs (`sh plan.sh`, as root or as a user): its head (what no shell tool
- * can do, the scratch directory, the unshare into the new namespaces with
- * the rest as a quoted here-document), the ops (op_describe,
+ * can do, the scratch directory, the unshare into the new namespaces, as
+ * the plan's steps print it (ns/steps.c), with the rest as a quoted
+ * here-document), the ops (op_describe,
  * base/plan/planshow.c, with the libdirs resolved from the image tree when
  * it is known before the launch), the pivot with a helper outside the new root that detaches
  * the old one, and the command, prepared with the host's setpriv before the
@@ -10,6 +11,7 @@
  * ns/exec.c, ns/init.c call in here), so the two views cannot differ. */
 #include "ns.h"
 #include "exec.h"
+#include "steps.h"
 #include "plan_sh.h"
 
 #include <ctype.h>
@@ -244,34 +246,8 @@ void ns_describe_head(const struct run_config *cfg, struct sbuf *b)
 	if (why)
 		sbuf_puts(b, "echo 'gpurun plan: cannot run as a script (see its first lines)' >&2; exit 125\n");
 	sbuf_puts(b, "S=$(mktemp -d /tmp/gpurun-plan.XXXXXX); trap 'rmdir \"$S\"' EXIT   # the scratch directory\n");
-	/* The namespaces P0 clones P1 into (ns_clone_flags), as unshare's. */
-	static const struct {
-		int flag;
-		const char *name;
-	} ns_names[] = {{CLONE_NEWNS, "mount"},
-			{CLONE_NEWPID, "pid"},
-			{CLONE_NEWIPC, "ipc"},
-			{CLONE_NEWUTS, "uts"},
-			{CLONE_NEWNET, "net"}};
-	int flags = ns_clone_flags(cfg);
-	struct sbuf names = {0}, opts = {0};
-	for (size_t i = 0; i < COUNT_OF(ns_names); i++)
-		if (flags & ns_names[i].flag) {
-			sbuf_printf(&names, "%s%s", names.len ? ", " : "", ns_names[i].name);
-			sbuf_printf(&opts, " --%s", ns_names[i].name);
-		}
-	sbuf_printf(b, "# 1. New namespaces: %s%s; the rest of the plan runs in them\n", names.s,
-		    !(flags & CLONE_NEWUSER) ? ""
-		    : cfg->subids.uid_count  ? ", and a user namespace mapping your subordinate ids"
-					     : ", and a user namespace mapping you to root");
-	sbuf_printf(b, "unshare%s --fork --kill-child --propagation slave%s", opts.s,
-		    (flags & CLONE_NEWUSER) ? " --map-root-user" : "");
-	sbuf_free(&names);
-	sbuf_free(&opts);
-	/* util-linux runs newuidmap and newgidmap for these, as gpurun does. */
-	if (cfg->subids.uid_count)
-		sbuf_printf(b, " --map-users=%lu,1,%lu --map-groups=%lu,1,%lu", cfg->subids.uid_start,
-			    cfg->subids.uid_count, cfg->subids.gid_start, cfg->subids.gid_count);
+	/* The plan's steps outside: the namespaces and their id maps. */
+	launch_describe(ns_launch(cfg), ACT_MONITOR, b, NULL);
 	char delim[64];
 	plan_delim(cfg, delim, sizeof delim);
 	sbuf_printf(b, " \\\n\tsh -euc \"$(cat <<'%s'\nsteps() {", delim);
@@ -464,36 +440,6 @@ void ns_describe_op(const struct run_config *cfg, const struct plan_view *v, siz
 		libdir_tests(cfg, b);
 }
 
-/* One --ulimit as sh's ulimit (shell 1) or, where the shells differ, a
- * comment line (shell 0), which comes first.  Soft and hard apart: hard,
- * soft, hard again, so that it works whether the new limits are above or
- * below the old ones (P2 sets both at once); the first may fail (a hard
- * limit below the old soft one), and under set -e that must not end the
- * plan. */
-static void describe_ulimit(const struct ulimit *u, int shell, struct sbuf *b)
-{
-	char v[2][24];
-	rlim_t lim[2] = {u->lim.rlim_cur, u->lim.rlim_max}, mask = ((rlim_t)1 << u->shift) - 1;
-	int fits = u->letter != 0;
-	for (int k = 0; k < 2; k++) {
-		fits &= lim[k] == RLIM_INFINITY || !(lim[k] & mask);
-		if (lim[k] == RLIM_INFINITY)
-			snprintf(v[k], sizeof v[k], "unlimited");
-		else
-			snprintf(v[k], sizeof v[k], "%llu", (unsigned long long)(lim[k] >> (shell ? u->shift : 0)));
-	}
-	if (!shell && !fits)
-		sbuf_printf(b,
-			    "# --ulimit %s=%s:%s: set by setrlimit before the exec (no ulimit every sh "
-			    "shares says it)\n",
-			    u->name, v[0], v[1]);
-	else if (shell && fits && lim[0] == lim[1])
-		sbuf_printf(b, "ulimit -%c %s; ", u->letter, v[0]);
-	else if (shell && fits)
-		sbuf_printf(b, "ulimit -H -%c %s 2>/dev/null || :; ulimit -S -%c %s; ulimit -H -%c %s; ", u->letter,
-			    v[1], u->letter, v[0], u->letter, v[1]);
-}
-
 /* Whether name stands in text as a word of its own. */
 static int has_word(const char *text, const char *name)
 {
@@ -604,36 +550,26 @@ static void describe_functions(const char *steps, struct sbuf *out)
 	sbuf_free(&all);
 }
 
-void ns_describe_exec(const struct run_config *cfg, const struct plan_view *v, uid_t uid, gid_t gid,
-		      const gid_t *groups, size_t ngroups, const char *home, struct sbuf *b)
+void ns_describe_exec(const struct run_config *cfg, const struct plan_view *v, struct sbuf *b)
 {
 	sbuf_puts(b, "# 6. Drop to the user and exec: limits, ids, groups, capabilities, no_new_privs, environment\n");
-	/* --ulimit: set before the capabilities go, as P2 does. */
-	for (int shell = 0; shell < 2; shell++)
-		for (size_t i = 0; i < cfg->nulimits; i++)
-			describe_ulimit(&cfg->ulimits[i], shell, b);
-	if (cfg->nulimits)
-		sbuf_puts(b, "\n");
-	sbuf_puts(b, "# hardening: the bounding set keeps docker's default capabilities\nCAPS=-all");
-	sec_describe_caps(b);
-	sbuf_puts(b, "\n");
-	if (cfg->fake_ids && (uid || gid))
-		sbuf_printf(b, "MAP=%u:%u   # one id mapped: a user namespace of the command's own maps its ids\n",
-			    (unsigned)uid, (unsigned)gid);
+	/* The command's steps, each printing its part (ns/steps.c). */
+	struct step_print p = {0};
+	launch_describe(ns_launch(cfg), ACT_COMMAND, b, &p);
+	sbuf_add(b, p.lines.s ? p.lines.s : "", p.lines.len);
+	sbuf_add(b, p.map.s ? p.map.s : "", p.map.len);
 	struct sbuf cmd = {0};
 	sbuf_puts(&cmd, "run_as ");
-	ids_word(cfg, uid, gid, groups, ngroups, &cmd);
+	sbuf_shquote(&cmd, p.ids.len ? p.ids.s + 1 : "");
 	size_t line = 0;
-	struct strv words = {0};
-	for (char **e = cfg->env; e && *e; e++)
-		strv_add(&words, xstrdup(*e));
-	char *h = ns_home_entry(cfg, uid, home); /* as P2 adds it */
-	if (h)
-		strv_add(&words, h);
+	struct strv words = p.words;
 	strv_add(&words, xstrdup("--"));
-	strv_add(&words, xstrdup(cfg->workdir ? cfg->workdir : "/"));
-	for (char **a = cfg->argv; a && *a; a++)
+	strv_add(&words, xstrdup(p.workdir ? p.workdir : "/"));
+	for (char **a = p.argv; a && *a; a++)
 		strv_add(&words, xstrdup(*a));
+	sbuf_free(&p.lines);
+	sbuf_free(&p.map);
+	sbuf_free(&p.ids);
 	/* Long lines are broken between the environment's words (it can be
 	 * long); the directory and the command stay on the line of "--". */
 	int after = 0;
@@ -818,6 +754,7 @@ void ns_print_plan(const struct run_config *cfg, FILE *out)
 	struct ns_user user = {0};
 	_cleanup_free_ char *home = NULL;
 	ns_plan_user(cfg, &user.uid, &user.gid, user.groups, &user.ngroups, &home);
+	launch_set_user(ns_launch(cfg), cfg, &user, home);
 	for (size_t i = 0; i < cfg->plan->n; i++) {
 		sbuf_reset(&b);
 		ns_describe_op(cfg, &v, i, &user, &b);
@@ -826,7 +763,7 @@ void ns_print_plan(const struct run_config *cfg, FILE *out)
 	}
 	sbuf_reset(&b);
 	print_tty(cfg, out);
-	ns_describe_exec(cfg, &v, user.uid, user.gid, user.groups, user.ngroups, home, &b);
+	ns_describe_exec(cfg, &v, &b);
 	fprintf(out, "%s\n", b.s);
 	sbuf_free(&b);
 }

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "exec.h"
+#include "steps.h"
 
 /* The most one report may hold: one message of the socket. */
 #define STEP_REPORT_MAX 60000
@@ -379,7 +380,7 @@ static void diff_nodes(struct exec_state *st, struct sbuf *b)
 
 static void describe_namespaces(const struct run_config *cfg, struct sbuf *b)
 {
-	int flags = ns_clone_flags(cfg);
+	int flags = ns_launch(cfg)->clone_flags;
 	sbuf_puts(b, "1. New namespaces: the rest of the launch runs in them\n");
 	for (size_t i = 0; i < COUNT_OF(namespaces); i++) {
 		char path[64], link[128];
@@ -469,25 +470,27 @@ int step_at(struct exec_state *st, size_t i, struct gerr *err)
 	return 0;
 }
 
-int step_exec(struct exec_state *st, const struct go_ahead *ga, struct gerr *err)
+int step_exec(struct exec_state *st, struct gerr *err)
 {
 	const struct run_config *cfg = st->cfg;
 	if (!cfg->step)
 		return 0;
+	/* The command's steps as the plan decided them (ns/steps.c). */
+	const struct launch *l = ns_launch(cfg);
 	struct sbuf b = {0};
 	sbuf_puts(&b, "6. Drop to the user and exec: after Enter, the command runs\n    ");
-	for (char **a = cfg->argv; a && *a; a++) {
+	for (char **a = l->argv; a && *a; a++) {
 		sbuf_shquote(&b, *a);
 		sbuf_puts(&b, a[1] ? " " : "\n");
 	}
-	sbuf_printf(&b, "  as uid %u, gid %u", (unsigned)ga->uid, (unsigned)ga->gid);
-	if (ns_takes_groups(cfg, ga->uid, ga->gid)) {
-		sbuf_printf(&b, ", groups %u", (unsigned)ga->gid);
-		for (size_t i = 0; i < ga->ngroups && i < USER_GROUPS_MAX; i++)
-			sbuf_printf(&b, ",%u", (unsigned)ga->groups[i]);
+	sbuf_printf(&b, "  as uid %u, gid %u", (unsigned)l->user.uid, (unsigned)l->user.gid);
+	if (l->takes_groups) {
+		sbuf_printf(&b, ", groups %u", (unsigned)l->user.gid);
+		for (size_t i = 0; i < l->user.ngroups && i < USER_GROUPS_MAX; i++)
+			sbuf_printf(&b, ",%u", (unsigned)l->user.groups[i]);
 	}
 	sbuf_puts(&b, ", in ");
-	sbuf_showquote(&b, cfg->workdir ? cfg->workdir : "/");
+	sbuf_showquote(&b, l->workdir ? l->workdir : "/");
 	sbuf_puts(&b, "\n");
 	int r = stop(cfg, &b, err);
 	sbuf_free(&b);
@@ -508,7 +511,7 @@ struct stepper {
 	int sock; /* P0's end; -1 once P1 let it go (the command runs) */
 	int tty;  /* /dev/tty, the caller's */
 	pid_t pid;
-	int flags;    /* the namespaces (ns_clone_flags) */
+	int flags;    /* the namespaces (the plan's, ns/steps.c) */
 	int paused;   /* a report is shown, and its answer awaited */
 	char *where;  /* the heading of the last stop, for the last line */
 	char *report; /* the receive buffer */
@@ -524,7 +527,7 @@ struct stepper *step_new(struct run_config *cfg, struct gerr *err)
 	struct stepper *s = xcalloc(1, sizeof *s);
 	s->sock = sv[0];
 	s->tty = cfg->step_tty;
-	s->flags = ns_clone_flags(cfg);
+	s->flags = ns_launch(cfg)->clone_flags;
 	s->report = xmalloc(STEP_REPORT_MAX + 256);
 	cfg->step_sock = sv[1];
 	return s;

@@ -126,3 +126,23 @@ need_fake4() {
 	assert_failure
 	assert_output --partial "the --verbose steps differ from the --dry-run plan"
 }
+
+# The run_as line of a plan: the command's ids, environment, directory.
+run_as_line() {
+	grep -A1 '^+* *run_as ' "$1" | sed 's/^+ //' | tr -d '\n'
+}
+
+@test "-u NAME: HOME is decided once, and the plan, the steps and the command's environment hold the same" {
+	local d=$BATS_TEST_TMPDIR glibc
+	glibc=$(fixture glibc)
+	run --separate-stderr "$GPURUN" --dry-run -u alice "$glibc" env
+	assert_success
+	printf '%s\n' "$output" >"$d/dry.txt"
+	run_as_line "$d/dry.txt" >"$d/dry-run_as"
+	grep -q " HOME=/home/alice " "$d/dry-run_as" || fail "the plan's environment lacks the image's HOME: $(cat "$d/dry-run_as")"
+	"$GPURUN" --verbose -u alice "$glibc" env >"$d/env.txt" 2>"$d/verbose.txt" || fail "the run failed: $(cat "$d/verbose.txt")"
+	run_as_line "$d/verbose.txt" >"$d/verbose-run_as"
+	diff "$d/dry-run_as" "$d/verbose-run_as" || fail "--verbose's command step differs from the plan's"
+	run grep '^HOME=' "$d/env.txt"
+	assert_output "HOME=/home/alice"
+}

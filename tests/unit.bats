@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # C unit tests of the library code that needs no namespace: the baseline
-# layout of a container checked as plan ops (tests/unit/layout_test.c), what
+# layout of a container checked as plan ops, and the launch's steps around
+# them with the process that takes each (tests/unit/layout_test.c), what
 # differs between host architectures (arch_test.c), the decoders' mapped
 # input (source_test.c), the blocks between the decompressor and the
 # extracting thread (handoff_test.c) and gzip through that thread with ISA-L
@@ -58,6 +59,9 @@ cases_match() {
 @test "--net none and --hostname give lo, a fresh sysfs and no host network files" { unit layout net-none-hostname; }
 @test "volumes: flags, file or directory, and every malformed spec refused" { unit layout volumes; }
 @test "workdir before the pivot, ldconfig after it, read-only last" { unit layout finish; }
+@test "every op and step of a launch's plan names the process that takes it" { unit layout actors; }
+@test "with one id mapped, --user's command sheds its privileges after the go-ahead" { unit layout steps-late; }
+@test "HOME is decided once, with the credentials, and printed as the command gets it" { unit layout home-once; }
 @test "every fresh mount prints its type, flags and data" { unit layout mount-data-printed; }
 @test "the read-only /proc paths are printed" { unit layout proc-readonly-printed; }
 @test "\$LIBDIR expands by the Debian rule; only per-mount flags become attributes" { unit layout libdir; }

@@ -181,6 +181,7 @@ struct op *plan_add(struct plan *p, enum op_kind kind, unsigned flags, const cha
 	struct op *op = &p->v[p->n++];
 	memset(op, 0, sizeof *op);
 	op->kind = kind;
+	op->actor = kind == OP_LDCONFIG ? ACT_LDCONFIG_HELPER : ACT_CONTAINER;
 	op->section = p->section;
 	op->flags = flags;
 	op->src = src ? xstrdup(src) : NULL;

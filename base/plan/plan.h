@@ -3,9 +3,12 @@
  * printer read.
  *
  * gpurun.c and ns/layout.c turn the command line into a plan, gpu/ adds the
- * ops of GPU injection; one loop in ns/exec.c carries it out inside the new
- * namespaces, and the same list prints itself as equivalent shell commands
- * for --dry-run and --verbose (a script that runs: ns/show.c).  Nothing
+ * ops of GPU injection, ns/steps.c the launch's steps around them (the
+ * namespaces before, the command's credentials and exec after); every op
+ * and step records the process that takes it (enum plan_actor).  One loop
+ * in ns/exec.c carries the ops out inside the new namespaces, and the
+ * same list prints itself as equivalent shell commands for --dry-run and
+ * --verbose (a script that runs: ns/show.c).  Nothing
  * outside ns/ mounts anything: other directories only add ops.  The plan lives in base/ (next to the helpers it
  * uses, and nothing else) so that gpu/ can add ops without depending on the
  * namespace code.
@@ -97,8 +100,20 @@ enum plan_section {
 	SEC_PIVOT,    /* pivot_root, then what runs in the new root (ldconfig) */
 };
 
+/* Which process takes a step: the plan records it with each step, the
+ * mount ops as much as the launch's own steps (ns/steps.h). */
+enum plan_actor {
+	ACT_MONITOR,         /* P0, on the host (ns/launch.c) */
+	ACT_CONTAINER,       /* P1, the container's pid 1, in the new namespaces (ns/init.c) */
+	ACT_IDMAP_HELPER,    /* newuidmap and newgidmap, for subordinate ranges */
+	ACT_LDCONFIG_HELPER, /* the image's ldconfig, in a pid namespace of its own (ns/exec.c) */
+	ACT_COMMAND,         /* P2, before its exec (ns/command.c) */
+	ACT_COUNT
+};
+
 struct op {
 	enum op_kind kind;
+	enum plan_actor actor;     /* ACT_CONTAINER, but ACT_LDCONFIG_HELPER for OP_LDCONFIG */
 	enum plan_section section; /* the plan's section when the op was added */
 	unsigned flags;
 	char *src;          /* see enum op_kind; OP_FILE: the host file data was read from, or NULL */
@@ -131,10 +146,15 @@ struct op {
 	unsigned *sub_flags;
 };
 
+struct launch; /* ns/steps.h */
 struct plan {
 	struct op *v;
 	size_t n, cap;
 	enum plan_section section; /* of the ops added next */
+	/* The launch's steps before and after the ops (namespaces, id maps;
+	 * the command's limits, credentials, capabilities, environment,
+	 * exec): ns/ builds them once the ops are there, and frees them. */
+	struct launch *launch;
 };
 
 /* ---- the shared description --------------------------------------------- */

@@ -1,6 +1,8 @@
 /* tests/unit/layout_test.c — the baseline layout of a container, checked as
- * ops (ns/layout.c), not as printed text; and the shared description of the
- * ops (base/plan/plan.c) that the executor and the printer both read.
+ * ops (ns/layout.c), not as printed text; the launch's steps around them
+ * (ns/steps.c), each with the process that takes it, in the order taken;
+ * and the shared description of the ops (base/plan/plan.c) that the
+ * executor and the printer both read.
  *
  *   layout_test --list     the names of the cases
  *   layout_test CASE       run one case: exit 0, or 1 with what was wrong
@@ -8,6 +10,7 @@
  * tests/unit.bats runs every case; `make unit` builds this under ASan and
  * UBSan against the same objects as the fuzz targets. */
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +20,7 @@
 #include <unistd.h>
 
 #include "../../ns/ns.h"
+#include "../../ns/steps.h"
 #include "unit.h"
 
 static const char *kind_name(enum op_kind k)
@@ -394,6 +398,162 @@ static void case_libdir32(void)
 	plan_free(&p);
 }
 
+/* ---- the launch's steps (ns/steps.c) ------------------------------------------- */
+
+static const char *step_name(enum step_kind k)
+{
+	static const char *const names[] = {
+		[STEP_NAMESPACES] = "namespaces",
+		[STEP_IDMAP] = "idmap",
+		[STEP_RLIMITS] = "rlimits",
+		[STEP_ENV] = "env",
+		[STEP_WORKDIR] = "workdir",
+		[STEP_TERMINAL] = "terminal",
+		[STEP_USERNS] = "userns",
+		[STEP_CAPS] = "caps",
+		[STEP_NO_NEW_PRIVS] = "nnp",
+		[STEP_FDS] = "fds",
+		[STEP_SECCOMP] = "seccomp",
+		[STEP_IDS] = "ids",
+		[STEP_EXEC] = "exec",
+	};
+	return k < STEP_KIND_COUNT ? names[k] : "?";
+}
+
+/* The launch's steps as "actor:kind" words ('-' before the go-ahead, '+'
+ * after it for the command's), e.g. "M:namespaces C-:rlimits C+:exec". */
+static void steps_text(const struct launch *l, struct sbuf *b)
+{
+	static const char actor[] = {[ACT_MONITOR] = 'M',
+				     [ACT_CONTAINER] = 'P',
+				     [ACT_IDMAP_HELPER] = 'I',
+				     [ACT_LDCONFIG_HELPER] = 'L',
+				     [ACT_COMMAND] = 'C'};
+	for (size_t i = 0; i < l->nsteps; i++) {
+		const struct launch_step *s = &l->steps[i];
+		sbuf_printf(b, "%s%c%s:%s", i ? " " : "", actor[s->actor],
+			    s->actor != ACT_COMMAND ? ""
+			    : s->after_go           ? "+"
+						    : "-",
+			    step_name(s->kind));
+	}
+}
+
+/* A whole launch's plan: every op and every step has the process that
+ * takes it; the mounts are P1's, the image's ldconfig its helper's. */
+static void case_actors(void)
+{
+	struct plan p = {0};
+	struct run_config c = config("img.tar", 0, 1);
+	char *argv[] = {"true", NULL}, *env[] = {"PATH=/bin", NULL};
+	c.plan = &p;
+	c.argv = argv;
+	c.env = env;
+	layout_base(&p, &c);
+	layout_finish(&p, &c, "$LIBDIR", NULL);
+	ns_plan_launch(&c);
+	for (size_t i = 0; i < p.n; i++)
+		CHECK(p.v[i].actor == (p.v[i].kind == OP_LDCONFIG ? ACT_LDCONFIG_HELPER : ACT_CONTAINER),
+		      "op %zu (%s): actor %d", i, kind_name(p.v[i].kind), (int)p.v[i].actor);
+	CHECK(find(&p, OP_LDCONFIG, NULL) != NULL, "the plan has ldconfig");
+	struct sbuf b = {0};
+	steps_text(p.launch, &b);
+	const char *want = "M:namespaces M:idmap C-:rlimits C-:caps C-:nnp C-:fds C-:seccomp C+:env C+:workdir "
+			   "C+:terminal C+:ids C+:exec";
+	CHECK(!strcmp(b.s, want), "unprivileged launch's steps: %s", b.s);
+	CHECK(p.launch->clone_flags & CLONE_NEWUSER, "a user namespace");
+	sbuf_reset(&b);
+	/* Root, ranges of subordinate ids: newuidmap writes the maps. */
+	struct plan q = {0};
+	struct run_config r = config("img.tar", 0, 0);
+	r.plan = &q;
+	r.argv = argv;
+	ns_plan_launch(&r);
+	steps_text(q.launch, &b);
+	CHECK(!strncmp(b.s, "M:namespaces C-:rlimits", 23) && !(q.launch->clone_flags & CLONE_NEWUSER),
+	      "as root: no user namespace, no maps: %s", b.s);
+	sbuf_reset(&b);
+	struct plan s = {0};
+	struct run_config u = config("img.tar", 0, 1);
+	u.subids.uid_count = u.subids.gid_count = 65536;
+	u.plan = &s;
+	u.argv = argv;
+	ns_plan_launch(&u);
+	steps_text(s.launch, &b);
+	CHECK(!strncmp(b.s, "M:namespaces I:idmap ", 21), "ranges: newuidmap's maps: %s", b.s);
+	sbuf_free(&b);
+	launch_free(p.launch);
+	launch_free(q.launch);
+	launch_free(s.launch);
+	free(p.launch);
+	free(q.launch);
+	free(s.launch);
+	plan_free(&p);
+	plan_free(&q);
+	plan_free(&s);
+}
+
+/* One id mapped with --user: the command sheds its privileges only after
+ * the go-ahead, its nested user namespace first, and after its working
+ * directory and terminal, as it takes them. */
+static void case_steps_late(void)
+{
+	struct plan p = {0};
+	struct run_config c = config("img.tar", 0, 1);
+	char *argv[] = {"id", NULL};
+	c.fake_ids = 1;
+	c.user_spec = "1000";
+	c.plan = &p;
+	c.argv = argv;
+	ns_plan_launch(&c);
+	struct sbuf b = {0};
+	steps_text(p.launch, &b);
+	const char *want = "M:namespaces M:idmap C-:rlimits C+:env C+:workdir C+:terminal C+:userns C+:caps C+:nnp "
+			   "C+:fds C+:seccomp C+:ids C+:exec";
+	CHECK(!strcmp(b.s, want), "--user with one id mapped: %s", b.s);
+	sbuf_free(&b);
+	launch_free(p.launch);
+	free(p.launch);
+	plan_free(&p);
+}
+
+/* HOME is decided once, with --user's credentials: the image's home for
+ * the user, or / (/root for root), and nothing when -e gives one. */
+static void case_home_once(void)
+{
+	struct plan p = {0};
+	struct run_config c = config("img.tar", 0, 0);
+	char *argv[] = {"env", NULL}, *env[] = {"PATH=/bin", NULL}, *env_home[] = {"HOME=/mine", NULL};
+	c.plan = &p;
+	c.argv = argv;
+	c.env = env;
+	ns_plan_launch(&c);
+	struct ns_user u = {.uid = 1000, .gid = 1000};
+	launch_set_user(p.launch, &c, &u, "/home/alice");
+	CHECK(p.launch->home_entry && !strcmp(p.launch->home_entry, "HOME=/home/alice"), "the image's home: %s",
+	      p.launch->home_entry ? p.launch->home_entry : "(none)");
+	struct step_print pr = {0};
+	struct sbuf b = {0};
+	launch_describe(p.launch, ACT_COMMAND, &b, &pr);
+	CHECK(pr.words.n == 2 && !strcmp(pr.words.v[1], "HOME=/home/alice"), "the printed environment has it");
+	strv_free(&pr.words);
+	sbuf_free(&pr.lines);
+	sbuf_free(&pr.ids);
+	sbuf_free(&pr.map);
+	launch_set_user(p.launch, &c, &u, NULL);
+	CHECK(!strcmp(p.launch->home_entry, "HOME=/"), "no home for a user: /");
+	u.uid = 0;
+	launch_set_user(p.launch, &c, &u, "");
+	CHECK(!strcmp(p.launch->home_entry, "HOME=/root"), "no home for root: /root");
+	c.env = env_home;
+	launch_set_user(p.launch, &c, &u, "/home/alice");
+	CHECK(p.launch->home_entry == NULL, "-e HOME wins: no entry added");
+	sbuf_free(&b);
+	launch_free(p.launch);
+	free(p.launch);
+	plan_free(&p);
+}
+
 static const struct unit_case cases[] = {
 	{"archive-root", case_archive_root},
 	{"archive-user", case_archive_user},
@@ -407,6 +567,9 @@ static const struct unit_case cases[] = {
 	{"proc-readonly-printed", case_proc_readonly_printed},
 	{"libdir", case_libdir},
 	{"libdir-compat", case_libdir32},
+	{"actors", case_actors},
+	{"steps-late", case_steps_late},
+	{"home-once", case_home_once},
 };
 
 int main(int argc, char **argv)
