@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -385,6 +386,8 @@ static int take_name(const struct cli *c, struct run_config *cfg, struct cache *
 		gerr_die(&err);
 	cfg->kept_dir = k->dir;
 	cfg->kept_dirfd = k->dirfd;
+	if ((cfg->joined_lockfd = kept_joined_lock(k->dirfd, name, &err)) < 0)
+		gerr_die(&err);
 	return 0;
 }
 
@@ -415,6 +418,14 @@ static int join(const struct cli *c, const struct run_config *cfg, struct kept *
 			fputs(b.s, stdout);
 		sbuf_free(&b);
 	} else {
+		/* Held while the command runs: the container's init waits for
+		 * every launch that joined it before it ends (ns/init.c), as a
+		 * pyxis step's container lives until its last task ends. */
+		_cleanup_fd_ int hold = kept_joined_lock(k->dirfd, cfg->name, &err);
+		if (hold < 0)
+			gerr_die(&err);
+		if (flock(hold, LOCK_SH) < 0)
+			die(GPURUN_EXIT_FAIL, "container %s: hold its joined lock: %s", cfg->name, strerror(errno));
 		code = ns_enter(k->dirfd, &rq, &err);
 	}
 	if (code < 0)
@@ -495,7 +506,8 @@ static int launch(const struct cli *parsed, int start, int argc, char **argv, in
 {
 	struct cli c = *parsed;
 	struct plan plan = {0};
-	struct run_config cfg = {.plan = &plan, .image_fd = -1, .kept_dirfd = -1, .ready_sock = -1};
+	struct run_config cfg = {
+		.plan = &plan, .image_fd = -1, .kept_dirfd = -1, .joined_lockfd = -1, .ready_sock = -1};
 	struct kept kept = {.dirfd = -1, .lockfd = -1};
 	struct gerr err = {0};
 	struct cache cache = {.fd = -1, .lockfd = -1};

@@ -168,7 +168,7 @@ static void config_of(const struct record *r, const struct exec_request *rq, str
 	cfg->unprivileged = r->unprivileged;
 	cfg->fake_ids = r->one_id;
 	cfg->setgroups_denied = r->setgroups_denied;
-	cfg->image_fd = cfg->kept_dirfd = cfg->ready_sock = cfg->tty_sock = -1;
+	cfg->image_fd = cfg->kept_dirfd = cfg->joined_lockfd = cfg->ready_sock = cfg->tty_sock = -1;
 	for (size_t i = 0; i < r->env.n; i++)
 		strv_add(env, xstrdup(r->env.v[i]));
 	for (size_t i = 0; rq->env && i < rq->env->n; i++)

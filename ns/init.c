@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -130,6 +131,27 @@ static void reap_rest(int sfd, struct exit_report *rep)
 	name_left(rep);
 }
 
+/* A named container's first command is done: the launches that joined it
+ * (pyxis's tasks of one step) each hold its "joined" lock shared while
+ * their command runs, and the container lives until the last has ended.
+ * flock cannot be polled with the signalfd, so the lock is tried every
+ * JOINED_POLL_MS; a signal relayed by P0 (the caller's ^C, scancel's
+ * SIGTERM) ends the wait, and the container with it. */
+#define JOINED_POLL_MS 50
+static void wait_joined(int sfd, int lockfd)
+{
+	while (flock(lockfd, LOCK_EX | LOCK_NB) < 0 && (errno == EWOULDBLOCK || errno == EINTR)) {
+		struct pollfd pfd = {.fd = sfd, .events = POLLIN};
+		if (poll(&pfd, 1, JOINED_POLL_MS) <= 0)
+			continue;
+		struct signalfd_siginfo si;
+		if (read(sfd, &si, sizeof si) == (ssize_t)sizeof si && si.ssi_signo != SIGCHLD)
+			return;
+		while (waitpid(-1, NULL, WNOHANG) > 0) /* orphans of the joined commands */
+			;
+	}
+}
+
 void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status_fd)
 {
 	const int image_fd = cfg->image_fd;
@@ -144,7 +166,8 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 			    status_fd,
 			    cfg->tty ? cfg->tty_sock : -1,
 			    cfg->step ? cfg->step_sock : -1,
-			    cfg->name ? cfg->ready_sock : -1};
+			    cfg->name ? cfg->ready_sock : -1,
+			    cfg->name ? cfg->joined_lockfd : -1};
 	close_inherited(keep, COUNT_OF(keep));
 	/* EOF instead of "g": P0 died or could not write the id maps. */
 	if (read(sync_fd, &go, 1) != 1)
@@ -193,6 +216,8 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 			close(image_fd);
 		if (cfg->step)
 			close(cfg->step_sock);
+		if (cfg->name)
+			close(cfg->joined_lockfd);
 		command_main(cfg, gop[0], &orig, err_fd, &cpus);
 	}
 	close(gop[0]);
@@ -265,7 +290,10 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 			 * here and reap it (the kernel would do it in P1's exit,
 			 * after taking the mount namespace apart), so that no
 			 * process of the container outlives the status, but
-			 * for one the kernel holds: that one is named. */
+			 * for one the kernel holds: that one is named.  A named
+			 * container first waits for the launches that joined it. */
+			if (cfg->name)
+				wait_joined(sfd, cfg->joined_lockfd);
 			(void)kill(-1, SIGKILL);
 			struct exit_report rep = {.status = status};
 			reap_rest(sfd, &rep);

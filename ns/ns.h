@@ -67,6 +67,8 @@ struct run_config {
 	const char *kept_dir;      /* --name: the kept container's directory (rootfs/cache/kept.c) */
 	const char *name;          /* --name: its name, for the run's record (ns/record.c) */
 	int kept_dirfd;            /* --name: that directory, open; the record is written there */
+	int joined_lockfd;         /* --name: its "joined" lock, which every launch that joins the
+				    * running container holds shared (rootfs/cache/kept.c) */
 	const char *gpus_shown;    /* --name: the GPUs as the record shows them (--gpus, or NULL) */
 	int ready_sock;            /* --name, set by ns_run: P1's end of the socket that tells P0 the
 				    * command has started (ns/record.c) */

@@ -293,6 +293,8 @@ int kept_open(const struct cache *c, const char *name, struct kept *k, struct ge
 int kept_same_image(const struct kept *k, const struct image *img);
 /* Whether a run holds the lock of the kept directory dirfd. */
 int kept_dir_running(int dirfd);
+/* The "joined" lock file of the kept directory dirfd, open (not locked). */
+int kept_joined_lock(int dirfd, const char *name, struct gerr *err);
 void kept_free(struct kept *k);
 int kept_list(const struct cache *c, struct kept **v, size_t *n, struct gerr *err);
 void kept_list_free(struct kept *v, size_t n);

@@ -394,6 +394,26 @@ printable() {
 	stop_all
 }
 
+@test "a named container lives until the launches that joined it have ended; its status is its first command's" {
+	local a=$BATS_TEST_TMPDIR/a
+	# The first command ends as soon as the joined one is in; the joined
+	# one then waits (a bounded loop) until pid 2, the first command, is gone.
+	"$GPURUN" --name dev "$IMG" sh -c 'echo started; until [ -e /tmp/joined ]; do sleep 0.05; done; exit 3' >"$a" 2>&1 &
+	local first=$!
+	LAUNCHED+=("$first")
+	wait_for_line "$a" started && wait_running dev
+	run --separate-stderr "$GPURUN" --name dev "$IMG" sh -c \
+		'touch /tmp/joined; i=0; while kill -0 2 2>/dev/null && [ $i -lt 600 ]; do i=$((i + 1)); sleep 0.05; done; echo "first gone: $i"'
+	assert_success
+	assert_output --regexp '^first gone: [0-9]+$'
+	refute_output 'first gone: 600'
+	local rc=0
+	wait "$first" || rc=$?
+	assert_equal "$rc" 3
+	run "$GPURUN" ps
+	assert_line --regexp '^dev +kept '
+}
+
 @test "a launch joining a running container says which of its options it does not apply" {
 	launch dev "$BATS_TEST_TMPDIR/out" "$IMG" probe wait-signal
 	wait_running dev

@@ -13,6 +13,10 @@
  *   ROOT/containers/NAME/lock       held exclusively by the run that has
  *                                    the layer mounted, for its lifetime
  *   ROOT/containers/NAME/run.json   the record of that run (ns/record.c)
+ *   ROOT/containers/NAME/joined     held shared by each launch that joined
+ *                                    the running container, for as long as
+ *                                    its command runs; that run's init
+ *                                    takes it exclusively before it ends
  *
  * The image is known by the OCI chain id of its layers (the digest of
  * what the upper layer was written over): a run with another image is
@@ -244,6 +248,14 @@ int kept_take(struct cache *c, const char *name, const struct image *img, struct
 fail:
 	kept_free(k);
 	return -1;
+}
+
+int kept_joined_lock(int dirfd, const char *name, struct gerr *err)
+{
+	int fd = openat(dirfd, "joined", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return gerr_set(err, errno, "container %s: open its joined lock", name);
+	return fd;
 }
 
 int kept_dir_running(int dirfd)
