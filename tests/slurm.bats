@@ -404,6 +404,11 @@ SLURM_STEP_GPUS=1"
 
 # ---- the SPANK plugin: srun --container-image (make spank) -------------------
 
+# fake_srun ARGS...: srun on the four fake GPUs, a minute at most.
+fake_srun() {
+	env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet "$@"
+}
+
 skip_unless_spank() {
 	[[ -f $SLURM_SPANK ]] || skip "no SPANK plugin: build it with 'make spank' (needs libslurm-dev)"
 }
@@ -430,7 +435,7 @@ $(smi_line 3 1)"
 
 @test "srun --container-image with --gpus-per-task: each task is its own container with its own GPU" {
 	skip_unless_spank
-	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet -n 2 --gpus-per-task=1 \
+	run --separate-stderr fake_srun -n 2 --gpus-per-task=1 \
 		--container-image="$GLIBC_TAR" sh -c 'nvidia-smi -L; readlink /proc/self/ns/pid'
 	assert_success
 	assert_equal "$(grep '^GPU' <<<"$output" | sort)" "$(smi_line 1 0)
@@ -467,7 +472,7 @@ read-only"
 
 @test "a --container-mounts item with flags other than ro or rw stops the task with one line" {
 	skip_unless_spank
-	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet --container-image="$GLIBC_TAR" \
+	run --separate-stderr fake_srun --container-image="$GLIBC_TAR" \
 		--container-mounts="$BATS_TEST_TMPDIR:/mnt:ro+rprivate" echo ran
 	assert_task_refused "gpurun: --container-mounts: $BATS_TEST_TMPDIR:/mnt:ro+rprivate: want SRC[:DST[:ro|rw]]"
 }
@@ -475,14 +480,14 @@ read-only"
 @test "srun --container-name keeps what a step wrote for the next step of the name" {
 	skip_unless_spank
 	local name=keep$BATS_TEST_NUMBER
-	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+	run --separate-stderr fake_srun \
 		--container-image="$GLIBC_TAR" --container-name="$name" sh -c 'echo kept > /root/f'
 	assert_success
-	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+	run --separate-stderr fake_srun \
 		--container-image="$GLIBC_TAR" --container-name="$name" cat /root/f
 	assert_success
 	assert_output kept
-	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+	run --separate-stderr fake_srun \
 		--container-image="$GLIBC_TAR" --container-name="$name:create" true
 	assert_failure
 	assert_stderr_partial "gpurun: --name $name:create: container $name exists already"
@@ -495,7 +500,7 @@ read-only"
 	mkdir "$sync"
 	# Each task writes its pid namespace where the other can see it, and
 	# waits (a bounded loop on that state) until both have.
-	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet -n 2 \
+	run --separate-stderr fake_srun -n 2 \
 		--container-image="$GLIBC_TAR" --container-name="$name" --container-mounts="$sync:/sync" \
 		sh -c 'readlink /proc/self/ns/pid > /sync/$SLURM_PROCID; i=0
 			while [ "$(ls /sync | wc -l)" -lt 2 ] && [ $i -lt 300 ]; do i=$((i + 1)); sleep 0.1; done
@@ -539,7 +544,7 @@ named_step_end() {
 @test "srun --container-name=NAME:exec runs its command in the container a running step made" {
 	skip_unless_spank
 	named_step_start exec$BATS_TEST_NUMBER
-	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+	run --separate-stderr fake_srun \
 		--container-image="$GLIBC_TAR" --container-name="$NAMED_NAME:exec" \
 		sh -c 'cat /tmp/mark; readlink /proc/self/ns/pid'
 	assert_success
@@ -552,7 +557,7 @@ $(cat "$NAMED_SYNC/pidns")"
 @test "srun --container-name=NAME:exec without --container-image runs its command in the running container" {
 	skip_unless_spank
 	named_step_start exec$BATS_TEST_NUMBER
-	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+	run --separate-stderr fake_srun \
 		--container-name="$NAMED_NAME:exec" --container-workdir=/etc \
 		sh -c 'cat /tmp/mark; readlink /proc/self/ns/pid; pwd; echo "job $SLURM_JOB_ID"'
 	assert_success
@@ -562,7 +567,7 @@ $(cat "$NAMED_SYNC/pidns")
 	assert_line --index 3 --regexp '^job [0-9]+$'
 	# Nothing running: gpurun exec's one line.
 	named_step_end
-	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+	run --separate-stderr fake_srun \
 		--container-name="gone$BATS_TEST_NUMBER:exec" true
 	assert_step_error "gpurun: no container gone$BATS_TEST_NUMBER (gpurun ps lists them)"
 }
@@ -570,15 +575,15 @@ $(cat "$NAMED_SYNC/pidns")
 @test "srun --container-name=NAME without --container-image starts from the kept container" {
 	skip_unless_spank
 	local name=start$BATS_TEST_NUMBER
-	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+	run --separate-stderr fake_srun \
 		--container-image="$GLIBC_TAR" --container-name="$name" sh -c 'echo kept > /root/f'
 	assert_success
 	# No image: pyxis's pattern, the kept container's own (gpurun start).
-	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet --container-name="$name" \
+	run --separate-stderr fake_srun --container-name="$name" \
 		sh -c 'cat /root/f; echo again >> /root/f'
 	assert_success
 	assert_output kept
-	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+	run --separate-stderr fake_srun \
 		--container-name="$name:no_exec" cat /root/f
 	"$GPURUN" rm "$name"
 	assert_success
@@ -589,7 +594,7 @@ again"
 @test "srun --container-name=NAME without --container-image, of a name never made, is refused with one line" {
 	skip_unless_spank
 	local name=noimg$BATS_TEST_NUMBER
-	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet --container-name="$name" true
+	run --separate-stderr fake_srun --container-name="$name" true
 	assert_step_error "gpurun: start: no container $name (gpurun ps lists them); gpurun run --name $name IMAGE makes one"
 	if "$GPURUN" ps | grep -q "^$name "; then fail "the refused step made container $name"; fi
 }
@@ -597,7 +602,7 @@ again"
 @test "srun --container-name=NAME:create without --container-image is refused with one line" {
 	skip_unless_spank
 	local name=create$BATS_TEST_NUMBER
-	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet --container-name="$name:create" true
+	run --separate-stderr fake_srun --container-name="$name:create" true
 	assert_task_refused "gpurun: --container-name=$name:create needs --container-image: a container is made from an image (without :create, a kept container starts from the image it was made from)"
 }
 
@@ -607,12 +612,12 @@ again"
 	# Kept, but not running: exec joins only a running container.
 	env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet --container-image="$GLIBC_TAR" \
 		--container-name="$name" true || fail "the first step failed"
-	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+	run --separate-stderr fake_srun \
 		--container-image="$GLIBC_TAR" --container-name="$name:exec" echo ran
 	"$GPURUN" rm "$name" >/dev/null
 	assert_step_error "gpurun: --name $name:exec: container $name is not running (gpurun ps)"
 	# Nor one that was never made.
-	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+	run --separate-stderr fake_srun \
 		--container-image="$GLIBC_TAR" --container-name="never$BATS_TEST_NUMBER:exec" echo ran
 	assert_step_error "gpurun: --name never$BATS_TEST_NUMBER:exec: container never$BATS_TEST_NUMBER is not running (gpurun ps)"
 }
@@ -620,7 +625,7 @@ again"
 @test "srun --container-name=NAME:no_exec while a step runs the container is refused with one line" {
 	skip_unless_spank
 	named_step_start noexec$BATS_TEST_NUMBER
-	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet \
+	run --separate-stderr fake_srun \
 		--container-image="$GLIBC_TAR" --container-name="$NAMED_NAME:no_exec" echo ran
 	assert_step_error "gpurun: --name $NAMED_NAME:no_exec: container $NAMED_NAME is running, and a second run on its layer is refused (one overlay per layer); without :no_exec this launch joins it"
 	named_step_end
@@ -791,10 +796,10 @@ print(d["ok"], d["doctor"]["failed"], [g["pci_bus_id"] for g in d["gpus"] if g["
 	# With it, "echo hi" is sh -c echo hi: echo prints an empty line.  The
 	# image asks for every GPU: the job has none, so it gets the driver
 	# files alone.
-	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet --container-image="$img" echo hi
+	run --separate-stderr fake_srun --container-image="$img" echo hi
 	assert_success
 	assert_output ""
-	run --separate-stderr env GPURUN_DRIVER_ROOT="$FAKE4" timeout 60 srun --quiet --container-image="$img" \
+	run --separate-stderr fake_srun --container-image="$img" \
 		--no-container-entrypoint echo hi
 	assert_success
 	assert_output hi
