@@ -10,9 +10,8 @@
 
 # shellcheck shell=sh
 # shellcheck disable=SC2016,SC2015 # the scripts in single quotes run in another sh
-# Helpers (only those the steps call): fail stops the plan and the waiting command.
-fail() { echo stop >&4; exit 125; }
-# inroot PATH: refused when a symlink of the image sends PATH out of the new root (absolute, or climbing with ..).
+# Helpers, only those the steps call.
+# inroot PATH: refused when a symlink of the image sends PATH out of the new root.
 inroot() {
 	_r='' _p=$1 _n=0
 	while [ -n "$_p" ] && [ "$_n" -le 40 ]; do
@@ -22,12 +21,12 @@ inroot() {
 	done
 	[ "$_n" -le 40 ] || { echo "gpurun plan: refused: a symlink in the image sends $1 out of the new root" >&2; exit 125; }
 }
-# make_dir [-m MODE] DIR; in_dir PATH: PATH's directory; not_a_link PATH: an image symlink there is removed.
+# make_dir [-m MODE] DIR; in_dir PATH: PATH's directory; not_a_link PATH: removes an image symlink there.
 # shellcheck disable=SC2174 # as gpurun: the mode is the last directory's
 make_dir() { if [ "$1" = -m ]; then inroot "$3"; mkdir -p -m "$2" "$3"; else inroot "$1"; mkdir -p "$1"; fi; }
 in_dir() { case $1 in */*) make_dir "${1%/*}" ;; esac; }
 not_a_link() { [ ! -L "$1" ] || rm "$1"; }
-# bind_file OPTS SRC DST: SRC on DST (a file made where missing); bind_over: over an image symlink too.
+# bind_file OPTS SRC DST: SRC on DST, a file made where missing; bind_over: over an image symlink too.
 bind_file() { in_dir "$3"; inroot "$3"; [ -e "$3" ] || touch "$3"; mount --bind ${1:+-o "$1"} "$2" "$3"; }
 bind_over() { in_dir "$3"; not_a_link "$3"; bind_file "$@"; }
 # rbind_file OPTS SRC DST: with --rbind, as gpurun's clone of the source is recursive.
@@ -61,46 +60,35 @@ driver_text() { for _f; do in_dir "$_f"; not_a_link "$_f"; cat "${D-}/$_f" >"$_f
 # driver_params PATH: the same, with ModifyDeviceFiles 0 (gpu/procfs.c's rule).
 driver_params() { in_dir "$1"; not_a_link "$1"; awk '{ k = $0; sub(/:.*/, "", k); gsub(/^[ \t\r]+|[ \t\r]+$/, "", k) }
 	/:/ && k ~ /^(NVreg_)?ModifyDeviceFiles$/ { $0 = k ": 0"; f = 1 } 1; END { if (!f) print "ModifyDeviceFiles: 0" }' "${D-}/$1" >"$1"; }
-# ldconfig_dir UID GID: LDDIR, a directory of the root for ldconfig's cache, that user's alone (empty: no ldconfig).
-ldconfig_dir() { LDINO=; LDDIR=$(mktemp -d @LDCONFIG_SCRATCH@XXXXXX) && chown "$1:$2" "$LDDIR" && LDINO=$(stat -c %i "$LDDIR") || LDDIR=; }
-# handshakes: fifos the command (fds 3, 4) and the helpers wait on; ready [ld]: they are waiting; ask: the helper does it.
-handshakes() { mkfifo "$S/ready" "$S/go" "$S/helper" "$S/helped" "$S/ldgo"; exec 3<>"$S/ready" 4<>"$S/go"; }
-ready() { read -r _ <&3 && read -r _ <&6 && { [ -z "${1-}" ] || read -r _ <&6; } || fail; }
-ask() { echo "$1" >&5 && read -r _a <&6 && [ "$_a" = ok ] || fail; }
-# old_root_helper OWNER FLAGS: in the host's root, the new one as /proc/PID/root: "detach" the old root; "ld": ldconfig's
-# cache (OWNER's file) to /@LDCONFIG_CACHE@, $LDDIR removed; "ro": FLAGS.
-old_root_helper() {
-	chroot "$S/host" /bin/sh -euc 'o=$1 f=$2 d=$3 e=@LDCONFIG_CACHE@; c=$d/${e##*/}; echo >&6; read -r t <&5
-read -r _ _ _ p _ </proc/self/stat; cd "/proc/$p/root"; umount -l .; echo ok >&6; read -r t <&5
-if [ "$t" = ld ]; then if [ -n "$d" ]; then [ -d "$d" ] && [ ! -L "$d" ] && [ "$(stat -c %i "$d")" = "$4" ] || exit 1
-	if [ -f "$c" ] && [ ! -L "$c" ] && [ "$(stat -c %u "$c")" = "$o" ] && [ "$(stat -c %s "$c")" -le @LDCONFIG_CACHE_MAX@ ] &&
-		[ -d "${e%/*}" ] && [ ! -L "${e%/*}" ]; then rm -f "$e~" && cat "$c" >"$e~" && mv -fT "$e~" "$e" || rm -f "$e~" || :; fi
-	rm -f "$c" "$c~"; rmdir "$d"; fi; echo ok >&6; read -r t <&5; fi
-[ "$t" = ro ] || exit 0; mount -o "remount,bind,$f" .; echo ok >&6' sh "$1" "$2" "${LDDIR-}" "${LDINO-}" || echo fail >&6
+# WAIT_GO, LD_GO: the first program of the command and of ldconfig, the host's sh, started before pivot_root takes the
+# host's tools away: each waits for a line on the fifo $0, then execs the command in directory $1, or the ldconfig named.
+# shellcheck disable=SC2034 # the steps use them
+WAIT_GO='read -r t <"$0"; [ "$t" = go ] || exit 125; cd "$1"; shift; unset PWD OLDPWD; exec "$@"'
+# shellcheck disable=SC2034
+LD_GO='read -r d l c <"$0"; [ -n "$l" ] || exit 0; exec "$l" @LDCONFIG_ARGS@ "/$d/@LDCONFIG_CACHE_NAME@" $c "$@"'
+# image_ldconfig: after pivot_root, by sh's builtins alone: the image's ldconfig, the first of these it has.
+image_ldconfig() { for _l in @LDCONFIG_PATHS@ ''; do if [ -f "$_l" ] && [ -x "$_l" ]; then break; fi; done; echo "$_l"; }
+# cuda_compat MAJOR: the same, and @CUDA_COMPAT_DIR@ if its newest libcuda is newer than the driver's MAJOR.
+cuda_compat() {
+	_c=0; for _f in @CUDA_COMPAT_DIR@/libcuda.so.*.*; do _v=${_f##*/libcuda.so.}; _v=${_v%%.*}
+		case $_v in "" | *[!0-9]*) continue ;; esac; [ "$_v" -le "$_c" ] || _c=$_v; done
+	echo "$(image_ldconfig)" "$([ "$_c" -le "$1" ] || echo @CUDA_COMPAT_DIR@)"
 }
-# ldconfig_as IDS COMPAT DIR...: the image's ldconfig, run on "go" (fd 7): setpriv's IDS, no capability, its own pid
-# namespace; COMPAT: the driver's major, when newer libcuda of @CUDA_COMPAT_DIR@ go first.
-ldconfig_as() {
-	_ids=$1 _h=$2; shift 2
-	# shellcheck disable=SC2086 # IDS: setpriv's options
-	unshare --pid --fork -- setpriv --nnp --inh-caps=-all --ambient-caps=-all --bounding-set=-all $_ids -- env -i /bin/sh -c '
-echo >&6; exec 6>&-; read -r t; exec </dev/null; [ "$t" = go ] && [ -n "$1" ] || exit 0; LDDIR=$1 h=$2; shift 2
-if [ -n "$h" ]; then c=0; for f in @CUDA_COMPAT_DIR@/libcuda.so.*.*; do v=${f##*/libcuda.so.}; v=${v%%.*}
-	case $v in "" | *[!0-9]*) continue ;; esac; [ "$v" -le "$c" ] || c=$v; done; [ "$c" -le "$h" ] || set -- @CUDA_COMPAT_DIR@ "$@"; fi
-for l in @LDCONFIG_PATHS@; do
-	if [ -f "$l" ] && [ -x "$l" ]; then exec "$l" @LDCONFIG_ARGS@ "/$LDDIR/@LDCONFIG_CACHE_NAME@" "$@"; fi; done
-' sh "${LDDIR-}" "$_h" "$@" <&7 >/dev/null 2>&1
-}
-# run_as IDS ENV... -- DIR COMMAND...: set up now with the host's setpriv (no_new_privs, bounding set $CAPS, IDS, only ENV;
-# MAP=UID:GID: a user namespace maps that id); on "go" (fd 4) it enters DIR and execs COMMAND.
-run_as() {
-	_ids=$1 _s=; shift
-	for _a; do
-		shift
-		if [ -z "$_s" ] && [ "$_a" = -- ]; then _s=1; set -- "$@" /bin/sh -c 'echo >&3; read -r t <&4; exec 3>&- 4>&-
-[ "$t" = go ] || exit 125; cd "$1"; shift; unset PWD OLDPWD; exec "$@"' sh; else set -- "$@" "$_a"; fi
-	done
-	# shellcheck disable=SC2086 # IDS: setpriv's options
-	set -- setpriv --nnp --inh-caps=-all --ambient-caps=-all --bounding-set="$CAPS" $_ids -- env -i "$@"
-	if [ -n "${MAP-}" ]; then unshare --user --map-user="${MAP%:*}" --map-group="${MAP#*:}" --keep-caps -- "$@"; else "$@"; fi
+# after_pivot OWNER IDS FLAGS DIR...: a helper in the host's root, where pivot_root leaves it. It starts the image's
+# ldconfig (LD_GO, setpriv's IDS, no capability, its own pid namespace) in the old root, which pivot_root moves. Once it
+# and the command wait and the plan has pivoted (fd 5), it detaches the old root, runs ldconfig on DIR... (the cache in a
+# directory OWNER owns, then in /@LDCONFIG_CACHE@), remounts the root with FLAGS and lets the command go.
+after_pivot() {
+	chroot "$S/host" /bin/sh -euc 'w=$1 o=$2 i=$3 f=$4; shift 4; read -r _ _ _ p _ </proc/self/stat; r=/proc/$p/root
+chroot "$r" unshare --pid --fork -- setpriv --nnp --inh-caps=-all --ambient-caps=-all --bounding-set=-all $i -- \
+	env -i /bin/sh -c "$w" "$0/ld" "$@" </dev/null >/dev/null 2>&1 &
+exec 6>"$0/ld" 4>"$0/go" 5<"$0/piv"; read -r l c <&5; cd "$r"; umount -l .
+if [ -n "$l" ]; then d=$(mktemp -d @LDCONFIG_SCRATCH@XXXXXX); n=$(stat -c %i "$d"); chown "$o" "$d"; fi
+echo "${d-} $l $c" >&6; exec 6>&-; wait $! || :
+if [ -n "$l" ]; then e=@LDCONFIG_CACHE@; k=$d/${e##*/}; [ ! -L "$d" ] && [ "$(stat -c %i "$d")" = "$n" ] || exit 125
+	if [ -f "$k" ] && [ ! -L "$k" ] && [ "$(stat -c %u "$k")" = "${o%:*}" ] && [ "$(stat -c %s "$k")" -le @LDCONFIG_CACHE_MAX@ ] &&
+		[ -d "${e%/*}" ] && [ ! -L "${e%/*}" ]; then rm -f "$e~" && cat "$k" >"$e~" && mv -fT "$e~" "$e" || rm -f "$e~"; fi
+	rm -f "$k" "$k~"; rmdir "$d"; fi
+[ -z "$f" ] || mount -o "remount,bind,$f" .
+echo go >&4' "$S" "$LD_GO" "$@"
 }

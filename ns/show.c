@@ -306,7 +306,7 @@ static const char *const section_heading[] = {
 	[SEC_GPU] = "# 4. The GPU, as nvidia-container-cli configure does it: nodes, /proc/driver/nvidia, tools, "
 		    "libraries, firmware",
 	[SEC_MOUNTS] = "# Your mounts and working directory (-v, --tmpfs, --mount, -w)",
-	[SEC_PIVOT] = "# 5. pivot_root into the new root; then the image's own ldconfig, the GPU's last step",
+	[SEC_PIVOT] = "# 5. pivot_root into the new root; a helper in the host's root detaches the old one",
 };
 
 const char *ns_section_heading(enum plan_section s)
@@ -327,24 +327,17 @@ static int uses_driver_root(const struct plan_view *v, const struct op *op)
 	       !strncmp(op->src, v->driver_root, n) && op->src[n] == '/';
 }
 
-/* "'--reuid=U --regid=G --groups=...'": setpriv's options for ids, one word. */
-static void ids_word(const struct run_config *cfg, uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups,
-		     struct sbuf *b)
-{
-	struct sbuf ids = {0};
-	describe_ids(cfg, uid, gid, groups, ngroups, &ids);
-	sbuf_shquote(b, ids.len ? ids.s + 1 : "");
-	sbuf_free(&ids);
-}
-
-/* The pivot and what follows it: the image's ldconfig, prepared before
- * (exec.c's do_ldconfig, in a pid namespace of its own, with the
- * command's ids and groups and no capability, its cache into $LDDIR) and
- * let go after it; a helper outside the new root detaches the old one,
- * puts ldconfig's cache in place (scratch_ours, cache_in_place,
- * scratch_remove) and remounts the root read-only for --read-only; the
- * command prepared with the host's setpriv before the pivot (after it
- * that is gone) and let go last. */
+/* The pivot and what follows it, up to the command.  A helper that
+ * pivot_root leaves in the host's root (its rbind) takes over: it starts
+ * the image's ldconfig in the old root, which the pivot moves into the
+ * new one (exec.c's do_ldconfig: its own pid namespace, the command's ids
+ * and groups, no capability), detaches the old root, lets ldconfig run
+ * with its cache in a directory of its own, puts the cache in place
+ * (scratch_ours, cache_in_place, scratch_remove), remounts the root
+ * read-only for --read-only, and lets the command go.  Which ldconfig,
+ * and the CUDA compat directory, the plan finds after the pivot with
+ * sh's builtins, which resolve the image's symlinks in the new root as
+ * gpurun does. */
 static void describe_pivot(const struct run_config *cfg, const struct plan_view *v, size_t i,
 			   const struct ns_user *user, struct sbuf *b)
 {
@@ -357,53 +350,42 @@ static void describe_pivot(const struct run_config *cfg, const struct plan_view 
 			ro = cfg->plan->v[j].flags;
 	}
 	unsigned root_flags = cfg->plan->v[0].flags & OPF_MOUNT_MASK;
-	uid_t uid = 0;
-	gid_t gid = 0;
+	struct sbuf owner = {0}, ids = {0}, fl = {0};
 	if (ld) {
+		uid_t uid;
+		gid_t gid;
 		ns_ldconfig_ids(cfg, user, &uid, &gid);
-		sbuf_printf(b, "ldconfig_dir %u %u; ", (unsigned)uid, (unsigned)gid);
+		sbuf_printf(&owner, "%u:%u", (unsigned)uid, (unsigned)gid);
+		describe_ids(cfg, uid, gid, user->groups, user->ngroups, &ids);
 	}
-	sbuf_printf(b, "handshakes   # %sthe fifos the command and the helpers below wait on\n",
-		    ld ? "LDDIR for ldconfig's cache, its user's; " : "");
-	sbuf_puts(b, "( exec 5<>\"$S/helper\" 6<>\"$S/helped\" 7<>\"$S/ldgo\"\n");
-	struct sbuf fl = {0};
 	for (size_t k = 0; ro && k < COUNT_OF(op_flags); k++)
 		if ((ro | root_flags) & op_flags[k].flag)
 			op_data_add(&fl, op_flags[k].name);
-	char owner[16] = "";
-	if (ld)
-		snprintf(owner, sizeof owner, "%u", (unsigned)uid);
-	sbuf_puts(b, "old_root_helper ");
-	sbuf_shquote(b, owner);
+	sbuf_puts(b,
+		  "mkfifo \"$S/go\" \"$S/piv\" \"$S/ld\"   # the fifos the command, ldconfig and the helper wait on\n"
+		  "after_pivot ");
+	sbuf_shquote(b, owner.len ? owner.s : "");
+	sbuf_puts(b, " ");
+	sbuf_shquote(b, ids.len ? ids.s + 1 : "");
 	sbuf_puts(b, " ");
 	sbuf_shquote(b, fl.len ? fl.s : "");
+	sbuf_free(&owner);
+	sbuf_free(&ids);
 	sbuf_free(&fl);
-	sbuf_puts(b, " &   # in the host's root, which pivot_root leaves\n");
 	if (ld) {
-		sbuf_puts(b, "ldconfig_as ");
-		ids_word(cfg, uid, gid, user->groups, user->ngroups, b);
-		char major[24] = ""; /* the driver's, which the compat libraries' must pass */
-		if (ld->data)
-			snprintf(major, sizeof major, "%lu", strtoul(ld->data, NULL, 10));
-		sbuf_puts(b, " ");
-		sbuf_shquote(b, major);
 		struct sbuf dirs = {0};
 		op_describe(v, ld, &dirs);
 		if (dirs.len)
 			sbuf_printf(b, " %s", dirs.s);
 		sbuf_free(&dirs);
-		sbuf_puts(b, " &   # the image's ldconfig: its user, no capability\n");
 	}
-	sbuf_printf(b, "ready%s\n", ld ? " ld" : "");
-	sbuf_puts(b, "pivot_root . . || fail   # every process here whose root was the old one moves\n");
-	sbuf_puts(b, "ask detach   # the helper detaches the old root: the host is now out of reach\n");
-	if (ld) {
-		sbuf_puts(b, "echo go >&7 && { wait $! || true; }   # ldconfig runs, in the new root\n");
-		sbuf_puts(b, "ask ld   # the helper puts its cache in place: " LDCONFIG_CACHE_DIR
-			     "/" LDCONFIG_CACHE_NAME ", root's\n");
-	}
-	sbuf_puts(b, ro ? "ask ro   # --read-only, after ldconfig\n" : "echo end >&5; ");
-	sbuf_puts(b, "echo go >&4 ) &");
+	sbuf_printf(b, " &%s\n", ld ? "   # ldconfig, the GPU's last step, runs in there" : "");
+	sbuf_puts(b, "( exec 5>\"$S/piv\"; pivot_root . .; ");
+	if (ld && ld->data)
+		sbuf_printf(b, "cuda_compat %lu", strtoul(ld->data, NULL, 10));
+	else
+		sbuf_puts(b, ld ? "image_ldconfig" : "echo");
+	sbuf_puts(b, " >&5 ) &   # once the command below, ldconfig and the helper wait");
 }
 
 void ns_describe_op(const struct run_config *cfg, const struct plan_view *v, size_t i, const struct ns_user *user,
@@ -484,7 +466,10 @@ static void used_functions(const char *text, const char *steps, struct sbuf *b)
 			/* The names it defines: "name() " at the start of a line. */
 			for (const char *l = units.v[i]; *l && !used[i]; l += strcspn(l, "\n"), l += *l == '\n') {
 				size_t n = strspn(l, "abcdefghijklmnopqrstuvwxyz_");
-				if (!n || strncmp(l + n, "() ", 3))
+				size_t var = strspn(l, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_");
+				if (var && l[var] == '=')
+					n = var;
+				else if (!n || strncmp(l + n, "() ", 3))
 					continue;
 				_cleanup_free_ char *name = xstrndup(l, n);
 				used[i] = has_word(called.s, name);
@@ -557,45 +542,55 @@ void ns_describe_exec(const struct run_config *cfg, const struct plan_view *v, s
 	struct step_print p = {0};
 	launch_describe(ns_launch(cfg), ACT_COMMAND, b, &p);
 	sbuf_add(b, p.lines.s ? p.lines.s : "", p.lines.len);
-	sbuf_add(b, p.map.s ? p.map.s : "", p.map.len);
 	struct sbuf cmd = {0};
-	sbuf_puts(&cmd, "run_as ");
-	sbuf_shquote(&cmd, p.ids.len ? p.ids.s + 1 : "");
+	sbuf_add(&cmd, p.map.s ? p.map.s : "", p.map.len);
+	sbuf_printf(&cmd, "setpriv --nnp --inh-caps=-all --ambient-caps=-all --bounding-set=\"$CAPS\"%s -- env -i",
+		    p.ids.len ? p.ids.s : "");
 	size_t line = 0;
-	struct strv words = p.words;
-	strv_add(&words, xstrdup("--"));
-	strv_add(&words, xstrdup(p.workdir ? p.workdir : "/"));
-	for (char **a = p.argv; a && *a; a++)
-		strv_add(&words, xstrdup(*a));
+	/* The environment's words, then the waiting shell, the directory
+	 * and the command, which stay on the last line. */
+	struct strv words = {0};
+	for (size_t i = 0; i < p.words.n; i++) {
+		struct sbuf w = {0};
+		sbuf_shquote(&w, p.words.v[i]);
+		strv_add(&words, xstrdup(w.s));
+		sbuf_free(&w);
+	}
+	size_t tail = words.n;
+	struct sbuf last = {0};
+	sbuf_puts(&last, "/bin/sh -c \"$WAIT_GO\" \"$S/go\" ");
+	sbuf_shquote(&last, p.workdir ? p.workdir : "/");
+	for (char **a = p.argv; a && *a; a++) {
+		sbuf_puts(&last, " ");
+		sbuf_shquote(&last, *a);
+	}
+	strv_add(&words, xstrdup(last.s));
+	sbuf_free(&last);
+	strv_free(&p.words);
 	sbuf_free(&p.lines);
 	sbuf_free(&p.map);
 	sbuf_free(&p.ids);
-	/* Long lines are broken between the environment's words (it can be
-	 * long); the directory and the command stay on the line of "--". */
-	int after = 0;
 	for (size_t i = 0; i < words.n; i++) {
-		struct sbuf w = {0};
-		sbuf_shquote(&w, words.v[i]);
-		int last_env = !after && !strcmp(words.v[i], "--");
-		if (!after && cmd.len - line + 1 + w.len > 140 - (last_env ? 60 : 0)) {
+		size_t w = strlen(words.v[i]);
+		if (cmd.len - line + 1 + w > (i == tail ? 150 : 120)) {
 			sbuf_puts(&cmd, " \\\n\t");
 			line = cmd.len - 1;
 		} else {
 			sbuf_puts(&cmd, " ");
 		}
-		sbuf_add(&cmd, w.s, w.len);
-		sbuf_free(&w);
-		after |= last_env;
+		sbuf_puts(&cmd, words.v[i]);
 	}
 	strv_free(&words);
 	sbuf_printf(b, "%s   # the command\n}\n", cmd.s);
 	sbuf_free(&cmd);
 	/* What the steps call: the ops' lines, the pivot's and the command's. */
 	struct sbuf steps = {0};
-	sbuf_puts(&steps, "fail ready ask handshakes old_root_helper ldconfig_dir ldconfig_as run_as\n");
+	sbuf_puts(&steps, "after_pivot WAIT_GO LD_GO\n");
 	for (size_t i = 0; i < cfg->plan->n; i++) {
 		op_describe_step(v, i, &steps);
 		sbuf_puts(&steps, "\n");
+		if (cfg->plan->v[i].kind == OP_LDCONFIG)
+			sbuf_puts(&steps, cfg->plan->v[i].data ? "cuda_compat\n" : "image_ldconfig\n");
 	}
 	describe_functions(steps.s, b);
 	sbuf_free(&steps);

@@ -314,9 +314,8 @@ static void describe_userns(const struct launch *l, const struct launch_step *s,
 	(void)s;
 	(void)b;
 	if (l->user.uid || l->user.gid)
-		sbuf_printf(&p->map,
-			    "MAP=%u:%u   # one id mapped: a user namespace of the command's own maps its ids\n",
-			    (unsigned)l->user.uid, (unsigned)l->user.gid);
+		sbuf_printf(&p->map, "unshare --user --map-user=%u --map-group=%u --keep-caps ", (unsigned)l->user.uid,
+			    (unsigned)l->user.gid);
 }
 
 /* ---- capabilities, no_new_privs, fds, seccomp ------------------------------ */

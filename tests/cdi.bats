@@ -173,7 +173,7 @@ $FAKE1$LIBDIR_DEBIAN/libcuda.so.$DRIVER_VERSION $LIBDIR_DEBIAN/libcuda.so.$DRIVE
 	assert_line --partial "$FAKE4/dev/nvidia0 dev/nvidia0"
 	assert_line --partial "$FAKE4/dev/nvidia1 dev/nvidia1"
 	refute_line --partial "$FAKE4/dev/nvidia2"
-	assert_equal "$(grep -c "   # the image's ldconfig: its user, no capability$" <<<"$output")" 1
+	assert_equal "$(grep -c "   # ldconfig, the GPU's last step, runs in there$" <<<"$output")" 1
 }
 
 @test "--dry-run prints the CDI plan: node binds, file binds, links and the ldconfig step" {
@@ -183,9 +183,9 @@ $FAKE1$LIBDIR_DEBIAN/libcuda.so.$DRIVER_VERSION $LIBDIR_DEBIAN/libcuda.so.$DRIVE
 	assert_line "bind_over ro,nosuid,noexec $FAKE1/dev/nvidia0 dev/nvidia0   # CDI nvidia.com/gpu=0"
 	assert_line "bind_over ro,nosuid,nodev $FAKE1$LIBDIR_DEBIAN/libcuda.so.$DRIVER_VERSION ${LIBDIR_DEBIAN#/}/libcuda.so.$DRIVER_VERSION"
 	assert_line --regexp "^link .*libcuda.so.1 ${LIBDIR_DEBIAN#/}/libcuda.so( |$)"
-	assert_line --regexp "^ldconfig_as ('[^']*'|[^ ']+) [0-9]* $LIBDIR_DEBIAN &   # the image's ldconfig: its user, no capability$"
+	assert_line --regexp "^after_pivot [0-9:]+ ('[^']*'|[^ ']+) '' $LIBDIR_DEBIAN &   # ldconfig, the GPU's last step, runs in there$"
 	assert_output --partial " NVIDIA_VISIBLE_DEVICES=void "
-	assert_line --regexp "-- / true   # the command$"
+	assert_line --regexp ' "\$S/go" / true   # the command$'
 	refute_line --regexp "^[^#].*proc/driver"
 }
 

@@ -25,10 +25,10 @@ setup() {
 	run --separate-stderr "$GPURUN" --dry-run -u 1000:1000 "$BUSYBOX_DIR" /bin/true
 	assert_success
 	if [[ $GPURUN_TEST_MODE == root ]]; then
-		assert_output --partial "run_as '--reuid=1000 --regid=1000 --groups=1000' "
+		assert_output --partial "setpriv --nnp --inh-caps=-all --ambient-caps=-all --bounding-set=\"\$CAPS\" --reuid=1000 --regid=1000 --groups=1000 -- env -i "
 	else
-		assert_line "MAP=1000:1000   # one id mapped: a user namespace of the command's own maps its ids"
-		assert_output --partial "run_as '' "
+		# One id mapped: a user namespace of the command's own maps its ids.
+		assert_output --partial "unshare --user --map-user=1000 --map-group=1000 --keep-caps setpriv --nnp --inh-caps=-all --ambient-caps=-all --bounding-set=\"\$CAPS\" -- env -i "
 	fi
 }
 

@@ -147,7 +147,7 @@ setup_file() {
 	assert_success
 	assert_output --regexp '^uid=1000 gid=1000 euid=1000 egid=1000 groups=44,1000$'
 	run --separate-stderr "$GPURUN" --dry-run -u alice "$BUSYBOX_DIR" probe ids
-	assert_output --partial "run_as '--reuid=1000 --regid=1000 --groups=1000,44' "
+	assert_output --partial " --bounding-set=\"\$CAPS\" --reuid=1000 --regid=1000 --groups=1000,44 -- env -i "
 }
 
 @test "a numeric -u found in passwd gets that user's groups too; one with a group gets that group alone" {
@@ -173,7 +173,7 @@ setup_file() {
 	assert_success
 	assert_output --regexp '^uid=0 gid=0 euid=0 egid=0 groups=0$'
 	run --separate-stderr setpriv --groups 0,4242 -- "$GPURUN" --dry-run "$BUSYBOX_DIR" probe ids
-	assert_output --partial "run_as --groups=0 "
+	assert_output --partial " --bounding-set=\"\$CAPS\" --groups=0 -- env -i "
 }
 
 @test "-u UID alone runs with that uid" {

@@ -351,7 +351,7 @@ cached_registry_image() {
 	assert_success
 	local line
 	line=$(grep '^ulimit ' <<<"$output") || fail "no ulimit line: $output"
-	grep -A3 '^ulimit ' <<<"$output" | grep -q '^run_as ' || fail "the limits are not set just before the command: $output"
+	grep -A3 '^ulimit ' <<<"$output" | grep -q '^setpriv ' || fail "the limits are not set just before the command: $output"
 	run sh -c "$line ulimit -Sn; ulimit -Hn; ulimit -Ss"
 	assert_success
 	assert_output $'100\n200\n8192'

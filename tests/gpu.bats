@@ -530,12 +530,10 @@ libcuda.so.$DRIVER_VERSION"
 @test "the plan runs the image's ldconfig over the lib dir after the pivot" {
 	run --separate-stderr gpu4 --dry-run --gpus 0 "$GLIBC_TAR" true
 	assert_success
-	# Prepared before the pivot (the host's setpriv), let go after it.
-	pivot=$(grep -n '^pivot_root \. \.' <<<"$output" | cut -d: -f1)
-	ldc=$(grep -n '^echo go >&7' <<<"$output" | cut -d: -f1)
-	[[ -n "$pivot" && -n "$ldc" && $pivot -lt $ldc ]] || fail "ldconfig (line $ldc) not after pivot_root (line $pivot)"
-	assert_line --regexp "^ldconfig_as (''|--groups=[0-9,]+) [0-9]* ${LIBDIR_DEBIAN} &   # the image's ldconfig: its user, no capability\$"
-	assert_line --partial "exec \"\$l\" -f /etc/ld.so.conf -C \"/\$LDDIR/ld.so.cache\" \"\$@\""
+	# Started before the pivot (the host's setpriv), told which ldconfig after it.
+	assert_line --regexp "^after_pivot [0-9]+:[0-9]+ (''|--groups=[0-9,]+) '' ${LIBDIR_DEBIAN} &   # ldconfig, the GPU's last step, runs in there\$"
+	assert_line --regexp "^\( exec 5>\"\\\$S/piv\"; pivot_root \. \.; cuda_compat [0-9]+ >&5 \) &"
+	assert_line --partial "exec \"\$l\" -f /etc/ld.so.conf -C \"/\$d/ld.so.cache\" \$c \"\$@\""
 	assert_line --partial " dev/nvidia2   # GPU 0 = PCI 0000:3b:00.0, minor 2"
 }
 
@@ -579,13 +577,14 @@ compat_image() {
 @test "--dry-run shows the forward-compatibility rule on the ldconfig line, only with libcuda" {
 	run --separate-stderr gpu4 --dry-run --gpus 0 "$GLIBC_TAR" true
 	assert_success
-	# ldconfig_as's second word: the driver's major, which the image's
-	# compat libcuda must pass to go first (ns/plan.sh).
-	assert_line --regexp "^ldconfig_as ('[^']*'|[^ ']+) ${DRIVER_VERSION%%.*} "
-	assert_line --partial "[ \"\$c\" -le \"\$h\" ] || set -- /usr/local/cuda/compat \"\$@\""
+	# cuda_compat's word: the driver's major, which the image's compat
+	# libcuda must pass to go first (ns/plan.sh).
+	assert_line --partial "; pivot_root . .; cuda_compat ${DRIVER_VERSION%%.*} >&5 ) &"
+	assert_line --partial "echo \"\$(image_ldconfig)\" \"\$([ \"\$_c\" -le \"\$1\" ] || echo /usr/local/cuda/compat)\""
 	run --separate-stderr gpu4 --dry-run --gpus 0 --caps utility "$GLIBC_TAR" true
 	assert_success
-	assert_line --regexp "^ldconfig_as ('[^']*'|[^ ']+) '' .*   # the image's ldconfig: its user, no capability\$"
+	assert_line --partial "; pivot_root . .; image_ldconfig >&5 ) &"
+	refute_output --partial "cuda_compat"
 }
 
 # ---- /proc/driver/nvidia and /dev -----------------------------------------------

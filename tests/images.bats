@@ -208,7 +208,7 @@ host_oci_platform() {
 	assert_line "#   WorkingDir: /data"
 	assert_line "#   User: 1000:1000"
 	assert_line --partial "GPURUN_IMAGE_ENV=from-config"
-	assert_line --regexp "(^run_as |^	).*-- /data /bin/sh -c 'echo cmd-from-config; pwd; id -u'   # the command$"
+	assert_line --regexp "(^setpriv |^	).* \"\\\$S/go\" /data /bin/sh -c 'echo cmd-from-config; pwd; id -u'   # the command$"
 	assert_not_exist "$GPURUN_CACHE"
 }
 

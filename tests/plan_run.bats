@@ -180,7 +180,7 @@ same_container() {
 	run diff -u "$d/dry.txt" "$d/steps.txt"
 	assert_success
 	if [[ $(id -u) -eq 0 ]]; then
-		grep -q "^ldconfig_as '--reuid=1000 --regid=1000 --groups=1000,44' " "$d/dry.txt" ||
+		grep -q "^after_pivot 1000:1000 '--reuid=1000 --regid=1000 --groups=1000,44' " "$d/dry.txt" ||
 			fail "ldconfig does not get alice's ids and groups"
 	fi
 }
@@ -247,7 +247,7 @@ blog_plans() {
 	GPURUN_CACHE=$d/empty "$GPURUN" --driver-root "$FAKE_ROOT" --dry-run -u 1000:1000 --gpus 0 --caps utility \
 		"$GLIBC_TGZ" nvidia-smi -L >"$d/blog.sh"
 	GPURUN_CACHE=$d/empty "$GPURUN" --driver-root "$FAKE_ROOT" --dry-run --gpus 0 "$GLIBC_TGZ" nvidia-smi -L >"$d/default.sh"
-	# Unprivileged, one id mapped: the user namespace, MAP= and apt's file.
+	# Unprivileged, one id mapped: the user namespaces and apt's file.
 	local lines chars max_lines=170 max_blog=13300 max_default=14800
 	if [[ $(id -u) -ne 0 ]]; then max_lines=180 max_blog=14100 max_default=15600; fi
 	lines=$(wc -l <"$d/blog.sh") chars=$(wc -c <"$d/blog.sh")

@@ -127,9 +127,10 @@ need_fake4() {
 	assert_output --partial "the --verbose steps differ from the --dry-run plan"
 }
 
-# The run_as line of a plan: the command's ids, environment, directory.
+# The command's line of a plan (setpriv, possibly split with \): its ids,
+# environment, directory.
 run_as_line() {
-	grep -A1 '^+* *run_as ' "$1" | sed 's/^+ //' | tr -d '\n'
+	sed 's/^+ //' "$1" | grep -B1 '   # the command$' | grep -A1 '^setpriv \|^unshare --user ' | tr -d '\n'
 }
 
 @test "-u NAME: HOME is decided once, and the plan, the steps and the command's environment hold the same" {

@@ -89,13 +89,13 @@ assert_no_terminal_bytes() {
 	run --separate-stderr "$GPURUN" --dry-run "$HOSTILE"
 	assert_success
 	local line
-	# The command's line (run_as, ns/plan.sh), with the raw newline that
+	# The command's line (setpriv, ns/show.c), with the raw newline that
 	# ends the last Cmd word.
-	line=$(awk '/^run_as / { on = 1 } on { print } on && /   # the command$/ { exit }' <<<"$output")
+	line=$(awk '/^setpriv / { on = 1 } on { print } on && /   # the command$/ { exit }' <<<"$output")
 	line=${line%   # the command}
 	[[ -n "$line" ]] || fail "no command line in: $output"
-	# Its words: setpriv's ids, the image's Env, HOME, --, the directory, then Entrypoint and Cmd.
-	sh -c "set -- ${line#run_as }; for a; do printf '%s\\0' \"\$a\"; done" \
+	# Its words: setpriv's, the image's Env, HOME, the waiting shell, the directory, then Entrypoint and Cmd.
+	sh -c "set -- ${line#setpriv }; for a; do printf '%s\\0' \"\$a\"; done" \
 		>"$BATS_TEST_TMPDIR/words"
 	run python3 -c '
 import sys

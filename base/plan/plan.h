@@ -222,12 +222,11 @@ extern const size_t ldconfig_nargs;
  * that user's and 0700; once ldconfig and all it started are gone, root
  * puts the file in place in the image's LDCONFIG_CACHE_DIR (a regular
  * file of that user's, LDCONFIG_CACHE_MAX bytes at most) and removes the
- * directory.  The plan names the directory $LDDIR (LDCONFIG_CACHE_ARG). */
+ * directory (the plan's after_pivot, ns/plan.sh, does the same). */
 #define LDCONFIG_SCRATCH ".gpurun-ldconfig."
 #define LDCONFIG_CACHE_DIR "/etc"
 #define LDCONFIG_CACHE_NAME "ld.so.cache"
 #define LDCONFIG_CACHE_MAX (16L << 20)
-#define LDCONFIG_CACHE_ARG "\"/$LDDIR/" LDCONFIG_CACHE_NAME "\""
 
 /* CUDA forward compatibility (the toolkit's default, "ldconfig" mode): an
  * image newer than the driver may ship the newer user-mode driver here

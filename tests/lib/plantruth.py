@@ -127,7 +127,7 @@ class Plan:
                 HELPERS[name](self, cmd[1:], inside)
             elif name == "mount":
                 self.mount(cmd[1:], inside)
-            elif name in ("echo", "ask") and cmd[1:2] == ["ro"]:
+            elif name == "after_pivot" and "ro" in cmd[3].split(","):
                 # --read-only: the helper outside the new root remounts it
                 top = self.top("/")
                 if top is not None:
