@@ -60,8 +60,8 @@ driver_text() { for _f; do in_dir "$_f"; not_a_link "$_f"; cat "${D-}/$_f" >"$_f
 # driver_params PATH: the same, with ModifyDeviceFiles 0 (gpu/procfs.c's rule).
 driver_params() { in_dir "$1"; not_a_link "$1"; awk '{ k = $0; sub(/:.*/, "", k); gsub(/^[ \t\r]+|[ \t\r]+$/, "", k) }
 	/:/ && k ~ /^(NVreg_)?ModifyDeviceFiles$/ { $0 = k ": 0"; f = 1 } 1; END { if (!f) print "ModifyDeviceFiles: 0" }' "${D-}/$1" >"$1"; }
-# WAIT_GO, LD_GO: the first program of the command and of ldconfig, the host's sh, started before pivot_root takes the
-# host's tools away: each waits for a line on the fifo $0, then execs the command in directory $1, or the ldconfig named.
+# WAIT_GO, LD_GO: the command's and ldconfig's first program, the host's sh, started before pivot_root takes the host's
+# tools away: each waits for a line on the fifo $0, then execs the command in directory $1, or the ldconfig named.
 # shellcheck disable=SC2034 # the steps use them
 WAIT_GO='read -r t <"$0"; [ "$t" = go ] || exit 125; cd "$1"; shift; unset PWD OLDPWD; exec "$@"'
 # shellcheck disable=SC2034
@@ -74,10 +74,9 @@ cuda_compat() {
 		case $_v in "" | *[!0-9]*) continue ;; esac; [ "$_v" -le "$_c" ] || _c=$_v; done
 	echo "$(image_ldconfig)" "$([ "$_c" -le "$1" ] || echo @CUDA_COMPAT_DIR@)"
 }
-# after_pivot OWNER IDS FLAGS DIR...: a helper in the host's root, where pivot_root leaves it. It starts the image's
-# ldconfig (LD_GO, setpriv's IDS, no capability, its own pid namespace) in the old root, which pivot_root moves. Once it
-# and the command wait and the plan has pivoted (fd 5), it detaches the old root, runs ldconfig on DIR... (the cache in a
-# directory OWNER owns, then in /@LDCONFIG_CACHE@), remounts the root with FLAGS and lets the command go.
+# after_pivot OWNER IDS FLAGS DIR...: in the host's root, which pivot_root leaves, start the image's ldconfig (setpriv's
+# IDS, no capability, its own pid namespace); after the pivot (fd 5) detach the old root, run ldconfig on DIR... (its cache
+# in OWNER's directory, then /@LDCONFIG_CACHE@), remount the root with FLAGS, and let the command go.
 after_pivot() {
 	chroot "$S/host" /bin/sh -euc 'w=$1 o=$2 i=$3 f=$4; shift 4; read -r _ _ _ p _ </proc/self/stat; r=/proc/$p/root
 chroot "$r" unshare --pid --fork -- setpriv --nnp --inh-caps=-all --ambient-caps=-all --bounding-set=-all $i -- \

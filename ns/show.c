@@ -217,8 +217,7 @@ static void plan_delim(const struct run_config *cfg, char *out, size_t cap)
 void ns_describe_head(const struct run_config *cfg, struct sbuf *b)
 {
 	sbuf_puts(b, "#!/bin/sh\n# gpurun plan: `sh plan.sh`, as root or as this user, builds the same container with "
-		     "util-linux,\n# coreutils and tar and runs the command in it: the steps, then the helpers they "
-		     "call.\n");
+		     "util-linux,\n# coreutils and tar, and runs the command in it.\n");
 	const char *why = not_runnable(cfg);
 	if (why) {
 		sbuf_puts(b, "# cannot run as a script: ");
@@ -306,7 +305,7 @@ static const char *const section_heading[] = {
 	[SEC_GPU] = "# 4. The GPU, as nvidia-container-cli configure does it: nodes, /proc/driver/nvidia, tools, "
 		    "libraries, firmware",
 	[SEC_MOUNTS] = "# Your mounts and working directory (-v, --tmpfs, --mount, -w)",
-	[SEC_PIVOT] = "# 5. pivot_root into the new root; a helper in the host's root detaches the old one",
+	[SEC_PIVOT] = "# 5. pivot_root into the new root; then the image's own ldconfig, the GPU's last step",
 };
 
 const char *ns_section_heading(enum plan_section s)
@@ -361,9 +360,8 @@ static void describe_pivot(const struct run_config *cfg, const struct plan_view 
 	for (size_t k = 0; ro && k < COUNT_OF(op_flags); k++)
 		if ((ro | root_flags) & op_flags[k].flag)
 			op_data_add(&fl, op_flags[k].name);
-	sbuf_puts(b,
-		  "mkfifo \"$S/go\" \"$S/piv\" \"$S/ld\"   # the fifos the command, ldconfig and the helper wait on\n"
-		  "after_pivot ");
+	sbuf_puts(b, "mkfifo \"$S/go\" \"$S/piv\" \"$S/ld\"   # where the command, ldconfig and the helper wait\n"
+		     "after_pivot ");
 	sbuf_shquote(b, owner.len ? owner.s : "");
 	sbuf_puts(b, " ");
 	sbuf_shquote(b, ids.len ? ids.s + 1 : "");
@@ -385,7 +383,7 @@ static void describe_pivot(const struct run_config *cfg, const struct plan_view 
 		sbuf_printf(b, "cuda_compat %lu", strtoul(ld->data, NULL, 10));
 	else
 		sbuf_puts(b, ld ? "image_ldconfig" : "echo");
-	sbuf_puts(b, " >&5 ) &   # once the command below, ldconfig and the helper wait");
+	sbuf_puts(b, " >&5 ) &   # once they all wait");
 }
 
 void ns_describe_op(const struct run_config *cfg, const struct plan_view *v, size_t i, const struct ns_user *user,

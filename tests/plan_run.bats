@@ -238,7 +238,8 @@ blog_plans() {
 
 # The sizes of issue 38's two launches, measured as it measures them: the
 # one-GPU fake driver, the glibc image not cached yet.  The blog's launch
-# was 211 lines and 14,330 characters, --gpus 0 16,677 characters; these
+# was 211 lines and 14,330 characters, --gpus 0 16,677 characters (as
+# root; 139, 11,303 and about 13,200 since the pivot's helper took over); these
 # bounds keep what was won (the issue's own targets, 120 lines, 8,000 and
 # 10,000 characters, are not met yet).
 @test "the plans of the blog's launch and of --gpus 0 stay within their sizes, no line over 160 characters" {
@@ -248,8 +249,8 @@ blog_plans() {
 		"$GLIBC_TGZ" nvidia-smi -L >"$d/blog.sh"
 	GPURUN_CACHE=$d/empty "$GPURUN" --driver-root "$FAKE_ROOT" --dry-run --gpus 0 "$GLIBC_TGZ" nvidia-smi -L >"$d/default.sh"
 	# Unprivileged, one id mapped: the user namespaces and apt's file.
-	local lines chars max_lines=170 max_blog=13300 max_default=14800
-	if [[ $(id -u) -ne 0 ]]; then max_lines=180 max_blog=14100 max_default=15600; fi
+	local lines chars max_lines=140 max_blog=11400 max_default=13300
+	if [[ $(id -u) -ne 0 ]]; then max_lines=150 max_blog=12000 max_default=13900; fi
 	lines=$(wc -l <"$d/blog.sh") chars=$(wc -c <"$d/blog.sh")
 	[[ $lines -le $max_lines && $chars -le $max_blog ]] || fail "the blog's plan: $lines lines, $chars characters"
 	chars=$(wc -c <"$d/default.sh")
