@@ -50,7 +50,7 @@ static int do_bind(struct exec_state *st, struct op *op, const char *dst, struct
 	}
 	if (target < 0)
 		return -1;
-	if (mountfd_set_attrs(op->fd, op->flags, !!(op->flags & OPF_REC), dst, err) < 0)
+	if (mountfd_set_attrs(op->fd, op->flags, (op->flags & OPF_REC) && !(op->flags & OPF_TOP), dst, err) < 0)
 		return -1;
 	if (mountfd_attach(op->fd, target, dst, err) < 0)
 		return -1;
@@ -446,11 +446,10 @@ static int run_op(struct exec_state *st, struct op *op, struct gerr *err)
 		target = root_mount_target(st->rootfd, dst, 1, 0, NULL, err);
 		if (target < 0 || mountfd_op(op, op_kinds[op->kind].fstype, target, dst, err) < 0)
 			return -1;
-		if (op->kind == OP_PROC) {
-			_cleanup_fd_ int procfd = root_open(st->rootfd, dst, O_PATH | O_DIRECTORY, err);
-			return procfd < 0 ? -1 : proc_readonly(procfd, err);
-		}
 		return 0;
+	case OP_PROC_RO:
+		target = root_open(st->rootfd, dst, O_PATH | O_DIRECTORY, err);
+		return target < 0 ? -1 : proc_readonly(target, err);
 	case OP_MKDIR:
 		target = root_mkdir_p(st->rootfd, dst, op->mode ? op->mode : 0755, err);
 		return target < 0 ? -1 : 0;
@@ -460,7 +459,7 @@ static int run_op(struct exec_state *st, struct op *op, struct gerr *err)
 		target = root_open(st->rootfd, dst, O_PATH, err);
 		if (target < 0)
 			return -1;
-		return mountfd_set_attrs(target, op->flags, 0, dst, err);
+		return mountfd_set_attrs(target, op->flags, !!(op->flags & OPF_BELOW), dst, err);
 	case OP_HOSTNAME:
 		if (sethostname(op->src, strlen(op->src)) < 0)
 			return gerr_set(err, errno, "sethostname %s", op->src);

@@ -181,7 +181,8 @@ void layout_base(struct plan *p, const struct run_config *cfg)
 	if (cfg->new_net)
 		plan_add(p, OP_SYSFS, OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC, NULL, "/sys");
 	else
-		plan_bind(p, "/sys", "/sys", OPF_DIR | OPF_REC | OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC);
+		plan_bind(p, "/sys", "/sys",
+			  OPF_DIR | OPF_REC | OPF_TOP | OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC);
 	plan_tmpfs(p, "/tmp", "mode=1777", OPF_NOSUID | OPF_NODEV);
 	plan_tmpfs(p, "/run", "mode=0755", OPF_NOSUID | OPF_NODEV);
 	if (!cfg->new_net)
@@ -191,6 +192,11 @@ void layout_base(struct plan *p, const struct run_config *cfg)
 	/* Last, as runc masks after the mounts: a block of the printed plan
 	 * that a student can skip. */
 	p->section = SEC_HARDEN;
+	plan_add(p, OP_PROC_RO, 0, NULL, "/proc");
+	/* The mounts below the host's /sys (cgroup v1's tree among them,
+	 * CVE-2022-0492) read-only too, as docker has them. */
+	if (!cfg->new_net)
+		plan_add(p, OP_REMOUNT, OPF_BELOW | OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC, "/sys", "/sys");
 	layout_masks(p);
 }
 

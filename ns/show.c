@@ -149,7 +149,7 @@ void ns_capture_mounts(struct plan *p)
 		fclose(f);
 	for (size_t i = 0; i < p->n; i++) {
 		struct op *op = &p->v[i];
-		if (op->kind != OP_BIND)
+		if (op->kind != OP_BIND && !(op->kind == OP_REMOUNT && (op->flags & OPF_BELOW)))
 			continue;
 		strv_free(&op->subs); /* a second capture replaces the first */
 		free(op->sub_flags);
@@ -167,7 +167,7 @@ void ns_capture_mounts(struct plan *p)
 				found = 1;
 			}
 		op->src_flags = found ? flags[best] : 0;
-		if (!(op->flags & OPF_REC))
+		if (!(op->flags & (OPF_REC | OPF_BELOW)))
 			continue;
 		for (size_t j = 0; j < targets.n; j++) {
 			const char *t = targets.v[j];
@@ -301,7 +301,7 @@ static void describe_ids(const struct run_config *cfg, uid_t uid, gid_t gid, con
 static const char *const section_heading[] = {
 	[SEC_ROOT] = "# 2. The root file system: the image, on a scratch tmpfs",
 	[SEC_STANDARD] = "# 3. The standard mounts: /proc, /dev, /sys, /tmp, /run, the host's name files",
-	[SEC_HARDEN] = "# Hardening the walkthrough does not have: docker's masked paths (a student may skip it)",
+	[SEC_HARDEN] = "# Hardening the walkthrough does not have: docker's read-only and masked paths (a student may skip it)",
 	[SEC_GPU] = "# 4. The GPU, as nvidia-container-cli configure does it: nodes, /proc/driver/nvidia, tools, "
 		    "libraries, firmware",
 	[SEC_MOUNTS] = "# Your mounts and working directory (-v, --tmpfs, --mount, -w)",

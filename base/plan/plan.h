@@ -46,8 +46,9 @@ enum op_kind {
 	OP_ROOTFS,   /* scratch tmpfs + unpack (tar) or overlay (dir) + self-bind */
 	OP_BIND,     /* bind host src onto dst (file or dir, created when missing) */
 	OP_TMPFS,    /* fresh tmpfs on dst; src = extra mount data ("mode=0755") or NULL */
-	OP_PROC,     /* fresh procfs of the new pid namespace on dst, with
-		      * proc_readonly_paths[] bound read-only onto themselves */
+	OP_PROC,     /* fresh procfs of the new pid namespace on dst */
+	OP_PROC_RO,  /* hardening: proc_readonly_paths[] of the procfs at dst, each
+		      * bound onto itself read-only */
 	OP_SYSFS,    /* fresh sysfs on dst (only with a new net namespace) */
 	OP_DEVPTS,   /* devpts newinstance on dst */
 	OP_MKDIR,    /* directory dst (and parents), mode */
@@ -82,8 +83,10 @@ enum op_kind {
 			       * setuid bits (root runs); without it both are dropped */
 #define OPF_LAYERS 0x0400 /* rootfs: an overlay of the unpacked layers in op->layers */
 #define OPF_IMPORT \
-	0x0800 /* rootfs with OPF_LAYERS: unpack the layers first, into
+	0x0800           /* rootfs with OPF_LAYERS: unpack the layers first, into
 			     * PLAN_RUN_CACHE (--no-cache); op->data2 is IMAGE@NAME:TAG */
+#define OPF_TOP 0x2000   /* recursive bind: its flags on the top mount only (an OPF_BELOW remount follows) */
+#define OPF_BELOW 0x4000 /* remount: every mount below dst too, the host's below src (hardening) */
 #define OPF_PARAMS \
 	0x1000 /* file read from the driver (op->src): its params, ModifyDeviceFiles
 		* set to 0 (gpu/procfs.c's rule, which the printed plan repeats) */
@@ -205,7 +208,7 @@ void op_mount_data(const struct op *op, struct sbuf *out);
 #define PLAN_RUN_CACHE PLAN_SCRATCH "/cache" /* --no-cache: the image's layers, unpacked for this run */
 
 /* What of a fresh procfs still reaches host-wide kernel knobs (docker's
- * read-only paths): OP_PROC binds each onto itself with these flags. */
+ * read-only paths): OP_PROC_RO binds each onto itself with these flags. */
 extern const char *const proc_readonly_paths[];
 extern const size_t proc_nreadonly;
 #define PROC_READONLY_FLAGS (OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC)

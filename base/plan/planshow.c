@@ -283,19 +283,18 @@ static void describe_fresh(const struct plan_view *v, const struct op *op, struc
 		sbuf_puts(b, " ");
 		rel(v, b, op->dst);
 	}
-	if (op->kind != OP_PROC)
-		return;
-	if (op->why) { /* on the line of its own mount, before the paths bound read-only */
-		sbuf_puts(b, "   # ");
-		sbuf_add_visible(b, op->why);
-	}
-	/* Each bound read-only onto itself, one line. */
+}
+
+/* docker's read-only paths of /proc, each bound read-only onto itself,
+ * one line. */
+static void describe_proc_ro(const struct plan_view *v, const struct op *op, struct sbuf *b)
+{
 	for (size_t i = 0, n = 0; i < proc_nreadonly; i++) {
 		if (!proc_path_present(proc_readonly_paths[i]))
 			continue; /* the executor finds it missing and skips it */
 		_cleanup_free_ char *sub = xasprintf("%s/%s", op->dst, proc_readonly_paths[i]);
 		if (!n++) {
-			sbuf_puts(b, "\nrbind_self ");
+			sbuf_puts(b, "rbind_self ");
 			opts_word(b, PROC_READONLY_FLAGS, NULL);
 		}
 		sbuf_puts(b, " ");
@@ -390,6 +389,33 @@ void plan_describe_body(const struct plan_view *v, const struct op *op, struct s
 	sbuf_printf(b, "\n%s\n}", delim);
 }
 
+/* util-linux 2.38 sets -o on the top mount only; the executor sets the
+ * flags on every mount below it too (CVE-2022-0492: a writable cgroup v1
+ * tree under a read-only /sys): "remount OPTS SUB...", a line for each
+ * set of flags, the first after a newline where asked. */
+static void describe_below(const struct plan_view *v, const struct op *op, int newline, struct sbuf *b)
+{
+	size_t line = 0;
+	unsigned last = ~0u;
+	for (size_t i = 0; i < op->subs.n; i++) {
+		unsigned f = (op->flags & OPF_MOUNT_MASK) | op->sub_flags[i];
+		struct sbuf one = {0};
+		_cleanup_free_ char *sub = xasprintf("%s/%s", op->dst, op->subs.v[i]);
+		rel(v, &one, sub);
+		if (f != last || b->len - line + one.len > 150) {
+			if (newline || i)
+				sbuf_puts(b, "\n");
+			line = b->len;
+			sbuf_puts(b, "remount ");
+			opts_word(b, f, NULL);
+			last = f;
+		}
+		sbuf_puts(b, " ");
+		sbuf_puts(b, one.s);
+		sbuf_free(&one);
+	}
+}
+
 static void describe_bind(const struct plan_view *v, const struct op *op, struct sbuf *b)
 {
 	if (op->skipped) /* an optional source missing on this host: no step */
@@ -411,32 +437,12 @@ static void describe_bind(const struct plan_view *v, const struct op *op, struct
 	rel(v, b, op->dst);
 	if (!(op->flags & OPF_REC) || !(op->flags & OPF_MOUNT_MASK))
 		return;
-	/* util-linux 2.38 sets -o on the top mount only; the executor sets
-	 * the flags on every mount below it too (CVE-2022-0492: a writable
-	 * cgroup v1 tree under a read-only /sys).  Mounts with the same flags
-	 * share a line. */
 	if (op->why) {
 		sbuf_puts(b, "   # ");
 		sbuf_add_visible(b, op->why);
 	}
-	size_t line = 0;
-	unsigned last = ~0u;
-	for (size_t i = 0; i < op->subs.n; i++) {
-		unsigned f = (op->flags & OPF_MOUNT_MASK) | op->sub_flags[i];
-		struct sbuf one = {0};
-		_cleanup_free_ char *sub = xasprintf("%s/%s", op->dst, op->subs.v[i]);
-		rel(v, &one, sub);
-		if (f != last || b->len - line + one.len > 150) {
-			sbuf_puts(b, "\n");
-			line = b->len;
-			sbuf_puts(b, "remount ");
-			opts_word(b, f, NULL);
-			last = f;
-		}
-		sbuf_puts(b, " ");
-		sbuf_puts(b, one.s);
-		sbuf_free(&one);
-	}
+	if (!(op->flags & OPF_TOP))
+		describe_below(v, op, 1, b);
 }
 
 void op_describe(const struct plan_view *v, const struct op *op, struct sbuf *b)
@@ -448,7 +454,8 @@ void op_describe(const struct plan_view *v, const struct op *op, struct sbuf *b)
 		if (op->skipped || ((op->flags & OPF_REC) && (op->flags & OPF_MOUNT_MASK)))
 			return; /* nothing, or its comment is on its first line */
 		break;
-	case OP_PROC: describe_fresh(v, op, b); return;
+	case OP_PROC_RO: describe_proc_ro(v, op, b); break;
+	case OP_PROC:
 	case OP_TMPFS:
 	case OP_SYSFS:
 	case OP_DEVPTS: describe_fresh(v, op, b); break;
@@ -464,6 +471,10 @@ void op_describe(const struct plan_view *v, const struct op *op, struct sbuf *b)
 		break;
 	case OP_FILE: describe_file(v, op, b); break;
 	case OP_REMOUNT:
+		if (op->flags & OPF_BELOW) {
+			describe_below(v, op, 0, b);
+			break;
+		}
 		sbuf_puts(b, "remount ");
 		opts_word(b, op->flags, NULL);
 		sbuf_puts(b, " ");

@@ -26,11 +26,11 @@
 static const char *kind_name(enum op_kind k)
 {
 	static const char *const names[] = {
-		[OP_ROOTFS] = "rootfs",   [OP_BIND] = "bind",         [OP_TMPFS] = "tmpfs",
-		[OP_PROC] = "proc",       [OP_SYSFS] = "sysfs",       [OP_DEVPTS] = "devpts",
-		[OP_MKDIR] = "mkdir",     [OP_SYMLINK] = "symlink",   [OP_FILE] = "file",
-		[OP_REMOUNT] = "remount", [OP_HOSTNAME] = "hostname", [OP_LOOPBACK] = "loopback",
-		[OP_PIVOT] = "pivot",     [OP_LDCONFIG] = "ldconfig",
+		[OP_ROOTFS] = "rootfs",     [OP_BIND] = "bind",       [OP_TMPFS] = "tmpfs",
+		[OP_PROC] = "proc",         [OP_PROC_RO] = "proc_ro", [OP_SYSFS] = "sysfs",
+		[OP_DEVPTS] = "devpts",     [OP_MKDIR] = "mkdir",     [OP_SYMLINK] = "symlink",
+		[OP_FILE] = "file",         [OP_REMOUNT] = "remount", [OP_HOSTNAME] = "hostname",
+		[OP_LOOPBACK] = "loopback", [OP_PIVOT] = "pivot",     [OP_LDCONFIG] = "ldconfig",
 	};
 	return k < OP_KIND_COUNT ? names[k] : "?";
 }
@@ -88,8 +88,16 @@ static void case_archive_root(void)
 	CHECK(root && !strcmp(root->src, "img.tar"), "the root's source is the image");
 	CHECK(root && root->data == NULL, "an archive root has no overlay data");
 	expect_flags(find(&p, OP_PROC, "/proc"), OPF_NOSUID | OPF_NODEV | OPF_NOEXEC, "/proc");
-	expect_flags(find(&p, OP_BIND, "/sys"), OPF_DIR | OPF_REC | OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC,
+	expect_flags(find(&p, OP_BIND, "/sys"),
+		     OPF_DIR | OPF_REC | OPF_TOP | OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC,
 		     "/sys is the host's, read-only");
+	/* The mounts below it too, in the hardening block, after the standard mounts. */
+	const struct op *below = find(&p, OP_REMOUNT, "/sys");
+	expect_flags(below, OPF_BELOW | OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC, "the mounts below /sys");
+	CHECK(below && below->section == SEC_HARDEN && index_of(&p, find(&p, OP_BIND, "/sys")) < index_of(&p, below),
+	      "the mounts below /sys turn read-only in the hardening block");
+	const struct op *proc_ro = find(&p, OP_PROC_RO, "/proc");
+	CHECK(proc_ro && proc_ro->section == SEC_HARDEN, "docker's read-only /proc paths are hardening");
 	CHECK(!find(&p, OP_SYSFS, NULL), "no fresh sysfs without a new network namespace");
 	CHECK(!find(&p, OP_HOSTNAME, NULL) && !find(&p, OP_LOOPBACK, NULL), "no UTS or net ops by default");
 	const struct op *tmp = find(&p, OP_TMPFS, "/tmp"), *run = find(&p, OP_TMPFS, "/run");
@@ -274,7 +282,7 @@ static void case_finish(void)
 	struct run_config d = config("img.tar", 0, 0);
 	layout_base(&q, &d);
 	layout_finish(&q, &d, NULL, NULL);
-	CHECK(!find(&q, OP_LDCONFIG, NULL) && !find(&q, OP_REMOUNT, NULL) && !find(&q, OP_MKDIR, NULL),
+	CHECK(!find(&q, OP_LDCONFIG, NULL) && !find(&q, OP_REMOUNT, "/") && !find(&q, OP_MKDIR, NULL),
 	      "no ldconfig, remount or workdir unless asked for");
 	CHECK(q.v[q.n - 1].kind == OP_PIVOT, "the pivot ends a plain plan");
 	plan_free(&q);
@@ -339,9 +347,9 @@ static void case_proc_readonly_printed(void)
 	struct run_config c = config("img.tar", 0, 0);
 	layout_base(&p, &c);
 	struct sbuf line = {0};
-	op_describe(&(struct plan_view){0}, find(&p, OP_PROC, "/proc"), &line);
+	op_describe(&(struct plan_view){0}, find(&p, OP_PROC_RO, "/proc"), &line);
 	/* One line binds each onto itself (rbind_self, ns/plan.sh). */
-	const char *self = line.s ? strstr(line.s, "\nrbind_self ro,nosuid,nodev,noexec ") : NULL;
+	const char *self = line.s && !strncmp(line.s, "rbind_self ro,nosuid,nodev,noexec ", 34) ? line.s : NULL;
 	CHECK(self != NULL, "no rbind_self line in '%s'", line.s ? line.s : "");
 	for (size_t i = 0; self && i < proc_nreadonly; i++) {
 		char want[128];
