@@ -301,7 +301,8 @@ static void describe_ids(const struct run_config *cfg, uid_t uid, gid_t gid, con
 static const char *const section_heading[] = {
 	[SEC_ROOT] = "# 2. The root file system: the image, on a scratch tmpfs",
 	[SEC_STANDARD] = "# 3. The standard mounts: /proc, /dev, /sys, /tmp, /run, the host's name files",
-	[SEC_HARDEN] = "# Hardening the walkthrough does not have: docker's read-only and masked paths (a student may skip it)",
+	[SEC_HARDEN] =
+		"# Hardening the walkthrough does not have: docker's read-only and masked paths (a student may skip it)",
 	[SEC_GPU] = "# 4. The GPU, as nvidia-container-cli configure does it: nodes, /proc/driver/nvidia, tools, "
 		    "libraries, firmware",
 	[SEC_MOUNTS] = "# Your mounts and working directory (-v, --tmpfs, --mount, -w)",
