@@ -63,6 +63,16 @@ int ns_user_lookup(const struct run_config *cfg, int passwd_root, int group_root
 	return 0;
 }
 
+int exec_user(struct exec_state *st, struct gerr *err)
+{
+	if (st->user_known)
+		return 0;
+	if (ns_user_lookup(st->cfg, st->rootfd, st->rootfd, &st->user, &st->home, err) < 0)
+		return -1;
+	st->user_known = 1;
+	return 0;
+}
+
 void ns_ldconfig_ids(const struct run_config *cfg, const struct ns_user *u, uid_t *uid, gid_t *gid)
 {
 	*uid = cfg->fake_ids ? 0 : u->uid;

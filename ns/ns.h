@@ -185,6 +185,30 @@ void ns_capture_mounts(struct plan *p);
 /* The upper-layer directories of an unprivileged directory image (struct
  * op's upper_dirs), from the image tree. */
 void ns_view_upper(const struct run_config *cfg);
+/* ---- the plan's steps as printed (ns/opshow.c; each kind's own line beside
+ * the code that runs it: ns/ophome.h) ---- */
+/* One op as equivalent shell commands (no trailing newline; several lines
+ * for some kinds), the way the walkthrough would type them, with the
+ * plan's shell functions (ns/plan.sh: bind_file, make_dir, ...) that keep
+ * gpurun's guards: paths inside the root relative to it, after "cd $ROOT".
+ * OP_LDCONFIG prints its directories only (ns_describe_pivot prints the step). */
+void op_describe(const struct plan_view *v, const struct op *op, struct sbuf *out);
+/* Op i of the view's plan as its step: a run of binds of one form and
+ * flags, or of links, shares one line (host_files, driver_files,
+ * bind_each, link).  Returns how many ops the line holds, 0 when op i is
+ * on the line of an op before it (nothing printed). */
+size_t op_describe_step(const struct plan_view *v, size_t i, struct sbuf *out);
+/* Whether an OP_FILE prints as a copy of the driver's file it was read
+ * from (driver_text, driver_params: "$D"/PATH, or /PATH where the view
+ * names no driver root), with no body of its own. */
+int plan_file_from_driver(const struct plan_view *v, const struct op *op);
+/* The definition of the shell function that prints an OP_FILE's body in
+ * the printed plan ("body_" and the file's name), after the plan's steps. */
+void plan_describe_body(const struct plan_view *v, const struct op *op, struct sbuf *out);
+/* The pivot (plan op i) and what follows it up to the command, as the plan
+ * prints them: the helper in the host's root, ldconfig, pivot_root. */
+void ns_describe_pivot(const struct run_config *cfg, const struct plan_view *v, size_t i, const struct ns_user *user,
+		       struct sbuf *b);
 /* "+ line" on stderr for each line of text, as `sh -x` shows commands. */
 void ns_trace(const char *text);
 /* The command's PATH unless -e or the image sets one. */

@@ -18,6 +18,7 @@
 
 #include "../rootfs/rootfs.h"
 #include "exec.h"
+#include "ophome.h"
 
 /* $LIBDIR of the tree at dirfd (the image's root, or its lower layer). */
 const char *image_libdir(int dirfd)
@@ -426,3 +427,118 @@ int rootbuild_rootfs(struct exec_state *st, struct op *op, struct gerr *err)
 		return gerr_set(err, errno, "open %s", PLAN_ROOT);
 	return 0;
 }
+
+/* Mount data naming scratch paths, in double quotes with "$S". */
+static void scratch_opts(struct sbuf *b, unsigned flags, const char *data)
+{
+	struct sbuf o = {0}, d = {0};
+	plan_mount_opts(&o, flags, data);
+	for (const char *s = o.s ? o.s : ""; *s;) {
+		const char *hit = strstr(s, PLAN_SCRATCH "/");
+		if (!hit) {
+			sbuf_puts(&d, s);
+			break;
+		}
+		sbuf_add(&d, s, (size_t)(hit - s));
+		sbuf_puts(&d, "$S/");
+		s = hit + strlen(PLAN_SCRATCH "/");
+	}
+	/* " -o LIST": the list quoted, as it names "$S". */
+	if (d.len > 4) {
+		sbuf_puts(b, " -o \"");
+		sbuf_puts(b, d.s + 4);
+		sbuf_puts(b, "\"");
+	}
+	sbuf_free(&o);
+	sbuf_free(&d);
+}
+
+/* The overlay of the layers or the directory image onto "$S/root". */
+static void overlay_line(const struct op *op, struct sbuf *b)
+{
+	struct sbuf data = {0};
+	sbuf_puts(b, "\nmount -t overlay");
+	op_mount_data(op, &data);
+	scratch_opts(b, op->flags, data.s);
+	sbuf_free(&data);
+	sbuf_puts(b, " overlay \"$S/root\"");
+}
+
+static void describe_rootfs(const struct plan_view *v, const struct op *op, struct sbuf *b)
+{
+	(void)v;
+	sbuf_puts(b, "mount -t tmpfs");
+	plan_mount_opts(b, PLAN_SCRATCH_FLAGS, PLAN_SCRATCH_DATA);
+	sbuf_puts(b, " gpurun \"$S\"   # private to this mount namespace\n");
+	sbuf_puts(b, "mkdir \"$S/host\"; mount --rbind / \"$S/host\"   # the host's tools, for after pivot_root\n");
+	if (op->flags & OPF_LAYERS) {
+		/* The cache's directory of layers, named once when they share it. */
+		size_t dl = 0;
+		const char *slash = op->layers.n ? strrchr(op->layers.v[0], '/') : NULL;
+		if (slash && slash != op->layers.v[0])
+			dl = (size_t)(slash - op->layers.v[0]);
+		for (size_t i = 0; dl && i < op->layers.n; i++)
+			if (strncmp(op->layers.v[i], op->layers.v[0], dl + 1) || strchr(op->layers.v[i] + dl + 1, '/'))
+				dl = 0;
+		if (dl) {
+			_cleanup_free_ char *dir = xstrndup(op->layers.v[0], dl);
+			sbuf_puts(b, "L=");
+			sbuf_shquote(b, dir);
+			sbuf_puts(b, "   # gpurun's cache of unpacked layers\n");
+		}
+		if (op->kept) {
+			sbuf_puts(b, "mkdir \"$S/layers\" \"$S/kept\" \"$S/root\"; mount --bind");
+			plan_mount_opts(b, OPF_NOSUID | OPF_NODEV, NULL);
+			sbuf_puts(b, " ");
+			sbuf_shquote(b, op->kept);
+			sbuf_puts(b, " \"$S/kept\"   # the kept container: its upper/ and work/ take the writes");
+		} else {
+			sbuf_puts(b, "mkdir \"$S/layers\" \"$S/upper\" \"$S/work\" \"$S/root\"");
+		}
+		for (size_t i = 0; i < op->layers.n; i++) {
+			sbuf_printf(b, "\nmkdir \"$S/layers/%zu\"; mount --bind", i);
+			plan_mount_opts(b, OPF_RO, NULL);
+			sbuf_puts(b, " ");
+			if (dl) {
+				sbuf_puts(b, "\"$L\"/");
+				sbuf_shquote(b, op->layers.v[i] + dl + 1);
+			} else {
+				sbuf_shquote(b, op->layers.v[i]);
+			}
+			sbuf_printf(b, " \"$S/layers/%zu\"", i);
+		}
+		overlay_line(op, b);
+	} else if (op->flags & OPF_DIR) {
+		sbuf_puts(b, "mkdir \"$S/lower\" \"$S/upper\" \"$S/work\" \"$S/root\"; mount --rbind ");
+		sbuf_shquote(b, op->src);
+		sbuf_puts(b, " \"$S/lower\"");
+		for (size_t i = 0; i < op->upper_dirs.n; i++) {
+			sbuf_printf(b, "\nmkdir -m %.4s \"$S/upper\"/", op->upper_dirs.v[i]);
+			sbuf_shquote(b, op->upper_dirs.v[i] + 5);
+		}
+		if (op->upper_dirs.n)
+			sbuf_puts(b, "   # the image's directories the plan creates in, made ours in the upper layer");
+		overlay_line(op, b);
+	} else {
+		/* As root, or root of the range's map, GNU tar keeps the owners
+		 * and modes (setuid bits too) of the entries; with one id mapped
+		 * it cannot, and neither does gpurun. */
+		sbuf_puts(b, "mkdir \"$S/root\"; tar -C \"$S/root\" --exclude='dev/*'");
+		sbuf_puts(b, (op->flags & OPF_KEEP_OWNER) ? " -xpf " : " --no-same-owner -xf ");
+		sbuf_shquote(b, op->src);
+		if (!(op->flags & OPF_KEEP_OWNER))
+			sbuf_puts(b, "   # setuid and setgid bits are dropped");
+		sbuf_puts(b, "\nmount --bind");
+		plan_mount_opts(b, op->flags, NULL);
+		sbuf_puts(b, " \"$S/root\" \"$S/root\"");
+	}
+	sbuf_puts(b, "\ncd \"$S/root\"");
+}
+
+static int run_rootfs(struct exec_state *st, struct op *op, const char *dst, struct gerr *err)
+{
+	(void)dst;
+	return rootbuild_rootfs(st, op, err);
+}
+
+const struct op_home op_home_rootfs = {run_rootfs, describe_rootfs, 0};

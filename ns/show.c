@@ -2,13 +2,14 @@
  * runs (`sh plan.sh`, as root or as a user): its head (what no shell tool
  * can do, the scratch directory, the unshare into the new namespaces, as
  * the plan's steps print it (ns/steps.c), with the rest as a quoted
- * here-document), the ops (op_describe,
- * base/plan/planshow.c, with the libdirs resolved from the image tree when
- * it is known before the launch), the pivot with a helper outside the new root that detaches
- * the old one, and the command, prepared with the host's setpriv before the
- * pivot and waiting for its go-ahead.  --dry-run prints all of it at once;
- * --verbose prints the same lines, each as its step is done (ns/launch.c,
- * ns/exec.c, ns/init.c call in here), so the two views cannot differ. */
+ * here-document), the ops under their sections' headings (op_describe,
+ * ns/opshow.c, with the libdirs resolved from the image tree when it is
+ * known before the launch; the pivot's lines, ns/op_pivot.c), the command,
+ * started with the host's setpriv before the pivot and waiting for its
+ * go-ahead, and the shell functions the steps call (ns/plan.sh).
+ * --dry-run prints all of it at once; --verbose prints the same lines,
+ * each as its step is done (ns/launch.c, ns/exec.c, ns/init.c call in
+ * here), so the two views cannot differ. */
 #include "ns.h"
 #include "exec.h"
 #include "steps.h"
@@ -282,20 +283,6 @@ static void libdir_tests(const struct run_config *cfg, struct sbuf *b)
 			    LIBDIR32_OTHER, LIBDIR32_PLAIN);
 }
 
-/* " --reuid=U --regid=G --groups=G,...": setpriv's options for the
- * command's ids and groups, as P2 sets them (ns/command.c). */
-static void describe_ids(const struct run_config *cfg, uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups,
-			 struct sbuf *b)
-{
-	if (!cfg->fake_ids && (uid || gid))
-		sbuf_printf(b, " --reuid=%u --regid=%u", (unsigned)uid, (unsigned)gid);
-	if (ns_takes_groups(cfg, uid, gid)) {
-		sbuf_printf(b, " --groups=%u", (unsigned)gid);
-		for (size_t i = 0; i < ngroups; i++)
-			sbuf_printf(b, ",%u", (unsigned)groups[i]);
-	}
-}
-
 /* The headings of the plan's sections, in the walkthrough's order (1 is
  * the unshare line of the head, 6 the command's). */
 static const char *const section_heading[] = {
@@ -327,66 +314,6 @@ static int uses_driver_root(const struct plan_view *v, const struct op *op)
 	       !strncmp(op->src, v->driver_root, n) && op->src[n] == '/';
 }
 
-/* The pivot and what follows it, up to the command.  A helper that
- * pivot_root leaves in the host's root (its rbind) takes over: it starts
- * the image's ldconfig in the old root, which the pivot moves into the
- * new one (exec.c's do_ldconfig: its own pid namespace, the command's ids
- * and groups, no capability), detaches the old root, lets ldconfig run
- * with its cache in a directory of its own, puts the cache in place
- * (scratch_ours, cache_in_place, scratch_remove), remounts the root
- * read-only for --read-only, and lets the command go.  Which ldconfig,
- * and the CUDA compat directory, the plan finds after the pivot with
- * sh's builtins, which resolve the image's symlinks in the new root as
- * gpurun does. */
-static void describe_pivot(const struct run_config *cfg, const struct plan_view *v, size_t i,
-			   const struct ns_user *user, struct sbuf *b)
-{
-	const struct op *ld = NULL;
-	unsigned ro = 0;
-	for (size_t j = i + 1; j < cfg->plan->n; j++) {
-		if (cfg->plan->v[j].kind == OP_LDCONFIG)
-			ld = &cfg->plan->v[j];
-		if (cfg->plan->v[j].kind == OP_REMOUNT)
-			ro = cfg->plan->v[j].flags;
-	}
-	unsigned root_flags = cfg->plan->v[0].flags & OPF_MOUNT_MASK;
-	struct sbuf owner = {0}, ids = {0}, fl = {0};
-	if (ld) {
-		uid_t uid;
-		gid_t gid;
-		ns_ldconfig_ids(cfg, user, &uid, &gid);
-		sbuf_printf(&owner, "%u:%u", (unsigned)uid, (unsigned)gid);
-		describe_ids(cfg, uid, gid, user->groups, user->ngroups, &ids);
-	}
-	for (size_t k = 0; ro && k < COUNT_OF(op_flags); k++)
-		if ((ro | root_flags) & op_flags[k].flag)
-			op_data_add(&fl, op_flags[k].name);
-	sbuf_puts(b, "mkfifo \"$S/go\" \"$S/piv\" \"$S/ld\"   # where the command, ldconfig and the helper wait\n"
-		     "after_pivot ");
-	sbuf_shquote(b, owner.len ? owner.s : "");
-	sbuf_puts(b, " ");
-	sbuf_shquote(b, ids.len ? ids.s + 1 : "");
-	sbuf_puts(b, " ");
-	sbuf_shquote(b, fl.len ? fl.s : "");
-	sbuf_free(&owner);
-	sbuf_free(&ids);
-	sbuf_free(&fl);
-	if (ld) {
-		struct sbuf dirs = {0};
-		op_describe(v, ld, &dirs);
-		if (dirs.len)
-			sbuf_printf(b, " %s", dirs.s);
-		sbuf_free(&dirs);
-	}
-	sbuf_printf(b, " &%s\n", ld ? "   # ldconfig, the GPU's last step, runs in there" : "");
-	sbuf_puts(b, "( exec 5>\"$S/piv\"; pivot_root . .; ");
-	if (ld && ld->data)
-		sbuf_printf(b, "cuda_compat %lu", strtoul(ld->data, NULL, 10));
-	else
-		sbuf_puts(b, ld ? "image_ldconfig" : "echo");
-	sbuf_puts(b, " >&5 ) &   # once they all wait");
-}
-
 void ns_describe_op(const struct run_config *cfg, const struct plan_view *v, size_t i, const struct ns_user *user,
 		    struct sbuf *b)
 {
@@ -413,7 +340,7 @@ void ns_describe_op(const struct run_config *cfg, const struct plan_view *v, siz
 		}
 	}
 	if (op->kind == OP_PIVOT) {
-		describe_pivot(cfg, v, i, user, b);
+		ns_describe_pivot(cfg, v, i, user, b);
 		return;
 	}
 	op_describe_step(v, i, b);
@@ -708,21 +635,6 @@ static void ns_describe_image(const struct run_config *cfg, struct sbuf *b)
 		if (c->user)
 			describe_field(b, "User:", c->user);
 	}
-}
-
-void ns_trace(const char *text)
-{
-	struct sbuf b = {0};
-	for (const char *line = text; line && *line;) {
-		size_t n = strcspn(line, "\n");
-		sbuf_puts(&b, "+ ");
-		sbuf_add(&b, line, n);
-		sbuf_puts(&b, "\n");
-		line += n + (line[n] == '\n');
-	}
-	if (b.s)
-		fputs(b.s, stderr);
-	sbuf_free(&b);
 }
 
 /* -t: what stands in for the terminal (ns/tty.c); no shell command does it. */

@@ -5,7 +5,7 @@
 # Layers, lowest first (a file may use its own layer and any lower one),
 # each a set of folders; a file belongs to the layer of its own folder:
 #   base    base/: errors, memory, strings, files
-#   plan    base/plan/: the list of ops, its shared description and its printer
+#   plan    base/plan/: the list of ops, its shared description, its printed words
 #   userns  ns/userns/: subordinate id ranges and work under a full id map
 #           (the image cache unpacks under the map the container gets)
 #   rootfs  rootfs/ and its folders: where the root file system comes from

@@ -298,15 +298,6 @@ struct plan_view {
 };
 #define PLAN_DRIVER_VAR "D"
 
-/* Whether an OP_FILE prints as a copy of the driver's file it was read
- * from (driver_text, driver_params: "$D"/PATH, or /PATH where the view
- * names no driver root), with no body of its own. */
-int plan_file_from_driver(const struct plan_view *v, const struct op *op);
-
-/* The definition of the shell function that prints an OP_FILE's body in
- * the printed plan ("body_" and the file's name), after the plan's steps. */
-void plan_describe_body(const struct plan_view *v, const struct op *op, struct sbuf *out);
-
 /* A here-document delimiter "base" or "base_N" that is no line of any
  * OP_FILE's contents in p. */
 void plan_delimiter(const char *base, const struct plan *p, char *out, size_t cap);
@@ -315,16 +306,22 @@ void plan_delimiter(const char *base, const struct plan *p, char *out, size_t ca
  * skips the read-only bind of one that does not). */
 int proc_path_present(const char *name);
 
-/* One op as equivalent shell commands (no trailing newline; several lines
- * for some kinds), the way the walkthrough would type them, with the
- * plan's shell functions (ns/plan.sh: bind_file, make_dir, ...) that keep
- * gpurun's guards: paths inside the root relative to it, after "cd $ROOT".
- * OP_LDCONFIG prints its directories only (ns/show.c prints the step). */
-void op_describe(const struct plan_view *v, const struct op *op, struct sbuf *out);
-/* Op i of the view's plan as its step: a run of binds of one form and
- * flags, or of links, shares one line (host_files, driver_files,
- * bind_each, link).  Returns how many ops the line holds, 0 when op i is
- * on the line of an op before it (nothing printed). */
-size_t op_describe_step(const struct plan_view *v, size_t i, struct sbuf *out);
+/* The words of a printed step (each kind's line: ns/ophome.h).  path with
+ * $LIBDIR32 and $LIBDIR replaced where the view knows them (into buf), else
+ * path itself; */
+const char *plan_view_expand(const struct plan_view *v, const char *path, char *buf, size_t cap);
+/* a path that may start with $LIBDIR or $LIBDIR32, which stay variables;
+ * the rest quoted; */
+void plan_libdir_word(const struct plan_view *v, struct sbuf *b, const char *path);
+/* a path inside the root, relative to it as after `cd $ROOT`; */
+void plan_rel(const struct plan_view *v, struct sbuf *b, const char *dst);
+/* " -o FLAGS,DATA" as mount(8) takes them; */
+void plan_mount_opts(struct sbuf *b, unsigned flags, const char *data);
+/* the same as one word for the plan's functions ('' for none); */
+void plan_opts_word(struct sbuf *b, unsigned flags, const char *data);
+/* a bind source, "$D" and the rest under the driver root; */
+void plan_src_word(const struct plan_view *v, struct sbuf *b, const char *src);
+/* "   # WHY", the op's reason, made harmless. */
+void plan_comment(struct sbuf *b, const struct op *op);
 
 #endif

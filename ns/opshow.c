@@ -1,0 +1,193 @@
+/* ns/opshow.c — each op of the plan as its printed step: its kind's own
+ * line (ns/ophome.h), or the one line a run of binds or links of the same
+ * form shares (host_files, driver_files, bind_each, driver_libs, link,
+ * link_in, driver_text), as the printed plan and --verbose show them. */
+#include "ophome.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void op_describe(const struct plan_view *v, const struct op *op, struct sbuf *b)
+{
+	const struct op_home *h = op_home(op->kind);
+	if (!h)
+		return;
+	h->describe(v, op, b);
+	if (!h->own_comment)
+		plan_comment(b, op);
+}
+
+/* The forms of a step that several ops of a run share, one line. */
+enum group_kind {
+	G_NONE,
+	G_HOST,   /* host_files OPTS PATH...: the host's /PATH on PATH */
+	G_DRIVER, /* driver_files OPTS PATH...: "$D"/PATH on PATH, over an image symlink */
+	G_EACH,   /* bind_each OPTS SRC DST...: one source on each */
+	G_LINK,   /* link TARGET DST...: pairs */
+	G_LIBS,   /* driver_libs OPTS DIR TO NAME...: "$D"DIR/NAME on TO/NAME ($LIBDIR...) */
+	G_LINKIN, /* link_in DIR TARGET NAME...: links in one library directory */
+	G_TEXT,   /* driver_text PATH...: the driver's file copied */
+};
+
+/* The directory part of path (up to its last '/'), its length; 0 when
+ * there is none or the rest is empty. */
+static size_t dir_len(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash && slash[1] ? (size_t)(slash - path) : 0;
+}
+
+/* A dst in $LIBDIR or $LIBDIR32 itself: the length of its directory. */
+static size_t libdir_dst(const char *dst)
+{
+	size_t d = dir_len(dst);
+	if ((d == strlen(LIBDIR_VAR) && !strncmp(dst, LIBDIR_VAR, d)) ||
+	    (d == strlen(LIBDIR32_VAR) && !strncmp(dst, LIBDIR32_VAR, d)))
+		return d;
+	return 0;
+}
+
+/* A library bind "$D"DIR/NAME -> $LIBDIR/NAME: the length of the driver
+ * root part of its src (0 where the plan names no driver root), else -1. */
+static long lib_src(const struct plan_view *v, const struct op *op)
+{
+	size_t n = v->driver_root ? strlen(v->driver_root) : 0;
+	size_t d = libdir_dst(op->dst), s = dir_len(op->src);
+	if (!d || !s || op->src[0] != '/' || strcmp(op->src + s, op->dst + d))
+		return -1;
+	if (n <= 1)
+		return 0;
+	if (strncmp(op->src, v->driver_root, n) || op->src[n] != '/' || s <= n)
+		return -1;
+	return (long)n;
+}
+
+static enum group_kind group_kind(const struct plan_view *v, const struct op *op)
+{
+	if (op->kind == OP_SYMLINK)
+		return libdir_dst(op->dst) && !strchr(op->src, '/') ? G_LINKIN : G_LINK;
+	if (op->kind == OP_FILE)
+		return plan_file_from_driver(v, op) && !(op->flags & OPF_PARAMS) ? G_TEXT : G_NONE;
+	if (op->kind != OP_BIND || op->skipped || (op->flags & (OPF_DIR | OPF_REC)))
+		return G_NONE;
+	if ((op->flags & OPF_REPLACE) && lib_src(v, op) >= 0)
+		return G_LIBS;
+	char buf[4096];
+	const char *dst = plan_view_expand(v, op->dst, buf, sizeof buf);
+	size_t n = v->driver_root ? strlen(v->driver_root) : 0;
+	if (!(op->flags & OPF_REPLACE))
+		return strcmp(op->src, dst) ? G_EACH : G_HOST;
+	if (n > 1 && !strncmp(op->src, v->driver_root, n) && !strcmp(op->src + n, dst))
+		return G_DRIVER;
+	return G_NONE;
+}
+
+static unsigned bind_flags(const struct op *op)
+{
+	return (op->flags & OPF_MOUNT_MASK) | op->src_flags;
+}
+
+/* The words op adds to its group's line. */
+static void group_words(const struct plan_view *v, const struct op *op, enum group_kind k, struct sbuf *b)
+{
+	sbuf_puts(b, " ");
+	if (k == G_LINK || k == G_LINKIN) {
+		sbuf_shquote(b, op->src);
+		sbuf_puts(b, " ");
+	}
+	if (k == G_LINKIN || k == G_LIBS)
+		sbuf_shquote(b, op->dst + dir_len(op->dst) + 1);
+	else
+		plan_rel(v, b, op->dst);
+}
+
+/* Whether op j goes on the line of the group led by op i, whose line is
+ * len characters so far. */
+static int group_joins(const struct plan_view *v, size_t i, size_t j, size_t len)
+{
+	const struct op *a = &v->plan->v[i], *o = &v->plan->v[j];
+	enum group_kind k = group_kind(v, a);
+	if (k == G_NONE || group_kind(v, o) != k || o->why || a->section != o->section)
+		return 0;
+	if (k != G_LINK && k != G_LINKIN && k != G_TEXT && bind_flags(a) != bind_flags(o))
+		return 0;
+	if (k == G_EACH && strcmp(a->src, o->src))
+		return 0;
+	/* One directory for the whole line. */
+	if ((k == G_LINKIN || k == G_LIBS) &&
+	    (dir_len(a->dst) != dir_len(o->dst) || strncmp(a->dst, o->dst, dir_len(a->dst))))
+		return 0;
+	if (k == G_LIBS && (dir_len(a->src) != dir_len(o->src) || strncmp(a->src, o->src, dir_len(a->src))))
+		return 0;
+	struct sbuf w = {0};
+	group_words(v, o, k, &w);
+	int fits = len + w.len + (a->why ? 5 + strlen(a->why) : 0) <= 150;
+	sbuf_free(&w);
+	return fits;
+}
+
+/* The line of a group led by op i, up to its own words. */
+static void group_head(const struct plan_view *v, size_t i, struct sbuf *b)
+{
+	const struct op *a = &v->plan->v[i];
+	enum group_kind k = group_kind(v, a);
+	static const char *const names[] = {
+		[G_NONE] = "",     [G_HOST] = "host_files ",  [G_DRIVER] = "driver_files ", [G_EACH] = "bind_each ",
+		[G_LINK] = "link", [G_LIBS] = "driver_libs ", [G_LINKIN] = "link_in ",      [G_TEXT] = "driver_text"};
+	sbuf_puts(b, names[k]);
+	if (k != G_LINK && k != G_LINKIN && k != G_TEXT)
+		plan_opts_word(b, bind_flags(a), NULL);
+	if (k == G_EACH) {
+		sbuf_puts(b, " ");
+		sbuf_shquote(b, a->src);
+	}
+	if (k == G_LIBS) {
+		long n = lib_src(v, a);
+		_cleanup_free_ char *dir = xstrndup(a->src + n, dir_len(a->src) - (size_t)n);
+		sbuf_puts(b, " ");
+		sbuf_shquote(b, dir);
+	}
+	if (k == G_LIBS || k == G_LINKIN) {
+		_cleanup_free_ char *dir = xstrndup(a->dst, dir_len(a->dst));
+		sbuf_puts(b, k == G_LIBS ? " " : "");
+		plan_rel(v, b, dir);
+	}
+	group_words(v, a, k, b);
+}
+
+size_t op_describe_step(const struct plan_view *v, size_t i, struct sbuf *b)
+{
+	/* The groups fall greedily from the plan's first op: the same for
+	 * --dry-run and for --verbose, which asks op by op. */
+	size_t lead = 0, j;
+	struct sbuf line = {0};
+	for (j = 0; j < v->plan->n; j++) {
+		if (j > lead && j - 1 < v->plan->n && group_joins(v, lead, j, line.len)) {
+			group_words(v, &v->plan->v[j], group_kind(v, &v->plan->v[lead]), &line);
+			continue;
+		}
+		if (j > i)
+			break;
+		lead = j;
+		sbuf_reset(&line);
+		if (group_kind(v, &v->plan->v[j]) != G_NONE)
+			group_head(v, j, &line);
+	}
+	size_t n = j - lead;
+	const struct op *a = &v->plan->v[i];
+	enum group_kind k = group_kind(v, a);
+	if (lead != i) {
+		n = 0; /* on the line of an op before it */
+	} else if (k == G_NONE || (k == G_EACH && n == 1)) {
+		op_describe(v, a, b);
+	} else {
+		sbuf_add(b, line.s, line.len);
+		if (a->why) {
+			sbuf_puts(b, "   # ");
+			sbuf_add_visible(b, a->why);
+		}
+	}
+	sbuf_free(&line);
+	return n;
+}
