@@ -124,8 +124,11 @@ look: exit 0"
 	assert_line "    /tmp/root/dev/null  bind of /dev/null (nosuid,noexec)"
 	assert_line "    /tmp/root/dev/ptmx -> pts/ptmx"
 	refute_line --partial "/tmp/root/proc/acpi"
+	refute_line --partial "/tmp/root/proc/sys"
 	run stop_text "Hardening"
 	assert_line "    /tmp/root/proc/acpi  tmpfs (ro,nosuid,nodev,noexec)"
+	# docker's read-only /proc paths are hardening too.
+	assert_line --regexp "^    /tmp/root/proc/sys  .*\(ro,nosuid,nodev,noexec"
 	refute_line --partial "/tmp/root/dev/null  bind"
 }
 
