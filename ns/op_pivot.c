@@ -365,8 +365,7 @@ void ns_describe_pivot(const struct run_config *cfg, const struct plan_view *v, 
 	for (size_t k = 0; ro && k < COUNT_OF(op_flags); k++)
 		if ((ro | root_flags) & op_flags[k].flag)
 			op_data_add(&fl, op_flags[k].name);
-	sbuf_puts(b, "mkfifo \"$S/go\" \"$S/piv\" \"$S/ld\"   # where the command, ldconfig and the helper wait\n"
-		     "after_pivot ");
+	sbuf_puts(b, "after_pivot ");
 	sbuf_shquote(b, owner.len ? owner.s : "");
 	sbuf_puts(b, " ");
 	sbuf_shquote(b, ids.len ? ids.s + 1 : "");
@@ -382,7 +381,7 @@ void ns_describe_pivot(const struct run_config *cfg, const struct plan_view *v, 
 			sbuf_printf(b, " %s", dirs.s);
 		sbuf_free(&dirs);
 	}
-	sbuf_printf(b, " &%s\n", ld ? "   # ldconfig, the GPU's last step, runs in there" : "");
+	sbuf_printf(b, "%s\n", ld ? "   # ldconfig, the GPU's last step, runs in there" : "");
 	sbuf_puts(b, "( exec 5>\"$S/piv\"; pivot_root . .; ");
 	if (ld && ld->data)
 		sbuf_printf(b, "cuda_compat %lu", strtoul(ld->data, NULL, 10));

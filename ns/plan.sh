@@ -74,10 +74,11 @@ cuda_compat() {
 		case $_v in "" | *[!0-9]*) continue ;; esac; [ "$_v" -le "$_c" ] || _c=$_v; done
 	echo "$(image_ldconfig)" "$([ "$_c" -le "$1" ] || echo @CUDA_COMPAT_DIR@)"
 }
-# after_pivot OWNER IDS FLAGS DIR...: in the host's root, which pivot_root leaves, start the image's ldconfig (setpriv's
-# IDS, no capability, its own pid namespace); after the pivot (fd 5) detach the old root, run ldconfig on DIR... (its cache
-# in OWNER's directory, then /@LDCONFIG_CACHE@), remount the root with FLAGS, and let the command go.
+# after_pivot OWNER IDS FLAGS DIR...: the fifos; then, in the host's root that pivot_root leaves, start the image's ldconfig
+# (setpriv's IDS, no capability, own pid namespace); after the pivot (fd 5) detach the old root, run ldconfig on DIR...
+# (cache in OWNER's directory, then /@LDCONFIG_CACHE@), remount the root with FLAGS, and let the command go.
 after_pivot() {
+	mkfifo "$S/go" "$S/piv" "$S/ld"
 	chroot "$S/host" /bin/sh -euc 'w=$1 o=$2 i=$3 f=$4; shift 4; read -r _ _ _ p _ </proc/self/stat; r=/proc/$p/root
 chroot "$r" unshare --pid --fork -- setpriv --nnp --inh-caps=-all --ambient-caps=-all --bounding-set=-all $i -- \
 	env -i /bin/sh -c "$w" "$0/ld" "$@" </dev/null >/dev/null 2>&1 &
@@ -89,5 +90,5 @@ if [ -n "$l" ]; then e=@LDCONFIG_CACHE@; k=$d/${e##*/}; [ ! -L "$d" ] && [ "$(st
 		[ -d "${e%/*}" ] && [ ! -L "${e%/*}" ]; then rm -f "$e~" && cat "$k" >"$e~" && mv -fT "$e~" "$e" || rm -f "$e~"; fi
 	rm -f "$k" "$k~"; rmdir "$d"; fi
 [ -z "$f" ] || mount -o "remount,bind,$f" .
-echo go >&4' "$S" "$LD_GO" "$@"
+echo go >&4' "$S" "$LD_GO" "$@" &
 }

@@ -357,7 +357,7 @@ $FAKEMIG$CAPS/gpu0/mig/gi2/ci1/access"
 	assert_success
 	# Resolved from the cached image, or set by the plan's own test of it.
 	assert_line --regexp "^link_in (\"\\.\\\$LIBDIR32\"|usr/lib/i386-linux-gnu) libnvidia-ml.so.$DRIVER_VERSION libnvidia-ml.so.1( .*)?   # their SONAME links$"
-	assert_line --regexp "^after_pivot .* (\\\$LIBDIR \\\$LIBDIR32|$LIBDIR_DEBIAN /usr/lib/i386-linux-gnu) &   # "
+	assert_line --regexp "^after_pivot .* (\\\$LIBDIR \\\$LIBDIR32|$LIBDIR_DEBIAN /usr/lib/i386-linux-gnu)   # "
 }
 
 # ---- graphics configuration files -------------------------------------------------------
