@@ -205,6 +205,9 @@ int plan_file_from_driver(const struct plan_view *v, const struct op *op);
 /* The definition of the shell function that prints an OP_FILE's body in
  * the printed plan ("body_" and the file's name), after the plan's steps. */
 void plan_describe_body(const struct plan_view *v, const struct op *op, struct sbuf *out);
+/* " --reuid=U --regid=G --groups=G,...": setpriv's options for u's ids
+ * and groups, as the command and the image's ldconfig take them. */
+void ns_setpriv_ids(int fake_ids, int takes_groups, const struct ns_user *u, struct sbuf *b);
 /* The pivot (plan op i) and what follows it up to the command, as the plan
  * prints them: the helper in the host's root, ldconfig, pivot_root. */
 void ns_describe_pivot(const struct run_config *cfg, const struct plan_view *v, size_t i, const struct ns_user *user,

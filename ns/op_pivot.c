@@ -318,19 +318,6 @@ static void describe_ldconfig(const struct plan_view *v, const struct op *op, st
 
 const struct op_home op_home_ldconfig = {run_ldconfig, describe_ldconfig, 1};
 
-/* " --reuid=U --regid=G --groups=G,...": setpriv's options for the
- * command's ids and groups, as P2 sets them (ns/command.c). */
-static void describe_ids(const struct run_config *cfg, uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups,
-			 struct sbuf *b)
-{
-	if (!cfg->fake_ids && (uid || gid))
-		sbuf_printf(b, " --reuid=%u --regid=%u", (unsigned)uid, (unsigned)gid);
-	if (ns_takes_groups(cfg, uid, gid)) {
-		sbuf_printf(b, " --groups=%u", (unsigned)gid);
-		for (size_t i = 0; i < ngroups; i++)
-			sbuf_printf(b, ",%u", (unsigned)groups[i]);
-	}
-}
 /* The pivot and what follows it, up to the command.  A helper that
  * pivot_root leaves in the host's root (its rbind) takes over: it starts
  * the image's ldconfig in the old root, which the pivot moves into the
@@ -360,7 +347,10 @@ void ns_describe_pivot(const struct run_config *cfg, const struct plan_view *v, 
 		gid_t gid;
 		ns_ldconfig_ids(cfg, user, &uid, &gid);
 		sbuf_printf(&owner, "%u:%u", (unsigned)uid, (unsigned)gid);
-		describe_ids(cfg, uid, gid, user->groups, user->ngroups, &ids);
+		struct ns_user ld_user = *user;
+		ld_user.uid = uid;
+		ld_user.gid = gid;
+		ns_setpriv_ids(cfg->fake_ids, ns_takes_groups(cfg, uid, gid), &ld_user, &ids);
 	}
 	for (size_t k = 0; ro && k < COUNT_OF(op_flags); k++)
 		if ((ro | root_flags) & op_flags[k].flag)

@@ -168,7 +168,9 @@ void ns_capture_mounts(struct plan *p)
 				found = 1;
 			}
 		op->src_flags = found ? flags[best] : 0;
-		if (!(op->flags & (OPF_REC | OPF_BELOW)))
+		/* The mounts below: where a step remounts them (OPF_TOP: a
+		 * later OPF_BELOW remount does it for this bind). */
+		if (!(op->flags & (OPF_REC | OPF_BELOW)) || (op->flags & OPF_TOP))
 			continue;
 		for (size_t j = 0; j < targets.n; j++) {
 			const char *t = targets.v[j];

@@ -414,17 +414,22 @@ int ns_takes_groups(const struct run_config *cfg, uid_t uid, gid_t gid)
 	return !cfg->setgroups_denied;
 }
 
+void ns_setpriv_ids(int fake_ids, int takes_groups, const struct ns_user *u, struct sbuf *b)
+{
+	if (!fake_ids && (u->uid || u->gid))
+		sbuf_printf(b, " --reuid=%u --regid=%u", (unsigned)u->uid, (unsigned)u->gid);
+	if (takes_groups) {
+		sbuf_printf(b, " --groups=%u", (unsigned)u->gid);
+		for (size_t i = 0; i < u->ngroups; i++)
+			sbuf_printf(b, ",%u", (unsigned)u->groups[i]);
+	}
+}
+
 static void describe_ids(const struct launch *l, const struct launch_step *s, struct sbuf *b, struct step_print *p)
 {
 	(void)s;
 	(void)b;
-	if (!l->fake_ids && (l->user.uid || l->user.gid))
-		sbuf_printf(&p->ids, " --reuid=%u --regid=%u", (unsigned)l->user.uid, (unsigned)l->user.gid);
-	if (l->takes_groups) {
-		sbuf_printf(&p->ids, " --groups=%u", (unsigned)l->user.gid);
-		for (size_t i = 0; i < l->user.ngroups; i++)
-			sbuf_printf(&p->ids, ",%u", (unsigned)l->user.groups[i]);
-	}
+	ns_setpriv_ids(l->fake_ids, l->takes_groups, &l->user, &p->ids);
 }
 
 /* ---- exec ---------------------------------------------------------------- */
