@@ -4,6 +4,7 @@
  * link_in, driver_text), as the printed plan and --verbose show them. */
 #include "ophome.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,7 +92,6 @@ static unsigned bind_flags(const struct op *op)
 /* The words op adds to its group's line. */
 static void group_words(const struct plan_view *v, const struct op *op, enum group_kind k, struct sbuf *b)
 {
-	sbuf_puts(b, " ");
 	if (k == G_LINK || k == G_LINKIN) {
 		sbuf_shquote(b, op->src);
 		sbuf_puts(b, " ");
@@ -102,9 +102,9 @@ static void group_words(const struct plan_view *v, const struct op *op, enum gro
 		plan_rel(v, b, op->dst);
 }
 
-/* Whether op j goes on the line of the group led by op i, whose line is
- * len characters so far. */
-static int group_joins(const struct plan_view *v, size_t i, size_t j, size_t len)
+/* Whether op j goes on the line of the group led by op i (a line that
+ * goes on after " \\" where it grows long). */
+static int group_joins(const struct plan_view *v, size_t i, size_t j)
 {
 	const struct op *a = &v->plan->v[i], *o = &v->plan->v[j];
 	enum group_kind k = group_kind(v, a);
@@ -120,14 +120,10 @@ static int group_joins(const struct plan_view *v, size_t i, size_t j, size_t len
 		return 0;
 	if (k == G_LIBS && (dir_len(a->src) != dir_len(o->src) || strncmp(a->src, o->src, dir_len(a->src))))
 		return 0;
-	struct sbuf w = {0};
-	group_words(v, o, k, &w);
-	int fits = len + w.len + (a->why ? 5 + strlen(a->why) : 0) <= 150;
-	sbuf_free(&w);
-	return fits;
+	return 1;
 }
 
-/* The line of a group led by op i, up to its own words. */
+/* The line of a group led by op i, up to the ops' words. */
 static void group_head(const struct plan_view *v, size_t i, struct sbuf *b)
 {
 	const struct op *a = &v->plan->v[i];
@@ -153,7 +149,54 @@ static void group_head(const struct plan_view *v, size_t i, struct sbuf *b)
 		sbuf_puts(b, k == G_LIBS ? " " : "");
 		plan_rel(v, b, dir);
 	}
-	group_words(v, a, k, b);
+}
+
+/* The head and words, going on after " \\" and a tab where a line would
+ * grow over max characters, and before word brk in any case; the length
+ * of the last line. */
+static size_t group_lay(const char *head, const struct strv *words, size_t brk, size_t max, struct sbuf *b)
+{
+	size_t start = b->len;
+	sbuf_puts(b, head);
+	for (size_t k = 0; k < words->n; k++) {
+		size_t w = strlen(words->v[k]);
+		if (k > 0 && (k == brk || b->len - start + 1 + w > max)) {
+			sbuf_puts(b, " \\\n\t");
+			start = b->len - 1;
+		} else {
+			sbuf_puts(b, " ");
+		}
+		sbuf_puts(b, words->v[k]);
+	}
+	return b->len - start;
+}
+
+/* The group's line, its lines at most 150 characters, the last with room
+ * for the lead's comment: if it has none, the last words go on a line of
+ * their own, as many as fit there. */
+static void group_line(const struct op *a, const char *head, const struct strv *words, struct sbuf *b)
+{
+	const size_t max = 150, why = a->why ? 5 + strlen(a->why) : 0;
+	size_t at = b->len;
+	if (group_lay(head, words, SIZE_MAX, max, b) + why <= max)
+		return;
+	b->len = at;
+	b->s[at] = '\0';
+	size_t brk = words->n, len = 1 + why;
+	while (brk > 1 && len + 1 + strlen(words->v[brk - 1]) <= max) {
+		len += 1 + strlen(words->v[brk - 1]);
+		brk--;
+	}
+	group_lay(head, words, brk, max, b);
+}
+
+/* Op j's words, onto the list. */
+static void group_add(const struct plan_view *v, size_t lead, size_t j, struct strv *words)
+{
+	struct sbuf w = {0};
+	group_words(v, &v->plan->v[j], group_kind(v, &v->plan->v[lead]), &w);
+	strv_add(words, xstrdup(w.s ? w.s : ""));
+	sbuf_free(&w);
 }
 
 size_t op_describe_step(const struct plan_view *v, size_t i, struct sbuf *b)
@@ -161,18 +204,18 @@ size_t op_describe_step(const struct plan_view *v, size_t i, struct sbuf *b)
 	/* The groups fall greedily from the plan's first op: the same for
 	 * --dry-run and for --verbose, which asks op by op. */
 	size_t lead = 0, j;
-	struct sbuf line = {0};
+	struct strv words = {0};
 	for (j = 0; j < v->plan->n; j++) {
-		if (j > lead && j - 1 < v->plan->n && group_joins(v, lead, j, line.len)) {
-			group_words(v, &v->plan->v[j], group_kind(v, &v->plan->v[lead]), &line);
+		if (j > lead && group_joins(v, lead, j)) {
+			if (lead == i)
+				group_add(v, lead, j, &words);
 			continue;
 		}
 		if (j > i)
 			break;
 		lead = j;
-		sbuf_reset(&line);
-		if (group_kind(v, &v->plan->v[j]) != G_NONE)
-			group_head(v, j, &line);
+		if (lead == i && group_kind(v, &v->plan->v[j]) != G_NONE)
+			group_add(v, lead, j, &words);
 	}
 	size_t n = j - lead;
 	const struct op *a = &v->plan->v[i];
@@ -182,12 +225,15 @@ size_t op_describe_step(const struct plan_view *v, size_t i, struct sbuf *b)
 	} else if (k == G_NONE || (k == G_EACH && n == 1)) {
 		op_describe(v, a, b);
 	} else {
-		sbuf_add(b, line.s, line.len);
+		struct sbuf head = {0};
+		group_head(v, i, &head);
+		group_line(a, head.s, &words, b);
+		sbuf_free(&head);
 		if (a->why) {
 			sbuf_puts(b, "   # ");
 			sbuf_add_visible(b, a->why);
 		}
 	}
-	sbuf_free(&line);
+	strv_free(&words);
 	return n;
 }

@@ -7,6 +7,8 @@
 # sends it out of the new root; nothing but the plan writes into the fresh
 # root, so a path checked stays as checked.  The words @LIKE_THIS@ are
 # gpurun's constants (base/plan/plan.h), put in when the plan is printed.
+# after_pivot takes its parent's pid from /proc/self/stat, not $PPID: the
+# /proc it sees is the host's, and $PPID counts in the new pid namespace.
 
 # shellcheck shell=sh
 # shellcheck disable=SC2016,SC2015 # the scripts in single quotes run in another sh
@@ -41,9 +43,8 @@ bind_each() { _o=$1 _s=$2; shift 2; for _f; do bind_file "$_o" "$_s" "$_f"; done
 driver_libs() { _lo=$1 _ld=$2 _lt=$3; shift 3; for _f; do bind_over "$_lo" "${D-}$_ld/$_f" "$_lt/$_f"; done; }
 # link_in DIR TARGET NAME...: the symlinks DIR/NAME to TARGET, in pairs.
 link_in() { _ki=$1; shift; while [ $# -ge 2 ]; do link "$1" "$_ki/$2"; shift 2; done; }
-# bind_dir OPTS SRC DST: a directory.
+# bind_dir OPTS SRC DST: a directory; rbind_dir: with the mounts below it.
 bind_dir() { make_dir "$3"; mount --bind ${1:+-o "$1"} "$2" "$3"; }
-# rbind_dir OPTS SRC DST: a directory, with the mounts below it.
 rbind_dir() { make_dir "$3"; mount --rbind ${1:+-o "$1"} "$2" "$3"; }
 # rbind_self OPTS DST...: each DST bound on itself.
 rbind_self() { _o=$1; shift; for _m; do inroot "$_m"; mount --rbind -o "$_o" "$_m" "$_m"; done; }
@@ -60,8 +61,7 @@ driver_text() { for _f; do in_dir "$_f"; not_a_link "$_f"; cat "${D-}/$_f" >"$_f
 # driver_params PATH: the same, with ModifyDeviceFiles 0 (gpu/procfs.c's rule).
 driver_params() { in_dir "$1"; not_a_link "$1"; awk '{ k = $0; sub(/:.*/, "", k); gsub(/^[ \t\r]+|[ \t\r]+$/, "", k) }
 	/:/ && k ~ /^(NVreg_)?ModifyDeviceFiles$/ { $0 = k ": 0"; f = 1 } 1; END { if (!f) print "ModifyDeviceFiles: 0" }' "${D-}/$1" >"$1"; }
-# WAIT_GO, LD_GO: the command's and ldconfig's first program, the host's sh, started before pivot_root takes the host's
-# tools away: each waits for a line on the fifo $0, then execs the command in directory $1, or the ldconfig named.
+# WAIT_GO, LD_GO: the host's sh, started before the pivot, waits for a line on fifo $0, then execs the command in $1, or ldconfig.
 # shellcheck disable=SC2034 # the steps use them
 WAIT_GO='read -r t <"$0"; [ "$t" = go ] || exit 125; cd "$1"; shift; unset PWD OLDPWD; exec "$@"'
 # shellcheck disable=SC2034
@@ -74,9 +74,8 @@ cuda_compat() {
 		case $_v in "" | *[!0-9]*) continue ;; esac; [ "$_v" -le "$_c" ] || _c=$_v; done
 	echo "$(image_ldconfig)" "$([ "$_c" -le "$1" ] || echo @CUDA_COMPAT_DIR@)"
 }
-# after_pivot OWNER IDS FLAGS DIR...: the fifos; then, in the host's root that pivot_root leaves, start the image's ldconfig
-# (setpriv's IDS, no capability, own pid namespace); after the pivot (fd 5) detach the old root, run ldconfig on DIR...
-# (cache in OWNER's directory, then /@LDCONFIG_CACHE@), remount the root with FLAGS, and let the command go.
+# after_pivot OWNER IDS FLAGS DIR...: in the host's root, which pivot_root leaves, start ldconfig (IDS, no capability); after
+# the pivot (fifo piv) detach the old root, run ldconfig on DIR... (cache: OWNER's), remount with FLAGS, let the command go.
 after_pivot() {
 	mkfifo "$S/go" "$S/piv" "$S/ld"
 	chroot "$S/host" /bin/sh -euc 'w=$1 o=$2 i=$3 f=$4; shift 4; read -r _ _ _ p _ </proc/self/stat; r=/proc/$p/root

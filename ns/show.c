@@ -219,8 +219,10 @@ static void plan_delim(const struct run_config *cfg, char *out, size_t cap)
 
 void ns_describe_head(const struct run_config *cfg, struct sbuf *b)
 {
-	sbuf_puts(b, "#!/bin/sh\n# gpurun plan: `sh plan.sh`, as root or as this user, builds the same container with "
-		     "util-linux,\n# coreutils and tar, and runs the command in it.\n");
+	sbuf_puts(
+		b,
+		"#!/bin/sh\n# gpurun plan: `sh plan.sh` (root, or this user) builds the same container with util-linux, "
+		"coreutils, tar.\n");
 	const char *why = not_runnable(cfg);
 	if (why) {
 		sbuf_puts(b, "# cannot run as a script: ");

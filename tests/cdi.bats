@@ -182,6 +182,7 @@ $FAKE1$LIBDIR_DEBIAN/libcuda.so.$DRIVER_VERSION $LIBDIR_DEBIAN/libcuda.so.$DRIVE
 	assert_success
 	assert_line "bind_over ro,nosuid,noexec $FAKE1/dev/nvidia0 dev/nvidia0   # CDI nvidia.com/gpu=0"
 	assert_line "bind_over ro,nosuid,nodev $FAKE1$LIBDIR_DEBIAN/libcuda.so.$DRIVER_VERSION ${LIBDIR_DEBIAN#/}/libcuda.so.$DRIVER_VERSION"
+	run plan_join <<<"$output"
 	assert_line --regexp "^link .*libcuda.so.1 ${LIBDIR_DEBIAN#/}/libcuda.so( |$)"
 	assert_line --regexp "^after_pivot [0-9:]+ ('[^']*'|[^ ']+) '' $LIBDIR_DEBIAN   # ldconfig, the GPU's last step, runs in there$"
 	assert_output --partial " NVIDIA_VISIBLE_DEVICES=void "

@@ -872,6 +872,7 @@ fds: 0 1 2"
 	assert_line "libnvidia-ml.so.$DRIVER_VERSION"
 	assert_line "$(smi_line 0 0)"
 	run --separate-stderr gpu4 --dry-run --gpus 0 "$img" true
+	run plan_join <<<"$output"
 	assert_line --regexp "^link_in (\"\\.\\\$LIBDIR\"|${LIBDIR_DEBIAN#/}) .*libcuda.so.$DRIVER_VERSION libcuda.so.1( |$)"
 }
 

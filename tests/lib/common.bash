@@ -190,6 +190,12 @@ host_ns() {
 	echo "$1 $(readlink "/proc/self/ns/$1")"
 }
 
+# plan_join: the plan on stdin, each step whose words go on over lines
+# ending in " \" (the next starting with a tab) joined into one line.
+plan_join() {
+	sed -e ':a' -e '/ \\$/{N;s/ \\\n\t*/ /;ba' -e '}'
+}
+
 # wait_for_line FILE TEXT [SECS]: until FILE has a line TEXT (a background
 # launcher printing "ready").
 wait_for_line() {
