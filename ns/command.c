@@ -39,37 +39,22 @@ char **ns_container_env(char **image_env, int terminal, const char *hostname, co
 	return env.v;
 }
 
-const char *ns_keep_id_home(const struct run_config *cfg, int (*exists)(const void *arg, const char *path),
-			    const void *arg)
+/* Whether the built root has the directory path (ns_keep_id_home). */
+static int dir_in_root(const void *arg, const char *path)
 {
-	if (!cfg->keep_id)
-		return NULL;
-	if (cfg->keep_home && cfg->keep_home[0] == '/' && exists(arg, cfg->keep_home))
-		return cfg->keep_home;
-	return cfg->workdir ? cfg->workdir : "/";
-}
-
-int ns_user_lookup(const struct run_config *cfg, int passwd_root, int group_root, struct ns_user *u, char **home,
-		   struct gerr *err)
-{
-	*u = (struct ns_user){0};
-	*home = NULL;
-	if (cfg->user_spec && rootfs_lookup_user(passwd_root, cfg->user_spec, &u->uid, &u->gid, home, err) < 0)
-		return -1;
-	if (ns_takes_groups(cfg, u->uid, u->gid) &&
-	    rootfs_user_groups(passwd_root, group_root, cfg->user_spec ? cfg->user_spec : "0", u->gid, u->groups,
-			       &u->ngroups, err) < 0)
-		return -1;
-	return 0;
+	struct gerr ignored = {0};
+	int fd = root_open(*(const int *)arg, path, O_PATH | O_DIRECTORY | O_CLOEXEC, &ignored);
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0;
 }
 
 int exec_user(struct exec_state *st, struct gerr *err)
 {
-	if (st->user_known)
-		return 0;
-	if (ns_user_lookup(st->cfg, st->rootfd, st->rootfd, &st->user, &st->home, err) < 0)
+	struct launch *l = ns_launch(st->cfg);
+	if (!l->user_known && launch_lookup_user(l, st->cfg, st->rootfd, st->rootfd, dir_in_root, &st->rootfd, err) < 0)
 		return -1;
-	st->user_known = 1;
+	st->user = l->user;
 	return 0;
 }
 

@@ -52,16 +52,6 @@ static void close_inherited(const int *keep, size_t n)
 	}
 }
 
-/* Whether the built root has the directory path (ns_keep_id_home). */
-static int dir_in_root(const void *arg, const char *path)
-{
-	struct gerr ignored = {0};
-	int fd = root_open(*(const int *)arg, path, O_PATH | O_DIRECTORY | O_CLOEXEC, &ignored);
-	if (fd >= 0)
-		close(fd);
-	return fd >= 0;
-}
-
 #define REAP_GRACE_MS 2000 /* after SIGKILL, before what is left counts as stuck */
 
 static long long now_ms(void)
@@ -232,22 +222,18 @@ void init_main(const struct run_config *cfg, int sync_fd, int err_fd, int status
 	if (image_fd >= 0)
 		close(image_fd);
 
+	/* The credentials step and HOME, decided once (before the image's
+	 * ldconfig, if it runs); the go-ahead carries them to the command. */
 	struct go_ahead ga = {0};
 	if (exec_user(&st, &err) < 0)
 		setup_fail(err_fd, &err);
-	ga.uid = st.user.uid;
-	ga.gid = st.user.gid;
-	ga.ngroups = st.user.ngroups;
-	memcpy(ga.groups, st.user.groups, sizeof ga.groups);
-	const char *keep_home = st.home ? NULL : ns_keep_id_home(cfg, dir_in_root, &st.rootfd);
-	if (st.home || keep_home)
-		snprintf(ga.home, sizeof ga.home, "%s", st.home ? st.home : keep_home);
-	free(st.home);
+	const struct launch *l = ns_launch(cfg);
+	ga.uid = l->user.uid;
+	ga.gid = l->user.gid;
+	ga.ngroups = l->user.ngroups;
+	memcpy(ga.groups, l->user.groups, sizeof ga.groups);
+	snprintf(ga.home, sizeof ga.home, "%s", l->home);
 	close(st.rootfd);
-	/* The credentials step and HOME, decided here for --verbose and
-	 * --step; the go-ahead carries them to the command, which decides
-	 * them by the same call. */
-	launch_set_user(ns_launch(cfg), cfg, &st.user, ga.home);
 	if (cfg->verbose) {
 		struct sbuf b = {0};
 		ns_describe_exec(cfg, &st.view, &b);

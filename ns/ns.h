@@ -155,7 +155,7 @@ void ns_describe_exec(const struct run_config *cfg, const struct plan_view *v, s
 /* The command's HOME when the image's /etc/passwd gives its user none:
  * with --userns keep-id, the caller's host home when exists(arg, path)
  * says the container has that directory, else the working directory (as
- * podman does); NULL otherwise (ns/command.c: "/root" or "/"). */
+ * podman does); NULL otherwise (ns_home_entry, ns/steps.c: "/root" or "/"). */
 const char *ns_keep_id_home(const struct run_config *cfg, int (*exists)(const void *arg, const char *path),
 			    const void *arg);
 /* Whether the command's groups are set (setgroups) to its gid and its
@@ -165,12 +165,6 @@ const char *ns_keep_id_home(const struct run_config *cfg, int (*exists)(const vo
  * caller's groups, which the host's device nodes may need); never with
  * one id mapped, where setgroups is denied. */
 int ns_takes_groups(const struct run_config *cfg, uid_t uid, gid_t gid);
-/* --user looked up: its ids, home and (where ns_takes_groups says so)
- * groups, from passwd_root's /etc/passwd and group_root's /etc/group (the
- * built root for both when the command runs; the image's layers holding
- * each when the plan is printed).  The one rule of both (ns/command.c). */
-int ns_user_lookup(const struct run_config *cfg, int passwd_root, int group_root, struct ns_user *u, char **home,
-		   struct gerr *err);
 /* The ids the image's ldconfig switches to: the command's (u), except
  * with one id mapped, where the command's --user is a nested user
  * namespace over the one id there is, which ldconfig keeps. */

@@ -559,34 +559,23 @@ static int dir_in_plan(const void *arg, const char *path)
 	return fd >= 0;
 }
 
-/* The command's ids and home as the plan knows them when printed. */
-static void ns_plan_user(const struct run_config *cfg, uid_t *uid, gid_t *gid, gid_t *groups, size_t *ngroups,
-			 char **home)
+/* The command's ids and home as the plan knows them when printed: looked
+ * up as the launch looks them up, in the image's layers that hold
+ * /etc/passwd and /etc/group; else the numeric ids as given. */
+static void ns_plan_user(const struct run_config *cfg)
 {
 	struct gerr err = {0};
-	/* The layer that has /etc/passwd (its /etc/group may be in another),
-	 * looked up by the rule the command's is (ns_user_lookup). */
+	struct launch *l = ns_launch(cfg);
 	_cleanup_fd_ int root = tree_root_with(cfg, "/etc/passwd");
 	_cleanup_fd_ int group_root = tree_root_with(cfg, "/etc/group");
-	struct ns_user u = {0};
-	if (root >= 0 && ns_user_lookup(cfg, root, group_root >= 0 ? group_root : root, &u, home, &err) == 0) {
-		*uid = u.uid;
-		*gid = u.gid;
-		*ngroups = u.ngroups;
-		memcpy(groups, u.groups, u.ngroups * sizeof *groups);
-	} else {
-		/* Not known before the launch (or a launch that fails there):
-		 * the numeric ids as given. */
-		free(*home);
-		*home = NULL;
-		*ngroups = 0;
-		const char *c = cfg->user_spec ? strchr(cfg->user_spec, ':') : NULL;
-		*uid = cfg->user_spec ? (uid_t)strtoul(cfg->user_spec, NULL, 10) : 0;
-		*gid = c ? (gid_t)strtoul(c + 1, NULL, 10) : *uid;
-	}
-	const char *keep_home = *home ? NULL : ns_keep_id_home(cfg, dir_in_plan, cfg);
-	if (keep_home)
-		*home = xstrdup(keep_home);
+	if (root >= 0 &&
+	    launch_lookup_user(l, cfg, root, group_root >= 0 ? group_root : root, dir_in_plan, cfg, &err) == 0)
+		return;
+	/* Not known before the launch (or a launch that fails there). */
+	const char *c = cfg->user_spec ? strchr(cfg->user_spec, ':') : NULL;
+	struct ns_user u = {.uid = cfg->user_spec ? (uid_t)strtoul(cfg->user_spec, NULL, 10) : 0};
+	u.gid = c ? (gid_t)strtoul(c + 1, NULL, 10) : u.uid;
+	launch_set_user(l, cfg, &u, ns_keep_id_home(cfg, dir_in_plan, cfg));
 }
 
 static void describe_list(struct sbuf *b, const char *label, char **v)
@@ -661,13 +650,10 @@ void ns_print_plan(const struct run_config *cfg, FILE *out)
 	ns_view_upper(cfg);
 	ns_describe_head(cfg, &b);
 	fprintf(out, "%s\n", b.s);
-	struct ns_user user = {0};
-	_cleanup_free_ char *home = NULL;
-	ns_plan_user(cfg, &user.uid, &user.gid, user.groups, &user.ngroups, &home);
-	launch_set_user(ns_launch(cfg), cfg, &user, home);
+	ns_plan_user(cfg);
 	for (size_t i = 0; i < cfg->plan->n; i++) {
 		sbuf_reset(&b);
-		ns_describe_op(cfg, &v, i, &user, &b);
+		ns_describe_op(cfg, &v, i, &ns_launch(cfg)->user, &b);
 		if (b.len)
 			fprintf(out, "%s\n", b.s);
 	}

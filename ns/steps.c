@@ -578,6 +578,31 @@ void launch_set_user(struct launch *l, const struct run_config *cfg, const struc
 	l->home_entry = ns_home_entry(cfg, u->uid, home);
 }
 
+const char *ns_keep_id_home(const struct run_config *cfg, int (*exists)(const void *arg, const char *path),
+			    const void *arg)
+{
+	if (!cfg->keep_id)
+		return NULL;
+	if (cfg->keep_home && cfg->keep_home[0] == '/' && exists(arg, cfg->keep_home))
+		return cfg->keep_home;
+	return cfg->workdir ? cfg->workdir : "/";
+}
+
+int launch_lookup_user(struct launch *l, const struct run_config *cfg, int passwd_root, int group_root,
+		       int (*exists)(const void *arg, const char *path), const void *arg, struct gerr *err)
+{
+	struct ns_user u = {0};
+	_cleanup_free_ char *home = NULL;
+	if (cfg->user_spec && rootfs_lookup_user(passwd_root, cfg->user_spec, &u.uid, &u.gid, &home, err) < 0)
+		return -1;
+	if (ns_takes_groups(cfg, u.uid, u.gid) &&
+	    rootfs_user_groups(passwd_root, group_root, cfg->user_spec ? cfg->user_spec : "0", u.gid, u.groups,
+			       &u.ngroups, err) < 0)
+		return -1;
+	launch_set_user(l, cfg, &u, home ? home : ns_keep_id_home(cfg, exists, arg));
+	return 0;
+}
+
 void launch_free(struct launch *l)
 {
 	free(l->home_entry);

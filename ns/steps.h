@@ -68,6 +68,15 @@ void launch_build(struct launch *l, const struct run_config *cfg, int early);
  * credentials step and HOME are decided here, for the command and the
  * printed plan alike. */
 void launch_set_user(struct launch *l, const struct run_config *cfg, const struct ns_user *u, const char *home);
+/* --user looked up, the one place it is: its ids, home and (where
+ * ns_takes_groups says so) groups, from passwd_root's /etc/passwd and
+ * group_root's /etc/group, the keep-id home where the image gives none
+ * (exists(arg, path): the container has that directory), into l by
+ * launch_set_user.  P1 looks in the built root, before the image's
+ * ldconfig runs (exec_user); the printer, in the image's layers that hold
+ * each file (ns/show.c). */
+int launch_lookup_user(struct launch *l, const struct run_config *cfg, int passwd_root, int group_root,
+		       int (*exists)(const void *arg, const char *path), const void *arg, struct gerr *err);
 void launch_free(struct launch *l);
 /* The launch of cfg's plan (ns_plan_launch made it). */
 struct launch *ns_launch(const struct run_config *cfg);
