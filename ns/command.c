@@ -95,7 +95,7 @@ __attribute__((noreturn)) static void become(struct step_ctx *c, const struct go
 void command_main(const struct run_config *cfg, int go_fd, const sigset_t *orig, int err_fd,
 		  const struct cpu_spread *cpus)
 {
-	struct step_ctx c = {.cfg = cfg, .l = ns_launch(cfg), .err_fd = err_fd, .slave = -1};
+	struct step_ctx c = {.cfg = cfg, .plan = cfg->plan, .l = ns_launch(cfg), .err_fd = err_fd, .slave = -1};
 	for (int s = 1; s < NSIG; s++)
 		signal(s, SIG_DFL);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -119,8 +119,9 @@ void command_enter(const struct run_config *cfg, const struct go_ahead *ga, cons
 		   const int *has_limit, const sigset_t *orig, int slave, int err_fd)
 {
 	struct launch l;
-	launch_build(&l, cfg, !(cfg->fake_ids && (ga->uid || ga->gid)));
-	struct step_ctx c = {.cfg = cfg, .l = &l, .err_fd = err_fd, .slave = slave};
+	struct plan steps = {0};
+	launch_build(&steps, &l, cfg, !(cfg->fake_ids && (ga->uid || ga->gid)));
+	struct step_ctx c = {.cfg = cfg, .plan = &steps, .l = &l, .err_fd = err_fd, .slave = slave};
 	for (int s = 1; s < NSIG; s++)
 		signal(s, SIG_DFL);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);

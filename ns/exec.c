@@ -12,7 +12,8 @@
  *      every mount is attached through file descriptors (move_mount), never
  *      through a path string the image could redirect.
  * Steps 2 and 3 are ns/rootbuild.c; the mount calls, ns/mountfd.c; each
- * op is run by its kind's home (ns/ophome.h). */
+ * op is run by its kind's home (ns/ophome.h).  The launch's own steps in
+ * the same list (OP_LAUNCH) are the monitor's and the command's. */
 #include "ns.h"
 
 #include <errno.h>
@@ -87,6 +88,8 @@ static int plan_run(struct exec_state *st, struct plan *p, struct gerr *err)
 	int r = 0;
 	for (size_t i = 0; i < p->n && r == 0; i++) {
 		const struct op *op = &p->v[i];
+		if (op->kind == OP_LAUNCH) /* the monitor's or the command's (ns/steps.c) */
+			continue;
 		if ((r = step_at(st, i, err)) < 0)
 			break;
 		if (st->cfg->verbose) {

@@ -159,10 +159,11 @@ int termkeep_save(struct termkeep *k, struct gerr *err);
  * first failure. */
 int termkeep_restore(const struct termkeep *k, struct gerr *err);
 
-/* ns/step.c: --step.  P1: step_at before op i of the plan (and with i
- * the plan's length, after the last), a stop where a section ends or
- * before the first: what it added, sent to P0, then the wait for the
- * go-ahead; nothing where i is no section's end.  step_exec, the last
+/* ns/step.c: --step.  P1: step_at before its op i of the plan (and with
+ * i the plan's length, after the last; the launch's own steps, OP_LAUNCH,
+ * are not P1's and do not count), a stop where a section ends or before
+ * the first: what it added, sent to P0, then the wait for the go-ahead;
+ * nothing where i is no section's end.  step_exec, the last
  * stop, before the command's go-ahead. */
 int step_at(struct exec_state *st, size_t i, struct gerr *err);
 int step_exec(struct exec_state *st, struct gerr *err);

@@ -151,7 +151,7 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 	step_started(sp, cfg, pid);
 
 	/* The plan's steps outside: the id maps (ns/steps.c). */
-	struct step_ctx sc = {.cfg = cfg, .l = ns_launch(cfg), .pid = pid, .slave = -1, .err = err};
+	struct step_ctx sc = {.cfg = cfg, .plan = cfg->plan, .l = ns_launch(cfg), .pid = pid, .slave = -1, .err = err};
 	if (launch_run(&sc, ACT_MONITOR, 0) < 0)
 		return abandon(pid, &keep);
 	if (write_all(syncp[1], "g", 1) < 0) {

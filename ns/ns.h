@@ -128,10 +128,11 @@ struct ns_user {
 	gid_t groups[USER_GROUPS_MAX];
 };
 
-/* The launch's steps around the plan's ops (the namespaces and id maps;
- * the command's limits, credentials, capabilities, environment, exec),
- * decided once into cfg->plan->launch (ns/steps.c).  Call once the plan's
- * ops, the environment, the command and its hint are final. */
+/* The launch's steps around the plan's mount ops (the namespaces and id
+ * maps first; the command's limits, credentials, capabilities,
+ * environment, exec last), added to the plan's list (OP_LAUNCH), what
+ * they carry decided once into cfg->plan->launch (ns/steps.c).  Call once
+ * the plan's ops, the environment, the command and its hint are final. */
 void ns_plan_launch(struct run_config *cfg);
 /* "HOME=..." for the command when its environment has none: --user's home
  * in the image, else / (or /root for root); NULL when it has one.  Decided

@@ -340,7 +340,7 @@ void ns_describe_pivot(const struct run_config *cfg, const struct plan_view *v, 
 		if (cfg->plan->v[j].kind == OP_REMOUNT)
 			ro = cfg->plan->v[j].flags;
 	}
-	unsigned root_flags = cfg->plan->v[0].flags & OPF_MOUNT_MASK;
+	unsigned root_flags = plan_rootfs(cfg->plan)->flags & OPF_MOUNT_MASK;
 	struct sbuf owner = {0}, ids = {0}, fl = {0};
 	if (ld) {
 		uid_t uid;

@@ -67,7 +67,7 @@ static int tree_known(const struct run_config *cfg)
 
 void ns_view_upper(const struct run_config *cfg)
 {
-	struct op *root = cfg->plan->n ? &cfg->plan->v[0] : NULL;
+	struct op *root = plan_rootfs(cfg->plan);
 	if (!root || root->kind != OP_ROOTFS || !(root->flags & OPF_DIR) || !cfg->unprivileged || cfg->image_fd < 0)
 		return;
 	strv_free(&root->upper_dirs);
@@ -251,7 +251,7 @@ void ns_describe_head(const struct run_config *cfg, struct sbuf *b)
 		sbuf_puts(b, "echo 'gpurun plan: cannot run as a script (see its first lines)' >&2; exit 125\n");
 	sbuf_puts(b, "S=$(mktemp -d /tmp/gpurun-plan.XXXXXX); trap 'rmdir \"$S\"' EXIT   # the scratch directory\n");
 	/* The plan's steps outside: the namespaces and their id maps. */
-	launch_describe(ns_launch(cfg), ACT_MONITOR, b, NULL);
+	launch_describe(cfg->plan, ACT_MONITOR, b, NULL);
 	char delim[64];
 	plan_delim(cfg, delim, sizeof delim);
 	sbuf_printf(b, " \\\n\tsh -euc \"$(cat <<'%s'\nsteps() {", delim);
@@ -308,7 +308,7 @@ const char *ns_section_heading(enum plan_section s)
 /* Whether op prints any line. */
 static int op_printed(const struct op *op)
 {
-	return !(op->kind == OP_BIND && op->skipped);
+	return op->kind != OP_LAUNCH && !(op->kind == OP_BIND && op->skipped);
 }
 
 static int uses_driver_root(const struct plan_view *v, const struct op *op)
@@ -470,7 +470,7 @@ void ns_describe_exec(const struct run_config *cfg, const struct plan_view *v, s
 	sbuf_puts(b, "# 6. Drop to the user and exec: limits, ids, groups, capabilities, no_new_privs, environment\n");
 	/* The command's steps, each printing its part (ns/steps.c). */
 	struct step_print p = {0};
-	launch_describe(ns_launch(cfg), ACT_COMMAND, b, &p);
+	launch_describe(cfg->plan, ACT_COMMAND, b, &p);
 	sbuf_add(b, p.lines.s ? p.lines.s : "", p.lines.len);
 	struct sbuf cmd = {0};
 	sbuf_add(&cmd, p.map.s ? p.map.s : "", p.map.len);

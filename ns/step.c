@@ -18,6 +18,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -426,24 +427,35 @@ static int stop(const struct run_config *cfg, struct sbuf *b, struct gerr *err)
 	return 0;
 }
 
+/* The index of P1's last op before i (not the launch's own steps), or
+ * SIZE_MAX when there is none. */
+static size_t own_before(const struct plan *p, size_t i)
+{
+	while (i-- > 0)
+		if (p->v[i].kind != OP_LAUNCH)
+			return i;
+	return SIZE_MAX;
+}
+
 int step_at(struct exec_state *st, size_t i, struct gerr *err)
 {
 	const struct run_config *cfg = st->cfg;
 	const struct plan *p = cfg->plan;
-	if (!cfg->step || (i > 0 && i < p->n && p->v[i].section == p->v[i - 1].section))
+	size_t prev = own_before(p, i);
+	if (!cfg->step || (prev != SIZE_MAX && i < p->n && p->v[i].section == p->v[prev].section))
 		return 0;
 	if (!st->step)
 		st->step = xcalloc(1, sizeof *st->step);
 	struct step_state *s = st->step;
 	struct sbuf b = {0};
 	int r = 0;
-	if (i == 0) {
+	if (prev == SIZE_MAX) {
 		describe_namespaces(cfg, &b);
 		r = read_table(&s->last, err);
 		for (size_t k = 0; r == 0 && k < s->last.n; k++)
 			table_add_copy(&s->all, &s->last.v[k]);
 	} else {
-		const char *h = ns_section_heading(p->v[i - 1].section);
+		const char *h = ns_section_heading(p->v[prev].section);
 		sbuf_printf(&b, "%s\n", str_after(h, "# ") ? str_after(h, "# ") : h);
 		size_t head = b.len;
 		for (size_t k = s->from; k < s->to; k++)

@@ -3,9 +3,11 @@
  * maps (P0, or newuidmap for ranges), then what the command (P2) takes
  * before its exec: limits, environment, working directory, terminal,
  * nested user namespace, capabilities, no_new_privs, fds, seccomp, ids,
- * exec.  launch_build decides them once, from the run's config, in the
- * order they are taken; the monitor, the command and the printer each loop
- * over that list (launch_run, launch_describe). */
+ * exec.  launch_build decides them once, from the run's config, and puts
+ * them in the plan's one list (OP_LAUNCH) in the order they are taken:
+ * the namespaces before the mount ops, the command's after them.  The
+ * monitor, the command and the printer each loop over that list for the
+ * steps that are theirs (launch_run, launch_describe). */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -50,8 +52,7 @@ static int clone_flags(const struct run_config *cfg)
 
 /* The clone itself is ns_run's (it is where P1 begins); this prints it,
  * as unshare's line, without its id maps (STEP_IDMAP's). */
-static void describe_namespaces(const struct launch *l, const struct launch_step *s, struct sbuf *b,
-				struct step_print *p)
+static void describe_namespaces(const struct launch *l, const struct op *s, struct sbuf *b, struct step_print *p)
 {
 	(void)s;
 	(void)p;
@@ -91,7 +92,7 @@ static int write_map(pid_t pid, const char *file, const char *text, struct gerr 
 
 /* Single-id maps (no subuid ranges, no setuid helper): the caller becomes
  * root inside.  setgroups must be denied before an unprivileged gid_map. */
-static int run_idmap(struct step_ctx *c, const struct launch_step *s)
+static int run_idmap(struct step_ctx *c, const struct op *s)
 {
 	(void)s;
 	const struct launch *l = c->l;
@@ -108,7 +109,7 @@ static int run_idmap(struct step_ctx *c, const struct launch_step *s)
 }
 
 /* util-linux runs newuidmap and newgidmap for ranges, as gpurun does. */
-static void describe_idmap(const struct launch *l, const struct launch_step *s, struct sbuf *b, struct step_print *p)
+static void describe_idmap(const struct launch *l, const struct op *s, struct sbuf *b, struct step_print *p)
 {
 	(void)s;
 	(void)p;
@@ -122,7 +123,7 @@ static void describe_idmap(const struct launch *l, const struct launch_step *s, 
 
 /* First: raising a hard limit needs CAP_SYS_RESOURCE, which the
  * capability drop takes away (runc sets them before it too). */
-static int run_rlimits(struct step_ctx *c, const struct launch_step *s)
+static int run_rlimits(struct step_ctx *c, const struct op *s)
 {
 	(void)s;
 	for (size_t i = 0; i < c->l->nulimits; i++) {
@@ -172,7 +173,7 @@ static void describe_ulimit(const struct ulimit *u, int shell, struct sbuf *b)
 			    v[1], u->letter, v[0], u->letter, v[1]);
 }
 
-static void describe_rlimits(const struct launch *l, const struct launch_step *s, struct sbuf *b, struct step_print *p)
+static void describe_rlimits(const struct launch *l, const struct op *s, struct sbuf *b, struct step_print *p)
 {
 	(void)s;
 	(void)b;
@@ -201,7 +202,7 @@ char *ns_home_entry(const struct run_config *cfg, uid_t uid, const char *home)
 	return xasprintf("HOME=%s", home && *home ? home : uid == 0 ? "/root" : "/");
 }
 
-static int run_env(struct step_ctx *c, const struct launch_step *s)
+static int run_env(struct step_ctx *c, const struct op *s)
 {
 	(void)s;
 	size_t n = 0;
@@ -214,7 +215,7 @@ static int run_env(struct step_ctx *c, const struct launch_step *s)
 	return 0;
 }
 
-static void describe_env(const struct launch *l, const struct launch_step *s, struct sbuf *b, struct step_print *p)
+static void describe_env(const struct launch *l, const struct op *s, struct sbuf *b, struct step_print *p)
 {
 	(void)s;
 	(void)b;
@@ -227,7 +228,7 @@ static void describe_env(const struct launch *l, const struct launch_step *s, st
 /* ---- the working directory ----------------------------------------------- */
 
 /* pivot_root moved our root; our cwd still points into the old tree. */
-static int run_workdir(struct step_ctx *c, const struct launch_step *s)
+static int run_workdir(struct step_ctx *c, const struct op *s)
 {
 	(void)s;
 	const char *wd = c->l->workdir ? c->l->workdir : "/";
@@ -242,7 +243,7 @@ static int run_workdir(struct step_ctx *c, const struct launch_step *s)
 	return 0;
 }
 
-static void describe_workdir(const struct launch *l, const struct launch_step *s, struct sbuf *b, struct step_print *p)
+static void describe_workdir(const struct launch *l, const struct op *s, struct sbuf *b, struct step_print *p)
 {
 	(void)s;
 	(void)b;
@@ -251,7 +252,7 @@ static void describe_workdir(const struct launch *l, const struct launch_step *s
 
 /* ---- the terminal -------------------------------------------------------- */
 
-static int run_terminal(struct step_ctx *c, const struct launch_step *s)
+static int run_terminal(struct step_ctx *c, const struct op *s)
 {
 	(void)s;
 	if (c->cfg->tty_foreground) {
@@ -287,7 +288,7 @@ static int write_proc_self(const char *file, const char *text, struct gerr *err)
  * and a uid name is only known once the image is unpacked, so the command
  * gets a nested user namespace mapping the requested ids onto that root
  * (what bubblewrap does for --uid). */
-static int run_userns(struct step_ctx *c, const struct launch_step *s)
+static int run_userns(struct step_ctx *c, const struct op *s)
 {
 	(void)s;
 	uid_t uid = c->l->user.uid;
@@ -309,7 +310,7 @@ static int run_userns(struct step_ctx *c, const struct launch_step *s)
 	return 0;
 }
 
-static void describe_userns(const struct launch *l, const struct launch_step *s, struct sbuf *b, struct step_print *p)
+static void describe_userns(const struct launch *l, const struct op *s, struct sbuf *b, struct step_print *p)
 {
 	(void)s;
 	(void)b;
@@ -324,7 +325,7 @@ static void describe_userns(const struct launch *l, const struct launch_step *s,
  * setresuid, which then clears it; with one id mapped a non-root --user
  * has its nested user namespace by now, which starts with every
  * capability. */
-static int run_caps(struct step_ctx *c, const struct launch_step *s)
+static int run_caps(struct step_ctx *c, const struct op *s)
 {
 	struct gerr err = {0};
 	uid_t uid = s->after_go ? c->l->user.uid : 0;
@@ -333,7 +334,7 @@ static int run_caps(struct step_ctx *c, const struct launch_step *s)
 	return 0;
 }
 
-static void describe_caps(const struct launch *l, const struct launch_step *s, struct sbuf *b, struct step_print *p)
+static void describe_caps(const struct launch *l, const struct op *s, struct sbuf *b, struct step_print *p)
 {
 	(void)l;
 	(void)s;
@@ -344,7 +345,7 @@ static void describe_caps(const struct launch *l, const struct launch_step *s, s
 }
 
 /* The printed plan's run_as sets it (ns/plan.sh). */
-static int run_no_new_privs(struct step_ctx *c, const struct launch_step *s)
+static int run_no_new_privs(struct step_ctx *c, const struct op *s)
 {
 	(void)s;
 	struct gerr err = {0};
@@ -355,7 +356,7 @@ static int run_no_new_privs(struct step_ctx *c, const struct launch_step *s)
 
 /* CVE-2024-21626: a leaked host fd is a way out; err_fd is already
  * close-on-exec.  No shell command does it: the plan says so in its head. */
-static int run_fds(struct step_ctx *c, const struct launch_step *s)
+static int run_fds(struct step_ctx *c, const struct op *s)
 {
 	(void)s;
 	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
@@ -365,7 +366,7 @@ static int run_fds(struct step_ctx *c, const struct launch_step *s)
 
 /* Last of the shedding: the filter also denies what the others use.  No
  * shell command loads one: the plan says so in its head. */
-static int run_seccomp(struct step_ctx *c, const struct launch_step *s)
+static int run_seccomp(struct step_ctx *c, const struct op *s)
 {
 	(void)s;
 	struct gerr err = {0};
@@ -380,7 +381,7 @@ static int run_seccomp(struct step_ctx *c, const struct launch_step *s)
 
 /* chroot --userspec's one group, plus the user's groups in the image as
  * docker's runtimes add them; never the caller's own. */
-static int run_ids(struct step_ctx *c, const struct launch_step *s)
+static int run_ids(struct step_ctx *c, const struct op *s)
 {
 	(void)s;
 	const struct launch *l = c->l;
@@ -425,7 +426,7 @@ void ns_setpriv_ids(int fake_ids, int takes_groups, const struct ns_user *u, str
 	}
 }
 
-static void describe_ids(const struct launch *l, const struct launch_step *s, struct sbuf *b, struct step_print *p)
+static void describe_ids(const struct launch *l, const struct op *s, struct sbuf *b, struct step_print *p)
 {
 	(void)s;
 	(void)b;
@@ -436,7 +437,7 @@ static void describe_ids(const struct launch *l, const struct launch_step *s, st
 
 /* execvp with the container's PATH (not P1's), and the exit codes a shell
  * uses: 127 not found, 126 found but not runnable. */
-static int run_exec(struct step_ctx *c, const struct launch_step *s)
+static int run_exec(struct step_ctx *c, const struct op *s)
 {
 	(void)s;
 	struct gerr err = {0};
@@ -492,7 +493,7 @@ static int run_exec(struct step_ctx *c, const struct launch_step *s)
 	setup_fail(c->err_fd, &err);
 }
 
-static void describe_exec(const struct launch *l, const struct launch_step *s, struct sbuf *b, struct step_print *p)
+static void describe_exec(const struct launch *l, const struct op *s, struct sbuf *b, struct step_print *p)
 {
 	(void)s;
 	(void)b;
@@ -502,8 +503,8 @@ static void describe_exec(const struct launch *l, const struct launch_step *s, s
 /* ---- the table ----------------------------------------------------------- */
 
 static const struct {
-	int (*run)(struct step_ctx *c, const struct launch_step *s); /* NULL: ns_run's clone */
-	void (*describe)(const struct launch *l, const struct launch_step *s, struct sbuf *b, struct step_print *p);
+	int (*run)(struct step_ctx *c, const struct op *s); /* NULL: ns_run's clone */
+	void (*describe)(const struct launch *l, const struct op *s, struct sbuf *b, struct step_print *p);
 } kinds[STEP_KIND_COUNT] = {
 	[STEP_NAMESPACES] = {NULL, describe_namespaces},
 	[STEP_IDMAP] = {run_idmap, describe_idmap},
@@ -520,25 +521,26 @@ static const struct {
 	[STEP_EXEC] = {run_exec, describe_exec},
 };
 
-static void add(struct launch *l, enum step_kind kind, enum plan_actor actor, int after_go)
+/* The command's steps go at the end of the plan. */
+static void add(struct plan *p, enum step_kind kind, int after_go)
 {
-	l->steps[l->nsteps++] = (struct launch_step){.kind = kind, .actor = actor, .after_go = after_go};
+	plan_add_step(p, p->n, kind, ACT_COMMAND, after_go);
 }
 
 /* What P2 sheds: capabilities, no_new_privs, every fd above 2, then
  * seccomp; with one id mapped, a --user gets its nested user namespace
  * first, since a new user namespace starts with every capability. */
-static void add_shedding(struct launch *l, int after_go)
+static void add_shedding(struct plan *p, int after_go)
 {
 	if (after_go)
-		add(l, STEP_USERNS, ACT_COMMAND, 1);
-	add(l, STEP_CAPS, ACT_COMMAND, after_go);
-	add(l, STEP_NO_NEW_PRIVS, ACT_COMMAND, after_go);
-	add(l, STEP_FDS, ACT_COMMAND, after_go);
-	add(l, STEP_SECCOMP, ACT_COMMAND, after_go);
+		add(p, STEP_USERNS, 1);
+	add(p, STEP_CAPS, after_go);
+	add(p, STEP_NO_NEW_PRIVS, after_go);
+	add(p, STEP_FDS, after_go);
+	add(p, STEP_SECCOMP, after_go);
 }
 
-void launch_build(struct launch *l, const struct run_config *cfg, int early)
+void launch_build(struct plan *p, struct launch *l, const struct run_config *cfg, int early)
 {
 	memset(l, 0, sizeof *l);
 	l->clone_flags = clone_flags(cfg);
@@ -553,19 +555,21 @@ void launch_build(struct launch *l, const struct run_config *cfg, int early)
 	l->workdir = cfg->workdir;
 	l->argv = cfg->argv;
 	l->notfound_hint = cfg->notfound_hint;
-	add(l, STEP_NAMESPACES, ACT_MONITOR, 0);
+	/* The namespaces and their id maps before every mount op, in the
+	 * order P0 takes them; the command's steps after them all. */
+	plan_add_step(p, 0, STEP_NAMESPACES, ACT_MONITOR, 0);
 	if (l->idmap)
-		add(l, STEP_IDMAP, l->idmap == LAUNCH_MAP_RANGES ? ACT_IDMAP_HELPER : ACT_MONITOR, 0);
-	add(l, STEP_RLIMITS, ACT_COMMAND, 0);
+		plan_add_step(p, 1, STEP_IDMAP, l->idmap == LAUNCH_MAP_RANGES ? ACT_IDMAP_HELPER : ACT_MONITOR, 0);
+	add(p, STEP_RLIMITS, 0);
 	if (early)
-		add_shedding(l, 0);
-	add(l, STEP_ENV, ACT_COMMAND, 1);
-	add(l, STEP_WORKDIR, ACT_COMMAND, 1);
-	add(l, STEP_TERMINAL, ACT_COMMAND, 1);
+		add_shedding(p, 0);
+	add(p, STEP_ENV, 1);
+	add(p, STEP_WORKDIR, 1);
+	add(p, STEP_TERMINAL, 1);
 	if (!early)
-		add_shedding(l, 1);
-	add(l, STEP_IDS, ACT_COMMAND, 1);
-	add(l, STEP_EXEC, ACT_COMMAND, 1);
+		add_shedding(p, 1);
+	add(p, STEP_IDS, 1);
+	add(p, STEP_EXEC, 1);
 }
 
 void launch_set_user(struct launch *l, const struct run_config *cfg, const struct ns_user *u, const char *home)
@@ -617,12 +621,14 @@ struct launch *ns_launch(const struct run_config *cfg)
 void ns_plan_launch(struct run_config *cfg)
 {
 	struct launch *l = xmalloc(sizeof *l);
-	launch_build(l, cfg, !(cfg->fake_ids && cfg->user_spec));
+	launch_build(cfg->plan, l, cfg, !(cfg->fake_ids && cfg->user_spec));
 	cfg->plan->launch = l;
 }
 
-static int takes(const struct launch_step *s, enum plan_actor actor)
+static int takes(const struct op *s, enum plan_actor actor)
 {
+	if (s->kind != OP_LAUNCH)
+		return 0;
 	/* The id maps are P0's to start, newuidmap's or its own. */
 	if (actor == ACT_MONITOR)
 		return s->actor == ACT_MONITOR || s->actor == ACT_IDMAP_HELPER;
@@ -631,19 +637,19 @@ static int takes(const struct launch_step *s, enum plan_actor actor)
 
 int launch_run(struct step_ctx *ctx, enum plan_actor actor, int after_go)
 {
-	for (size_t i = 0; i < ctx->l->nsteps; i++) {
-		const struct launch_step *s = &ctx->l->steps[i];
-		if (takes(s, actor) && s->after_go == after_go && kinds[s->kind].run && kinds[s->kind].run(ctx, s) < 0)
+	for (size_t i = 0; i < ctx->plan->n; i++) {
+		const struct op *s = &ctx->plan->v[i];
+		if (takes(s, actor) && s->after_go == after_go && kinds[s->step].run && kinds[s->step].run(ctx, s) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-void launch_describe(const struct launch *l, enum plan_actor actor, struct sbuf *b, struct step_print *p)
+void launch_describe(const struct plan *plan, enum plan_actor actor, struct sbuf *b, struct step_print *p)
 {
-	for (size_t i = 0; i < l->nsteps; i++) {
-		const struct launch_step *s = &l->steps[i];
-		if (takes(s, actor) && kinds[s->kind].describe)
-			kinds[s->kind].describe(l, s, b, p);
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct op *s = &plan->v[i];
+		if (takes(s, actor) && kinds[s->step].describe)
+			kinds[s->step].describe(plan->launch, s, b, p);
 	}
 }

@@ -29,12 +29,6 @@ enum step_kind {
 	STEP_KIND_COUNT
 };
 
-struct launch_step {
-	enum step_kind kind;
-	enum plan_actor actor;
-	int after_go; /* ACT_COMMAND: after the go-ahead (else while P1 builds the root) */
-};
-
 /* The decisions the steps carry. */
 struct launch {
 	int clone_flags; /* CLONE_NEW* */
@@ -55,15 +49,15 @@ struct launch {
 	int takes_groups;    /* ns_takes_groups */
 	char *home_entry;    /* "HOME=..." the command gets, or NULL: its environment has one */
 	char home[PATH_MAX]; /* --user's home, as the go-ahead carries it */
-	struct launch_step steps[STEP_KIND_COUNT];
-	size_t nsteps;
 };
 #define LAUNCH_MAP_ONE 1    /* the caller mapped to root, written by P0 */
 #define LAUNCH_MAP_RANGES 2 /* subordinate ranges, by newuidmap and newgidmap */
 
-/* The launch's steps of cfg, into l: early: the command sheds its
- * privileges before the go-ahead (all but a --user with one id mapped). */
-void launch_build(struct launch *l, const struct run_config *cfg, int early);
+/* The launch of cfg: its decisions into l, its steps into p (OP_LAUNCH
+ * ops: the namespaces first, the command's last).  early: the command
+ * sheds its privileges before the go-ahead (all but a --user with one id
+ * mapped). */
+void launch_build(struct plan *p, struct launch *l, const struct run_config *cfg, int early);
 /* --user's ids, groups and home (NULL or "": none in the image): the
  * credentials step and HOME are decided here, for the command and the
  * printed plan alike. */
@@ -84,12 +78,13 @@ struct launch *ns_launch(const struct run_config *cfg);
 /* What a step's run needs of the process that takes it. */
 struct step_ctx {
 	const struct run_config *cfg;
-	struct launch *l;
-	pid_t pid;        /* ACT_MONITOR, ACT_IDMAP_HELPER: P1 */
-	int err_fd;       /* ACT_COMMAND: where its failure goes */
-	int slave;        /* -t: the pty, or -1 */
-	char **envp;      /* STEP_ENV's, for STEP_EXEC */
-	struct gerr *err; /* ACT_MONITOR, ACT_IDMAP_HELPER */
+	const struct plan *plan; /* whose steps (OP_LAUNCH) are taken */
+	struct launch *l;        /* the decisions they carry out */
+	pid_t pid;               /* ACT_MONITOR, ACT_IDMAP_HELPER: P1 */
+	int err_fd;              /* ACT_COMMAND: where its failure goes */
+	int slave;               /* -t: the pty, or -1 */
+	char **envp;             /* STEP_ENV's, for STEP_EXEC */
+	struct gerr *err;        /* ACT_MONITOR, ACT_IDMAP_HELPER */
 };
 
 /* What the printed steps build: lines before the command's, the nested
@@ -103,12 +98,12 @@ struct step_print {
 	char **argv;
 };
 
-/* Run every step of l that actor takes, in the list's order (ACT_COMMAND:
- * those before the go-ahead, or after it): -1 with ctx->err for
- * P0's, a setup_fail for the command's. */
+/* Run every step of ctx->plan that actor takes, in the list's order
+ * (ACT_COMMAND: those before the go-ahead, or after it): -1 with ctx->err
+ * for P0's, a setup_fail for the command's. */
 int launch_run(struct step_ctx *ctx, enum plan_actor actor, int after_go);
-/* Print every step of l that actor takes (ACT_COMMAND: all of them) into
- * p, in the list's order; the head's go straight into b. */
-void launch_describe(const struct launch *l, enum plan_actor actor, struct sbuf *b, struct step_print *p);
+/* Print every step of plan that actor takes (ACT_COMMAND: all of them)
+ * into p, in the list's order; the head's go straight into b. */
+void launch_describe(const struct plan *plan, enum plan_actor actor, struct sbuf *b, struct step_print *p);
 
 #endif

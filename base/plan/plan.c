@@ -190,6 +190,29 @@ struct op *plan_add(struct plan *p, enum op_kind kind, unsigned flags, const cha
 	return op;
 }
 
+struct op *plan_add_step(struct plan *p, size_t at, int step, enum plan_actor actor, int after_go)
+{
+	plan_add(p, OP_LAUNCH, 0, NULL, NULL);
+	if (at > p->n - 1)
+		at = p->n - 1;
+	struct op op = p->v[p->n - 1];
+	memmove(&p->v[at + 1], &p->v[at], (p->n - 1 - at) * sizeof *p->v);
+	op.step = step;
+	op.actor = actor;
+	op.after_go = after_go;
+	op.section = actor == ACT_COMMAND ? SEC_COMMAND : SEC_NAMESPACES;
+	p->v[at] = op;
+	return &p->v[at];
+}
+
+struct op *plan_rootfs(const struct plan *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->v[i].kind == OP_ROOTFS)
+			return &p->v[i];
+	return NULL;
+}
+
 struct op *plan_bind(struct plan *p, const char *host_src, const char *dst, unsigned flags)
 {
 	return plan_add(p, OP_BIND, flags, host_src, dst);

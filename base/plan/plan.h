@@ -3,12 +3,14 @@
  * printer read.
  *
  * gpurun.c and ns/layout.c turn the command line into a plan, gpu/ adds the
- * ops of GPU injection, ns/steps.c the launch's steps around them (the
- * namespaces before, the command's credentials and exec after); every op
- * and step records the process that takes it (enum plan_actor).  One loop
- * in ns/exec.c carries the ops out inside the new namespaces, and the
- * same list prints itself as equivalent shell commands for --dry-run and
- * --verbose (a script that runs: ns/show.c).  Nothing
+ * ops of GPU injection, ns/steps.c the launch's steps around them (OP_LAUNCH:
+ * the namespaces first, the command's credentials and exec last), so the
+ * one list holds the whole launch, each op with the process that takes it
+ * (enum plan_actor).  Each process loops over the list for its own: P0
+ * for the namespaces (ns/launch.c), P1 for the mounts (ns/exec.c), the
+ * command for its steps (ns/command.c); and the same list prints itself
+ * as equivalent shell commands for --dry-run and --verbose (a script that
+ * runs: ns/show.c).  Nothing
  * outside ns/ mounts anything: other directories only add ops.  The plan lives in base/ (next to the helpers it
  * uses, and nothing else) so that gpu/ can add ops without depending on the
  * namespace code.
@@ -61,6 +63,9 @@ enum op_kind {
 	OP_LDCONFIG, /* after the pivot: the image's ldconfig over the dirs in src (':' list);
 		      * data: the host driver's version when the image's CUDA forward
 		      * compatibility libraries (CUDA_COMPAT_DIR) go first if newer, or NULL */
+	OP_LAUNCH,   /* a step of the launch around the mounts, taken by its actor (the
+		      * namespaces, the id maps, the command's credentials, exec...):
+		      * op->step says which (ns/steps.h); no path */
 	OP_KIND_COUNT
 };
 
@@ -95,12 +100,14 @@ enum op_kind {
  * the plan is built in this order, and each section prints under its
  * heading (ns/show.c). */
 enum plan_section {
-	SEC_ROOT,     /* the root file system */
-	SEC_STANDARD, /* /proc, /dev, /sys, /tmp, /run, the host name */
-	SEC_HARDEN,   /* hardening the walkthrough does not have: docker's masks */
-	SEC_GPU,      /* the GPU, as nvidia-container-cli configure does it */
-	SEC_MOUNTS,   /* the command line's mounts and working directory */
-	SEC_PIVOT,    /* pivot_root, then what runs in the new root (ldconfig) */
+	SEC_ROOT,       /* the root file system */
+	SEC_STANDARD,   /* /proc, /dev, /sys, /tmp, /run, the host name */
+	SEC_HARDEN,     /* hardening the walkthrough does not have: docker's masks */
+	SEC_GPU,        /* the GPU, as nvidia-container-cli configure does it */
+	SEC_MOUNTS,     /* the command line's mounts and working directory */
+	SEC_PIVOT,      /* pivot_root, then what runs in the new root (ldconfig) */
+	SEC_NAMESPACES, /* the launch's first steps: the new namespaces, their id maps */
+	SEC_COMMAND,    /* its last: the command's limits, credentials... exec */
 };
 
 /* Which process takes a step: the plan records it with each step, the
@@ -116,8 +123,10 @@ enum plan_actor {
 
 struct op {
 	enum op_kind kind;
-	enum plan_actor actor;     /* ACT_CONTAINER, but ACT_LDCONFIG_HELPER for OP_LDCONFIG */
+	enum plan_actor actor;     /* ACT_CONTAINER; ACT_LDCONFIG_HELPER for OP_LDCONFIG; OP_LAUNCH: its own */
 	enum plan_section section; /* the plan's section when the op was added */
+	int step;                  /* OP_LAUNCH: which (enum step_kind, ns/steps.h) */
+	int after_go;              /* OP_LAUNCH of ACT_COMMAND: after the go-ahead, else while P1 builds */
 	unsigned flags;
 	char *src;          /* see enum op_kind; OP_FILE: the host file data was read from, or NULL */
 	char *dst;          /* path inside the root, absolute */
@@ -154,9 +163,9 @@ struct plan {
 	struct op *v;
 	size_t n, cap;
 	enum plan_section section; /* of the ops added next */
-	/* The launch's steps before and after the ops (namespaces, id maps;
-	 * the command's limits, credentials, capabilities, environment,
-	 * exec): ns/ builds them once the ops are there, and frees them. */
+	/* What the launch's steps (OP_LAUNCH) carry out: the namespaces, the
+	 * id maps, the command's limits, credentials, environment...; ns/
+	 * decides them once the mount ops are there, and frees them. */
 	struct launch *launch;
 };
 
@@ -285,6 +294,11 @@ struct op *plan_mkdir(struct plan *p, const char *dst, mode_t mode);
 struct op *plan_symlink(struct plan *p, const char *target, const char *dst);
 struct op *plan_file(struct plan *p, const char *dst, const void *data, size_t len, mode_t mode);
 void plan_why(struct op *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A step of the launch (OP_LAUNCH), at index at (p->n: the end). */
+struct op *plan_add_step(struct plan *p, size_t at, int step, enum plan_actor actor, int after_go);
+/* The root file system's op (OP_ROOTFS, before any mount), or NULL (as
+ * strchr(3), the plan's own op, not const). */
+struct op *plan_rootfs(const struct plan *p);
 void plan_free(struct plan *p);
 
 /* ---- printing ----------------------------------------------------------- */

@@ -31,6 +31,7 @@ static const char *kind_name(enum op_kind k)
 		[OP_DEVPTS] = "devpts",     [OP_MKDIR] = "mkdir",     [OP_SYMLINK] = "symlink",
 		[OP_FILE] = "file",         [OP_REMOUNT] = "remount", [OP_HOSTNAME] = "hostname",
 		[OP_LOOPBACK] = "loopback", [OP_PIVOT] = "pivot",     [OP_LDCONFIG] = "ldconfig",
+		[OP_LAUNCH] = "launch",
 	};
 	return k < OP_KIND_COUNT ? names[k] : "?";
 }
@@ -428,22 +429,40 @@ static const char *step_name(enum step_kind k)
 	return k < STEP_KIND_COUNT ? names[k] : "?";
 }
 
-/* The launch's steps as "actor:kind" words ('-' before the go-ahead, '+'
- * after it for the command's), e.g. "M:namespaces C-:rlimits C+:exec". */
-static void steps_text(const struct launch *l, struct sbuf *b)
+static const char actor_letter[] = {[ACT_MONITOR] = 'M',
+				    [ACT_CONTAINER] = 'P',
+				    [ACT_IDMAP_HELPER] = 'I',
+				    [ACT_LDCONFIG_HELPER] = 'L',
+				    [ACT_COMMAND] = 'C'};
+
+/* The launch's steps in the plan as "actor:kind" words ('-' before the
+ * go-ahead, '+' after it for the command's), e.g. "M:namespaces
+ * C-:rlimits C+:exec". */
+static void steps_text(const struct plan *p, struct sbuf *b)
 {
-	static const char actor[] = {[ACT_MONITOR] = 'M',
-				     [ACT_CONTAINER] = 'P',
-				     [ACT_IDMAP_HELPER] = 'I',
-				     [ACT_LDCONFIG_HELPER] = 'L',
-				     [ACT_COMMAND] = 'C'};
-	for (size_t i = 0; i < l->nsteps; i++) {
-		const struct launch_step *s = &l->steps[i];
-		sbuf_printf(b, "%s%c%s:%s", i ? " " : "", actor[s->actor],
+	for (size_t i = 0; i < p->n; i++) {
+		const struct op *s = &p->v[i];
+		if (s->kind != OP_LAUNCH)
+			continue;
+		sbuf_printf(b, "%s%c%s:%s", b->len ? " " : "", actor_letter[s->actor],
 			    s->actor != ACT_COMMAND ? ""
 			    : s->after_go           ? "+"
 						    : "-",
-			    step_name(s->kind));
+			    step_name(s->step));
+	}
+}
+
+/* The whole list by who takes each entry, a run of the same actor shown
+ * once: "M P L C- C+". */
+static void actors_text(const struct plan *p, struct sbuf *b)
+{
+	char last[3] = "";
+	for (size_t i = 0; i < p->n; i++) {
+		const struct op *s = &p->v[i];
+		char w[3] = {actor_letter[s->actor], s->actor != ACT_COMMAND ? '\0' : s->after_go ? '+' : '-', '\0'};
+		if (strcmp(w, last))
+			sbuf_printf(b, "%s%s", b->len ? " " : "", w);
+		memcpy(last, w, sizeof w);
 	}
 }
 
@@ -461,11 +480,18 @@ static void case_actors(void)
 	layout_finish(&p, &c, "$LIBDIR", NULL);
 	ns_plan_launch(&c);
 	for (size_t i = 0; i < p.n; i++)
-		CHECK(p.v[i].actor == (p.v[i].kind == OP_LDCONFIG ? ACT_LDCONFIG_HELPER : ACT_CONTAINER),
+		CHECK(p.v[i].kind == OP_LAUNCH ||
+			      p.v[i].actor == (p.v[i].kind == OP_LDCONFIG ? ACT_LDCONFIG_HELPER : ACT_CONTAINER),
 		      "op %zu (%s): actor %d", i, kind_name(p.v[i].kind), (int)p.v[i].actor);
 	CHECK(find(&p, OP_LDCONFIG, NULL) != NULL, "the plan has ldconfig");
 	struct sbuf b = {0};
-	steps_text(p.launch, &b);
+	/* One list for the whole launch, in the order it is taken: P0's
+	 * namespaces and id maps, P1's mounts, ldconfig's helper, then the
+	 * command's steps before and after the go-ahead. */
+	actors_text(&p, &b);
+	CHECK(!strcmp(b.s, "M P L C- C+"), "the launch's list by actor: %s", b.s);
+	sbuf_reset(&b);
+	steps_text(&p, &b);
 	const char *want = "M:namespaces M:idmap C-:rlimits C-:caps C-:nnp C-:fds C-:seccomp C+:env C+:workdir "
 			   "C+:terminal C+:ids C+:exec";
 	CHECK(!strcmp(b.s, want), "unprivileged launch's steps: %s", b.s);
@@ -477,7 +503,7 @@ static void case_actors(void)
 	r.plan = &q;
 	r.argv = argv;
 	ns_plan_launch(&r);
-	steps_text(q.launch, &b);
+	steps_text(&q, &b);
 	CHECK(!strncmp(b.s, "M:namespaces C-:rlimits", 23) && !(q.launch->clone_flags & CLONE_NEWUSER),
 	      "as root: no user namespace, no maps: %s", b.s);
 	sbuf_reset(&b);
@@ -487,7 +513,7 @@ static void case_actors(void)
 	u.plan = &s;
 	u.argv = argv;
 	ns_plan_launch(&u);
-	steps_text(s.launch, &b);
+	steps_text(&s, &b);
 	CHECK(!strncmp(b.s, "M:namespaces I:idmap ", 21), "ranges: newuidmap's maps: %s", b.s);
 	sbuf_free(&b);
 	launch_free(p.launch);
@@ -515,7 +541,7 @@ static void case_steps_late(void)
 	c.argv = argv;
 	ns_plan_launch(&c);
 	struct sbuf b = {0};
-	steps_text(p.launch, &b);
+	steps_text(&p, &b);
 	const char *want = "M:namespaces M:idmap C-:rlimits C+:env C+:workdir C+:terminal C+:userns C+:caps C+:nnp "
 			   "C+:fds C+:seccomp C+:ids C+:exec";
 	CHECK(!strcmp(b.s, want), "--user with one id mapped: %s", b.s);
@@ -542,7 +568,7 @@ static void case_home_once(void)
 	      p.launch->home_entry ? p.launch->home_entry : "(none)");
 	struct step_print pr = {0};
 	struct sbuf b = {0};
-	launch_describe(p.launch, ACT_COMMAND, &b, &pr);
+	launch_describe(&p, ACT_COMMAND, &b, &pr);
 	CHECK(pr.words.n == 2 && !strcmp(pr.words.v[1], "HOME=/home/alice"), "the printed environment has it");
 	strv_free(&pr.words);
 	sbuf_free(&pr.lines);
