@@ -54,7 +54,6 @@ int exec_user(struct exec_state *st, struct gerr *err)
 	struct launch *l = ns_launch(st->cfg);
 	if (!l->user_known && launch_lookup_user(l, st->cfg, st->rootfd, st->rootfd, dir_in_root, &st->rootfd, err) < 0)
 		return -1;
-	st->user = l->user;
 	return 0;
 }
 

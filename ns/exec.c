@@ -37,6 +37,7 @@
 #include "../rootfs/rootfs.h"
 #include "exec.h"
 #include "ophome.h"
+#include "steps.h"
 
 static int run_op(struct exec_state *st, struct op *op, struct gerr *err)
 {
@@ -97,7 +98,7 @@ static int plan_run(struct exec_state *st, struct plan *p, struct gerr *err)
 			if (op->kind == OP_PIVOT && (r = exec_user(st, err)) < 0)
 				break;
 			sbuf_reset(&line);
-			ns_describe_op(st->cfg, &st->view, i, &st->user, &line);
+			ns_describe_op(st->cfg, &st->view, i, &ns_launch(st->cfg)->user, &line);
 			if (line.len)
 				ns_trace(line.s);
 		}

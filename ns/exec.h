@@ -19,7 +19,6 @@ struct exec_state {
 	const char *libdir32;      /* $LIBDIR32 once known */
 	struct unpack_job *unpack; /* a tar image's unpack, started ahead */
 	struct dir_cache dirs;     /* of the file binds in a row (a GPU's libraries) */
-	struct ns_user user;       /* the command's credentials, once exec_user looked them up */
 	struct plan_view view;     /* --verbose: what the printed steps know */
 	struct step_state *step;   /* --step: what the last stop saw (ns/step.c) */
 };
@@ -27,9 +26,9 @@ struct exec_state {
 /* Run the whole plan (rootfs, mounts, pivot, ldconfig, final remounts). */
 int plan_execute(struct exec_state *st, struct gerr *err);
 /* The command's credentials from the root's /etc/passwd and /etc/group,
- * into the launch (launch_lookup_user) and st->user; looked up once, when
- * the root is built and before the image's ldconfig runs, which gets the
- * same ones. */
+ * into the launch (launch_lookup_user: ns_launch(cfg)->user); looked up
+ * once, when the root is built and before the image's ldconfig runs,
+ * which gets the same ones. */
 int exec_user(struct exec_state *st, struct gerr *err);
 
 /* ns/mountfd.c: what is mounted, always through fds (what names the mount

@@ -3,6 +3,7 @@
  * each and as the plan prints them: a helper left in the host's root
  * (ns/plan.sh's after_pivot) does there what P1 does after the pivot. */
 #include "ophome.h"
+#include "steps.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -116,7 +117,8 @@ static int ldconfig_run(struct exec_state *st, const char *path, char **argv, in
 		char *envp[] = {NULL};
 		if (setsid() < 0 || close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 			_exit(120);
-		if (ldconfig_become(cfg, &st->user, &e) < 0 || sec_no_new_privs(&e) < 0 || sec_seccomp(&e) < 0)
+		if (ldconfig_become(cfg, &ns_launch(cfg)->user, &e) < 0 || sec_no_new_privs(&e) < 0 ||
+		    sec_seccomp(&e) < 0)
 			_exit(120);
 		execve(path, argv, envp);
 		_exit(121);
@@ -247,7 +249,7 @@ static int do_ldconfig(struct exec_state *st, const struct op *op, struct gerr *
 		return -1;
 	uid_t uid;
 	gid_t gid;
-	ns_ldconfig_ids(st->cfg, &st->user, &uid, &gid);
+	ns_ldconfig_ids(st->cfg, &ns_launch(st->cfg)->user, &uid, &gid);
 	char name[64];
 	struct gerr e = {0};
 	_cleanup_fd_ int dir = scratch_make(st, uid, gid, name, sizeof name, &e);
