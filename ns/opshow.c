@@ -103,7 +103,7 @@ static void group_words(const struct plan_view *v, const struct op *op, enum gro
 }
 
 /* Whether op j goes on the line of the group led by op i (a line that
- * goes on after " \\" where it grows long). */
+ * goes on after a backslash where it grows long). */
 static int group_joins(const struct plan_view *v, size_t i, size_t j)
 {
 	const struct op *a = &v->plan->v[i], *o = &v->plan->v[j];
@@ -151,7 +151,7 @@ static void group_head(const struct plan_view *v, size_t i, struct sbuf *b)
 	}
 }
 
-/* The head and words, going on after " \\" and a tab where a line would
+/* The head and words, going on after a backslash and a tab where a line would
  * grow over max characters, and before word brk in any case; the length
  * of the last line. */
 static size_t group_lay(const char *head, const struct strv *words, size_t brk, size_t max, struct sbuf *b)
@@ -160,7 +160,8 @@ static size_t group_lay(const char *head, const struct strv *words, size_t brk, 
 	sbuf_puts(b, head);
 	for (size_t k = 0; k < words->n; k++) {
 		size_t w = strlen(words->v[k]);
-		if (k > 0 && (k == brk || b->len - start + 1 + w > max)) {
+		/* Room for the space and backslash that end a line going on. */
+		if (k > 0 && (k == brk || b->len - start + 1 + w + 2 > max)) {
 			sbuf_puts(b, " \\\n\t");
 			start = b->len - 1;
 		} else {

@@ -59,7 +59,8 @@ cases_match() {
 @test "--net none and --hostname give lo, a fresh sysfs and no host network files" { unit layout net-none-hostname; }
 @test "volumes: flags, file or directory, and every malformed spec refused" { unit layout volumes; }
 @test "workdir before the pivot, ldconfig after it, read-only last" { unit layout finish; }
-@test "every op and step of a launch's plan names the process that takes it" { unit layout actors; }
+@test "a run of library binds is one step over lines of at most 150 characters, its comment on the last" { unit layout group-lines; }
+@test "the plan is the whole launch in one list, in the order it is taken, each entry with the process that takes it" { unit layout actors; }
 @test "with one id mapped, --user's command sheds its privileges after the go-ahead" { unit layout steps-late; }
 @test "HOME is decided once, with the credentials, and printed as the command gets it" { unit layout home-once; }
 @test "every fresh mount prints its type, flags and data" { unit layout mount-data-printed; }

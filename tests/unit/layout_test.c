@@ -407,6 +407,56 @@ static void case_libdir32(void)
 	plan_free(&p);
 }
 
+/* A run of the driver's library binds is one step: its words go on over
+ * lines of at most 150 characters after " \\" and a tab, the lead's
+ * comment on the last; a run that fits stays on one line. */
+static void case_group_lines(void)
+{
+	struct plan p = {0};
+	struct plan_view v = {.plan = &p, .driver_root = "/drv"};
+	for (int i = 0; i < 16; i++) {
+		char src[128], dst[128];
+		snprintf(src, sizeof src, "/drv/usr/lib/x86_64-linux-gnu/libnvidia-part%02d.so.550.54.14", i);
+		snprintf(dst, sizeof dst, "$LIBDIR/libnvidia-part%02d.so.550.54.14", i);
+		struct op *op = plan_bind(&p, src, dst, OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_REPLACE);
+		if (i == 0)
+			plan_why(op, "the driver's libraries");
+	}
+	struct sbuf b = {0};
+	CHECK(op_describe_step(&v, 0, &b) == 16, "one step for all 16 binds");
+	const char *head = "driver_libs ro,nosuid,nodev /usr/lib/x86_64-linux-gnu \".$LIBDIR\" libnvidia-part00";
+	CHECK(!strncmp(b.s, head, strlen(head)), "its helper: %s", b.s);
+	const char *why = "   # the driver's libraries";
+	size_t lines = 0, words = 0, wl = strlen(why);
+	for (const char *l = b.s; *l;) {
+		size_t n = strcspn(l, "\n");
+		int last = l[n] == '\0';
+		CHECK(n <= 150 + (last ? wl : 0), "line %zu: %zu characters", lines, n);
+		CHECK(lines == 0 || *l == '\t', "line %zu goes on after a tab", lines);
+		if (last)
+			CHECK(n >= wl && !strncmp(l + n - wl, why, wl), "the last line ends with the comment");
+		else
+			CHECK(n >= 2 && !strncmp(l + n - 2, " \\", 2), "line %zu goes on", lines);
+		for (const char *w = l; (w = strstr(w, "libnvidia-part")) && w < l + n; w++)
+			words++;
+		lines++;
+		l += n + !last;
+	}
+	CHECK(lines > 1 && words == 16, "%zu lines, %zu libraries", lines, words);
+	plan_free(&p);
+	/* Two fit on one line: no continuation. */
+	struct plan q = {0};
+	v.plan = &q;
+	plan_why(plan_bind(&q, "/drv/usr/bin/nvidia-smi", "/usr/bin/nvidia-smi", OPF_RO | OPF_REPLACE), "tools");
+	plan_bind(&q, "/drv/usr/bin/nvidia-debugdump", "/usr/bin/nvidia-debugdump", OPF_RO | OPF_REPLACE);
+	sbuf_reset(&b);
+	CHECK(op_describe_step(&v, 0, &b) == 2, "one step for both");
+	CHECK(!strcmp(b.s, "driver_files ro usr/bin/nvidia-smi usr/bin/nvidia-debugdump   # tools"), "one line: %s",
+	      b.s);
+	sbuf_free(&b);
+	plan_free(&q);
+}
+
 /* ---- the launch's steps (ns/steps.c) ------------------------------------------- */
 
 static const char *step_name(enum step_kind k)
@@ -601,6 +651,7 @@ static const struct unit_case cases[] = {
 	{"proc-readonly-printed", case_proc_readonly_printed},
 	{"libdir", case_libdir},
 	{"libdir-compat", case_libdir32},
+	{"group-lines", case_group_lines},
 	{"actors", case_actors},
 	{"steps-late", case_steps_late},
 	{"home-once", case_home_once},
