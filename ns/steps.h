@@ -2,8 +2,10 @@
  * new namespaces and their id maps, then what the command takes before its
  * exec), each decided once when the plan is built (or, for --user's ids,
  * once the image's /etc/passwd is read), each with the process that takes
- * it.  The monitor (ns/launch.c), the command (ns/command.c) and the
- * printer (ns/show.c) each loop over the same list, ns/steps.c's table. */
+ * it.  They are ops of the plan's one list (OP_LAUNCH); the monitor
+ * (ns/launch.c), the command (ns/command.c) and the printer (ns/show.c)
+ * each loop over it, and each kind's run and print stand side by side in
+ * ns/steps.c's table. */
 #ifndef GPURUN_STEPS_H
 #define GPURUN_STEPS_H
 
@@ -29,7 +31,7 @@ enum step_kind {
 	STEP_KIND_COUNT
 };
 
-/* The decisions the steps carry. */
+/* The decisions the steps carry out. */
 struct launch {
 	int clone_flags; /* CLONE_NEW* */
 	int idmap;       /* STEP_IDMAP: LAUNCH_MAP_* */
