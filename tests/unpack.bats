@@ -29,6 +29,16 @@ teardown() {
 	chmod -R u+rwX "$BATS_TEST_TMPDIR" 2>/dev/null || true
 }
 
+# flip_byte FILE BACK: every bit of the byte BACK bytes before FILE's end
+# inverted, so that it surely changes (a checksum byte set to a fixed
+# value already holds that value in one run of 256).
+flip_byte() {
+	local off b
+	off=$(($(stat -c %s "$1") - $2))
+	b=$(od -An -tu1 -j "$off" -N1 "$1" | tr -d ' ')
+	printf "\\$(printf '%03o' $((b ^ 255)))" | dd of="$1" bs=1 seek="$off" conv=notrunc status=none
+}
+
 # refused IMAGE MESSAGE: gpurun fails with exactly "gpurun: MESSAGE", 125,
 # and the host is as it was.
 refused() {
@@ -407,13 +417,13 @@ victim_untouched() {
 	ldconfig -p | grep -q 'libisal\.so\.2 ' || skip "libisal.so.2 is not installed (libisal2)"
 	gzip -c "$BUSYBOX_TAR" >"$tgz"
 	# The trailer: CRC-32, then the length, both little-endian.
-	printf '\x00\x00\x00\x00' | dd of="$tgz" bs=1 seek=$(($(stat -c %s "$tgz") - 8)) conv=notrunc status=none
+	flip_byte "$tgz" 8
 	refused "$tgz" "unpack $tgz: $msg"
 	run --separate-stderr "$GPURUN" --no-cache "$tgz" /bin/true
 	assert_gpurun_error 125 "unpack $tgz: $msg"
 
 	head -c 1048576 "$BUSYBOX_TAR" | gzip -c >"$first"
-	printf '\xff' | dd of="$first" bs=1 seek=$(($(stat -c %s "$first") - 8)) conv=notrunc status=none
+	flip_byte "$first" 8
 	{ cat "$first"; tail -c +1048577 "$BUSYBOX_TAR" | gzip -c; } >"$tgz"
 	refused "$tgz" "unpack $tgz: $msg"
 }
@@ -422,7 +432,7 @@ victim_untouched() {
 	local tgz=$BATS_TEST_TMPDIR/img.tar.gz
 	ldconfig -p | grep -q 'libisal\.so\.2 ' || skip "libisal.so.2 is not installed (libisal2)"
 	gzip -c "$BUSYBOX_TAR" >"$tgz"
-	printf '\x01' | dd of="$tgz" bs=1 seek=$(($(stat -c %s "$tgz") - 4)) conv=notrunc status=none
+	flip_byte "$tgz" 4
 	run --separate-stderr "$GPURUN" --no-cache "$tgz" /bin/true
 	assert_gpurun_error 125 "unpack $tgz: decompression failed: gzip: length mismatch (ISA-L error -6)"
 }
@@ -606,7 +616,7 @@ with tarfile.open(sys.argv[1]) as tf:
 @test "a .tar.zst whose checksum does not match its data is refused with zstd's words" {
 	local tzst=$BATS_TEST_TMPDIR/img.tar.zst
 	zstd -q --check -c "$BUSYBOX_TAR" >"$tzst"
-	printf '\x00\x00\x00\x00' | dd of="$tzst" bs=1 seek=$(($(stat -c %s "$tzst") - 4)) conv=notrunc status=none
+	flip_byte "$tzst" 4
 	refused "$tzst" "unpack $tzst: decompression failed: zstd: Restored data doesn't match checksum"
 }
 
@@ -614,7 +624,7 @@ with tarfile.open(sys.argv[1]) as tf:
 	local tzst=$BATS_TEST_TMPDIR/img.tar.zst half=$BATS_TEST_TMPDIR/half first=$BATS_TEST_TMPDIR/first.zst
 	head -c 1048576 "$BUSYBOX_TAR" >"$half"
 	zstd -q --check -c "$half" >"$first"
-	printf '\xff' | dd of="$first" bs=1 seek=$(($(stat -c %s "$first") - 4)) conv=notrunc status=none
+	flip_byte "$first" 4
 	{ cat "$first"; tail -c +1048577 "$BUSYBOX_TAR" | zstd -q --check -c; } >"$tzst"
 	refused "$tzst" "unpack $tzst: decompression failed: zstd: Restored data doesn't match checksum"
 
