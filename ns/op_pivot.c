@@ -184,7 +184,7 @@ static int cache_in_place(struct exec_state *st, int dir, uid_t uid, struct gerr
 				"the cache the image's ldconfig wrote is not a regular file of uid %u of at most %ld "
 				"bytes; not put in place",
 				(unsigned)uid, LDCONFIG_CACHE_MAX);
-	_cleanup_fd_ int etc = open_beneath_nofollow(st->rootfd, LDCONFIG_CACHE_DIR + 1, O_PATH | O_DIRECTORY);
+	_cleanup_fd_ int etc = open_beneath_nofollow(st->rootfd, &LDCONFIG_CACHE_DIR[1], O_PATH | O_DIRECTORY);
 	if (etc < 0)
 		return gerr_set(err, errno, "put the cache the image's ldconfig wrote in %s", LDCONFIG_CACHE_DIR);
 	if (unlinkat(etc, tmp, 0) < 0 && errno != ENOENT)

@@ -432,7 +432,7 @@ static void describe_functions(const char *steps, struct sbuf *out)
 	snprintf(max, sizeof max, "%ld", LDCONFIG_CACHE_MAX);
 	const char *const names[][2] = {
 		{"LDCONFIG_SCRATCH", LDCONFIG_SCRATCH},
-		{"LDCONFIG_CACHE", LDCONFIG_CACHE_DIR + 1},
+		{"LDCONFIG_CACHE", &LDCONFIG_CACHE_DIR[1]},
 		{"LDCONFIG_CACHE_NAME", LDCONFIG_CACHE_NAME},
 		{"LDCONFIG_CACHE_MAX", max},
 		{"CUDA_COMPAT_DIR", CUDA_COMPAT_DIR},
