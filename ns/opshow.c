@@ -9,14 +9,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The longest line of a printed plan a comment at its end may make. */
+#define LINE_MAX_WITH_COMMENT 160
+
 void op_describe(const struct plan_view *v, const struct op *op, struct sbuf *b)
 {
 	const struct op_home *h = op_home(op->kind);
 	if (!h)
 		return;
-	h->describe(v, op, b);
-	if (!h->own_comment)
-		plan_comment(b, op);
+	struct sbuf step = {0};
+	h->describe(v, op, &step);
+	const char *last = step.s ? strrchr(step.s, '\n') : NULL;
+	size_t len = step.s ? step.len - (last ? (size_t)(last - step.s) + 1 : 0) : 0;
+	/* A step too long for its comment at its end has it on the line above. */
+	if (!h->own_comment && op->why && len + 5 + strlen(op->why) > LINE_MAX_WITH_COMMENT) {
+		sbuf_puts(b, "# ");
+		sbuf_add_visible(b, op->why);
+		sbuf_puts(b, "\n");
+	} else if (!h->own_comment) {
+		plan_comment(&step, op);
+	}
+	if (step.s)
+		sbuf_add(b, step.s, step.len);
+	sbuf_free(&step);
 }
 
 /* The forms of a step that several ops of a run share, one line. */

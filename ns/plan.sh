@@ -7,6 +7,9 @@
 # sends it out of the new root; nothing but the plan writes into the fresh
 # root, so a path checked stays as checked.  The words @LIKE_THIS@ are
 # gpurun's constants (base/plan/plan.h), put in when the plan is printed.
+# A definition's comment ends its line where the line stays within 160
+# characters, else stands above it: the plan prints each definition with
+# its comment, and only those the steps call (ns/show.c).
 # after_pivot takes its parent's pid from /proc/self/stat, not $PPID: the
 # /proc it sees is the host's, and $PPID counts in the new pid namespace.
 
@@ -20,52 +23,34 @@ inroot() {
 		_c=${_p%%/*}; _p=${_p#"$_c"}; _p=${_p#/}; _t=${_r:+$_r/}$_c
 		case $_c in '' | .) ;; ..) case $_r in */*) _r=${_r%/*} ;; ?*) _r='' ;; *) _n=99 ;; esac ;;
 		*) if [ -L "$_t" ]; then _l=$(readlink -- "$_t") _n=$((_n + 1)); _p=$_l${_p:+/$_p}; case $_l in /*) _n=99 ;; esac; else _r=$_t; fi ;; esac
-	done
-	[ "$_n" -le 40 ] || { echo "gpurun plan: refused: a symlink in the image sends $1 out of the new root" >&2; exit 125; }
+	done; [ "$_n" -le 40 ] || { echo "gpurun plan: refused: a symlink in the image sends $1 out of the new root" >&2; exit 125; }
 }
-# make_dir [-m MODE] DIR; in_dir PATH: PATH's directory; not_a_link PATH: removes an image symlink there.
 # shellcheck disable=SC2174 # as gpurun: the mode is the last directory's
-make_dir() { if [ "$1" = -m ]; then inroot "$3"; mkdir -p -m "$2" "$3"; else inroot "$1"; mkdir -p "$1"; fi; }
-in_dir() { case $1 in */*) make_dir "${1%/*}" ;; esac; }
-not_a_link() { [ ! -L "$1" ] || rm "$1"; }
-# bind_file OPTS SRC DST: SRC on DST, a file made where missing; bind_over: over an image symlink too.
-bind_file() { in_dir "$3"; inroot "$3"; [ -e "$3" ] || touch "$3"; mount --bind ${1:+-o "$1"} "$2" "$3"; }
-bind_over() { in_dir "$3"; not_a_link "$3"; bind_file "$@"; }
-# rbind_file OPTS SRC DST: with --rbind, as gpurun's clone of the source is recursive.
-rbind_file() { in_dir "$3"; inroot "$3"; [ -e "$3" ] || touch "$3"; mount --rbind ${1:+-o "$1"} "$2" "$3"; }
-# host_files OPTS PATH...: the host's /PATH on PATH.
-host_files() { _o=$1; shift; for _f; do bind_file "$_o" "/$_f" "$_f"; done; }
-# driver_files OPTS PATH...: "$D"/PATH on PATH, over image symlinks.
-driver_files() { _o=$1; shift; for _f; do bind_over "$_o" "$D/$_f" "$_f"; done; }
-# bind_each OPTS SRC DST...: SRC on each DST.
-bind_each() { _o=$1 _s=$2; shift 2; for _f; do bind_file "$_o" "$_s" "$_f"; done; }
-# driver_libs OPTS DIR TO NAME...: "$D"DIR/NAME on TO/NAME, over image symlinks.
-driver_libs() { _lo=$1 _ld=$2 _lt=$3; shift 3; for _f; do bind_over "$_lo" "${D-}$_ld/$_f" "$_lt/$_f"; done; }
-# link_in DIR TARGET NAME...: the symlinks DIR/NAME to TARGET, in pairs.
-link_in() { _ki=$1; shift; while [ $# -ge 2 ]; do link "$1" "$_ki/$2"; shift 2; done; }
-# bind_dir OPTS SRC DST: a directory; rbind_dir: with the mounts below it.
-bind_dir() { make_dir "$3"; mount --bind ${1:+-o "$1"} "$2" "$3"; }
-rbind_dir() { make_dir "$3"; mount --rbind ${1:+-o "$1"} "$2" "$3"; }
-# rbind_self OPTS DST...: each DST bound on itself.
-rbind_self() { _o=$1; shift; for _m; do inroot "$_m"; mount --rbind -o "$_o" "$_m" "$_m"; done; }
-# remount OPTS DST...: OPTS on each mount DST (mount -o of a bind sets the top one only).
-remount() { _o=$1; shift; for _m; do mount -o "remount,bind${_o:+,$_o}" "$_m"; done; }
-# link TARGET LINK...: the symlinks, in pairs.
-link() { while [ $# -ge 2 ]; do in_dir "$2"; ln -sfn "$1" "$2"; shift 2; done; }
-# write_file DST LEN BODY: DST holds the LEN bytes function BODY prints.
-write_file() { in_dir "$1"; not_a_link "$1"; "$3" | head -c "$2" >"$1"; }
+make_dir() { if [ "$1" = -m ]; then inroot "$3"; mkdir -p -m "$2" "$3"; else inroot "$1"; mkdir -p "$1"; fi; }   # [-m MODE] DIR
+in_dir() { case $1 in */*) make_dir "${1%/*}" ;; esac; }   # PATH: makes PATH's directory
+not_a_link() { [ ! -L "$1" ] || rm "$1"; }   # PATH: removes an image symlink there
+bind_file() { in_dir "$3"; inroot "$3"; [ -e "$3" ] || touch "$3"; mount --bind ${1:+-o "$1"} "$2" "$3"; }   # OPTS SRC DST
+bind_over() { in_dir "$3"; not_a_link "$3"; bind_file "$@"; }   # OPTS SRC DST: the same, over an image symlink
+rbind_file() { in_dir "$3"; inroot "$3"; [ -e "$3" ] || touch "$3"; mount --rbind ${1:+-o "$1"} "$2" "$3"; }   # OPTS SRC DST
+host_files() { _o=$1; shift; for _f; do bind_file "$_o" "/$_f" "$_f"; done; }   # OPTS PATH...: the host's /PATH on PATH
+driver_files() { _o=$1; shift; for _f; do bind_over "$_o" "$D/$_f" "$_f"; done; }   # OPTS PATH...: "$D"/PATH on PATH
+bind_each() { _o=$1 _s=$2; shift 2; for _f; do bind_file "$_o" "$_s" "$_f"; done; }   # OPTS SRC DST...: SRC on each DST
+driver_libs() { _lo=$1 _ld=$2 _lt=$3; shift 3; for _f; do bind_over "$_lo" "${D-}$_ld/$_f" "$_lt/$_f"; done; }   # OPTS DIR TO NAME...
+link_in() { _ki=$1; shift; while [ $# -ge 2 ]; do link "$1" "$_ki/$2"; shift 2; done; }   # DIR TARGET NAME...: DIR/NAME -> TARGET
+bind_dir() { make_dir "$3"; mount --bind ${1:+-o "$1"} "$2" "$3"; }   # OPTS SRC DST: a directory
+rbind_dir() { make_dir "$3"; mount --rbind ${1:+-o "$1"} "$2" "$3"; }   # OPTS SRC DST: with the mounts below it
+rbind_self() { _o=$1; shift; for _m; do inroot "$_m"; mount --rbind -o "$_o" "$_m" "$_m"; done; }   # OPTS DST...: each on itself
+remount() { _o=$1; shift; for _m; do mount -o "remount,bind${_o:+,$_o}" "$_m"; done; }   # OPTS DST...: on each (-o of a bind sets the top one only)
+link() { while [ $# -ge 2 ]; do in_dir "$2"; ln -sfn "$1" "$2"; shift 2; done; }   # TARGET LINK...: in pairs
+write_file() { in_dir "$1"; not_a_link "$1"; "$3" | head -c "$2" >"$1"; }   # DST LEN BODY: the LEN bytes function BODY prints
 # write_if_dir DST LEN BODY: the same, if DST's directory is there.
 write_if_dir() { inroot "${1%/*}"; if [ -d "${1%/*}" ]; then not_a_link "$1"; "$3" | head -c "$2" >"$1"; fi; }
-# driver_text PATH...: PATH holds the text of "$D"/PATH.
-driver_text() { for _f; do in_dir "$_f"; not_a_link "$_f"; cat "${D-}/$_f" >"$_f"; done; }
+driver_text() { for _f; do in_dir "$_f"; not_a_link "$_f"; cat "${D-}/$_f" >"$_f"; done; }   # PATH...: the text of "$D"/PATH
 # driver_params PATH: the same, with ModifyDeviceFiles 0 (gpu/procfs.c's rule).
 driver_params() { in_dir "$1"; not_a_link "$1"; awk '{ k = $0; sub(/:.*/, "", k); gsub(/^[ \t\r]+|[ \t\r]+$/, "", k) }
 	/:/ && k ~ /^(NVreg_)?ModifyDeviceFiles$/ { $0 = k ": 0"; f = 1 } 1; END { if (!f) print "ModifyDeviceFiles: 0" }' "${D-}/$1" >"$1"; }
-# WAIT_GO, LD_GO: the host's sh, started before the pivot, waits for a line on fifo $0, then execs the command in $1, or ldconfig.
-# shellcheck disable=SC2034 # the steps use them
-WAIT_GO='read -r t <"$0"; [ "$t" = go ] || exit 125; cd "$1"; shift; unset PWD OLDPWD; exec "$@"'
-# shellcheck disable=SC2034
-LD_GO='read -r d l c <"$0"; [ -n "$l" ] || exit 0; exec "$l" @LDCONFIG_ARGS@ "/$d/@LDCONFIG_CACHE_NAME@" $c "$@"'
+# shellcheck disable=SC2034 # the steps use it
+WAIT_GO='read -r t <"$0"; [ "$t" = go ] || exit 125; cd "$1"; shift; unset PWD OLDPWD; exec "$@"'   # the host's sh, before the pivot: waits for go on $0
 # image_ldconfig: after pivot_root, by sh's builtins alone: the image's ldconfig, the first of these it has.
 image_ldconfig() { for _l in @LDCONFIG_PATHS@ ''; do if [ -f "$_l" ] && [ -x "$_l" ]; then break; fi; done; echo "$_l"; }
 # cuda_compat MAJOR: the same, and @CUDA_COMPAT_DIR@ if its newest libcuda is newer than the driver's MAJOR.
@@ -74,8 +59,10 @@ cuda_compat() {
 		case $_v in "" | *[!0-9]*) continue ;; esac; [ "$_v" -le "$_c" ] || _c=$_v; done
 	echo "$(image_ldconfig)" "$([ "$_c" -le "$1" ] || echo @CUDA_COMPAT_DIR@)"
 }
-# after_pivot OWNER IDS FLAGS DIR...: in the host's root, which pivot_root leaves, start ldconfig (IDS, no capability); after
+# after_pivot OWNER IDS FLAGS DIR...: in the host's root, which pivot_root leaves, start ldconfig (LD_GO: IDS, no capability); after
 # the pivot (fifo piv) detach the old root, run ldconfig on DIR... (cache: OWNER's), remount with FLAGS, let the command go.
+# shellcheck disable=SC2034 # after_pivot uses it
+LD_GO='read -r d l c <"$0"; [ -n "$l" ] || exit 0; exec "$l" @LDCONFIG_ARGS@ "/$d/@LDCONFIG_CACHE_NAME@" $c "$@"'
 after_pivot() {
 	mkfifo "$S/go" "$S/piv" "$S/ld"
 	chroot "$S/host" /bin/sh -euc 'w=$1 o=$2 i=$3 f=$4; shift 4; read -r _ _ _ p _ </proc/self/stat; r=/proc/$p/root

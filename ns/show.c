@@ -365,10 +365,21 @@ static int has_word(const char *text, const char *name)
 	return 0;
 }
 
+/* The length of the name line defines, a function ("name() ") or a
+ * variable ("NAME="), else 0. */
+static size_t defined_name(const char *line)
+{
+	size_t n = strspn(line, "abcdefghijklmnopqrstuvwxyz_");
+	if (n && !strncmp(line + n, "() ", 3))
+		return n;
+	n = strspn(line, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_");
+	return n && line[n] == '=' ? n : 0;
+}
+
 /* Of the plan's shell functions (text: ns/plan.sh with its constants put
  * in), the units a step calls, directly or through another: a unit is a
- * run of comment lines and the functions under them, each printed whole
- * or not at all. */
+ * run of comment lines and the definitions under them, or a definition
+ * whose comment ends its line, each printed whole or not at all. */
 static void used_functions(const char *text, const char *steps, struct sbuf *b)
 {
 	struct strv units = {0};
@@ -376,8 +387,8 @@ static void used_functions(const char *text, const char *steps, struct sbuf *b)
 	for (const char *l = text; *l;) {
 		const char *next = l + strcspn(l, "\n");
 		next += *next == '\n';
-		/* A comment line after a line of code starts the next unit. */
-		if (*next == '#' && *l != '#') {
+		/* A comment line or a definition after a line of code starts the next unit. */
+		if ((*next == '#' || defined_name(next)) && *l != '#') {
 			strv_add(&units, xstrndup(start, (size_t)(next - start)));
 			start = next;
 		}
@@ -395,11 +406,8 @@ static void used_functions(const char *text, const char *steps, struct sbuf *b)
 				continue;
 			/* The names it defines: "name() " at the start of a line. */
 			for (const char *l = units.v[i]; *l && !used[i]; l += strcspn(l, "\n"), l += *l == '\n') {
-				size_t n = strspn(l, "abcdefghijklmnopqrstuvwxyz_");
-				size_t var = strspn(l, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_");
-				if (var && l[var] == '=')
-					n = var;
-				else if (!n || strncmp(l + n, "() ", 3))
+				size_t n = defined_name(l);
+				if (!n)
 					continue;
 				_cleanup_free_ char *name = xstrndup(l, n);
 				used[i] = has_word(called.s, name);
@@ -531,7 +539,7 @@ void ns_describe_exec(const struct run_config *cfg, const struct plan_view *v, s
 		}
 	char delim[64];
 	plan_delim(cfg, delim, sizeof delim);
-	sbuf_printf(b, "S=$1; umask 022\nsteps\n%s\n)\" sh \"$S\"", delim);
+	sbuf_printf(b, "S=$1; umask 022; steps\n%s\n)\" sh \"$S\"", delim);
 }
 
 /* Whether the container will have the directory path, as the plan knows
