@@ -182,8 +182,9 @@ int step_ends_on(const struct stepper *s, int signo);
 int step_ended(const struct stepper *s, int signo);
 void step_end(struct stepper **s);
 
-/* ns/show.c: the heading of a section of the printed plan ("# 4. The GPU..."). */
-const char *ns_section_heading(enum plan_section s);
+/* ns/show.c: the heading of a section of p's printed plan ("# 4. The GPU...");
+ * section 5 names ldconfig only where p runs it. */
+const char *ns_section_heading(const struct plan *p, enum plan_section s);
 /* ns/show.c: a field of /proc/PID/mountinfo with its "\\ooo" escapes undone
  * in place, and the per-mount flags (OPF_RO...) named in its options. */
 void ns_mountinfo_unescape(char *s);

@@ -300,9 +300,13 @@ static const char *const section_heading[] = {
 	[SEC_PIVOT] = "# 5. pivot_root into the new root; then the image's own ldconfig, the GPU's last step",
 };
 
-const char *ns_section_heading(enum plan_section s)
+const char *ns_section_heading(const struct plan *p, enum plan_section s)
 {
-	return section_heading[s];
+	/* Section 5 names ldconfig only where the plan runs it. */
+	for (size_t i = 0; s == SEC_PIVOT && i < p->n; i++)
+		if (p->v[i].kind == OP_LDCONFIG)
+			return section_heading[s];
+	return s == SEC_PIVOT ? "# 5. pivot_root into the new root" : section_heading[s];
 }
 
 /* Whether op prints any line. */
@@ -332,7 +336,7 @@ void ns_describe_op(const struct run_config *cfg, const struct plan_view *v, siz
 	while (j > 0 && !op_printed(&cfg->plan->v[j - 1]))
 		j--;
 	if (j == 0 || cfg->plan->v[j - 1].section != op->section)
-		sbuf_printf(b, "%s\n", section_heading[op->section]);
+		sbuf_printf(b, "%s\n", ns_section_heading(cfg->plan, op->section));
 	if (uses_driver_root(v, op)) {
 		int first = 1;
 		for (size_t k = 0; k < i && first; k++)

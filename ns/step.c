@@ -455,7 +455,7 @@ int step_at(struct exec_state *st, size_t i, struct gerr *err)
 		for (size_t k = 0; r == 0 && k < s->last.n; k++)
 			table_add_copy(&s->all, &s->last.v[k]);
 	} else {
-		const char *h = ns_section_heading(p->v[prev].section);
+		const char *h = ns_section_heading(p, p->v[prev].section);
 		sbuf_printf(&b, "%s\n", str_after(h, "# ") ? str_after(h, "# ") : h);
 		size_t head = b.len;
 		for (size_t k = s->from; k < s->to; k++)

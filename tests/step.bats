@@ -74,7 +74,7 @@ stop_text() {
 --step: Enter goes on, q ends the launch
 --step: Hardening the walkthrough does not have
 --step: Enter goes on, q ends the launch
---step: 5. pivot_root into the new root; then the image's own ldconfig, the GPU's last step
+--step: 5. pivot_root into the new root
 --step: Enter goes on, q ends the launch
 --step: 6. Drop to the user and exec
 --step: Enter goes on, q ends the launch"
