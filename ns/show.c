@@ -217,12 +217,32 @@ static void plan_delim(const struct run_config *cfg, char *out, size_t cap)
 	plan_delimiter("GPURUN_PLAN_END", cfg->plan, out, cap);
 }
 
+/* The host's tools the plan's steps run besides sh: util-linux and
+ * coreutils always, GNU tar where it unpacks the root from an archive,
+ * awk where it copies the driver's params (driver_params). */
+static void describe_tools(const struct run_config *cfg, struct sbuf *b)
+{
+	const struct plan_view v = {.plan = cfg->plan, .driver_root = cfg->driver_root};
+	int tar = 0, awk = 0;
+	for (size_t i = 0; i < cfg->plan->n; i++) {
+		const struct op *op = &cfg->plan->v[i];
+		tar |= op->kind == OP_ROOTFS && !op->layers.n && !(op->flags & OPF_DIR);
+		awk |= op->kind == OP_FILE && (op->flags & OPF_PARAMS) && plan_file_from_driver(&v, op);
+	}
+	const char *tools[] = {"util-linux", "coreutils", tar ? "tar" : NULL, awk ? "awk" : NULL};
+	size_t n = 0;
+	for (size_t i = 0; i < COUNT_OF(tools); i++)
+		if (tools[i])
+			tools[n++] = tools[i];
+	for (size_t i = 0; i < n; i++)
+		sbuf_printf(b, "%s%s", i == 0 ? "" : i + 1 == n ? " and " : ", ", tools[i]);
+}
+
 void ns_describe_head(const struct run_config *cfg, struct sbuf *b)
 {
-	sbuf_puts(
-		b,
-		"#!/bin/sh\n# gpurun plan: `sh plan.sh` (root, or this user) builds the same container with util-linux, "
-		"coreutils, tar.\n");
+	sbuf_puts(b, "#!/bin/sh\n# gpurun plan: `sh plan.sh` (root, or this user) builds the same container with ");
+	describe_tools(cfg, b);
+	sbuf_puts(b, ".\n");
 	const char *why = not_runnable(cfg);
 	if (why) {
 		sbuf_puts(b, "# cannot run as a script: ");

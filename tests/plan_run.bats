@@ -309,6 +309,25 @@ blog_plans() {
 	assert_output 0
 }
 
+@test "the plan's first line names the host's tools its steps run: tar and awk only where they do" {
+	blog_plans
+	"$GPURUN" --dry-run "$GLIBC_TGZ" true >"$BATS_TEST_TMPDIR/nogpu.sh"
+	"$GPURUN" --dry-run --no-cache "$GLIBC_TGZ" true >"$BATS_TEST_TMPDIR/nocache.sh"
+	local plan tool code
+	for plan in blog nogpu nocache; do
+		code=$(sed -e '/^#/d' -e 's/   # .*//' "$BATS_TEST_TMPDIR/$plan.sh")
+		for tool in tar awk; do
+			if grep -qE "(^|[ ;(])$tool " <<<"$code"; then
+				sed -n 2p "$BATS_TEST_TMPDIR/$plan.sh" | grep -qw "$tool" || fail "$plan runs $tool, its first line does not say so"
+			else
+				sed -n 2p "$BATS_TEST_TMPDIR/$plan.sh" | grep -qvw "$tool" || fail "$plan names $tool, which it does not run"
+			fi
+		done
+	done
+	run sed -n 2p "$BATS_TEST_TMPDIR/blog.sh"
+	assert_output --partial "with util-linux, coreutils and awk."
+}
+
 # fake_in_tmp NAME: FAKE_ROOT, as root a copy of that fake driver root
 # under /tmp (a plan's scratch must not hide bind sources there), removed
 # by the test; unprivileged (no mknod for its device nodes) the driver root
