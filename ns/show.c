@@ -219,7 +219,8 @@ static void plan_delim(const struct run_config *cfg, char *out, size_t cap)
 
 /* The host's tools the plan's steps run besides sh: util-linux and
  * coreutils always, GNU tar where it unpacks the root from an archive,
- * awk where it copies the driver's params (driver_params). */
+ * awk where it copies the driver's params (driver_params), uidmap's
+ * newuidmap and newgidmap where unshare maps subordinate ranges. */
 static void describe_tools(const struct run_config *cfg, struct sbuf *b)
 {
 	const struct plan_view v = {.plan = cfg->plan, .driver_root = cfg->driver_root};
@@ -229,7 +230,8 @@ static void describe_tools(const struct run_config *cfg, struct sbuf *b)
 		tar |= op->kind == OP_ROOTFS && !op->layers.n && !(op->flags & OPF_DIR);
 		awk |= op->kind == OP_FILE && (op->flags & OPF_PARAMS) && plan_file_from_driver(&v, op);
 	}
-	const char *tools[] = {"util-linux", "coreutils", tar ? "tar" : NULL, awk ? "awk" : NULL};
+	const char *tools[] = {"util-linux", "coreutils", tar ? "tar" : NULL, awk ? "awk" : NULL,
+			       ns_launch(cfg)->idmap == LAUNCH_MAP_RANGES ? "uidmap (newuidmap, newgidmap)" : NULL};
 	size_t n = 0;
 	for (size_t i = 0; i < COUNT_OF(tools); i++)
 		if (tools[i])

@@ -538,6 +538,8 @@ as_subuser() {
 	as_subuser test -x "$GPURUN" || skip "$u cannot run $GPURUN"
 	RUNAS=1 same_container -u 1000:1000 "$SUBDIR/busybox.tar.gz"
 	grep -q -- '--map-users=' "$SUBDIR/plan.txt.sh" || fail "the plan maps no subordinate range"
+	# unshare runs them: the first line names them among the tools.
+	sed -n 2p "$SUBDIR/plan.txt.sh" | grep -q ' and uidmap (newuidmap, newgidmap)\.$' || fail "newuidmap is not named"
 }
 
 @test "a Debian minbase image: apt's settings file and the ids, as gpurun makes them" {
