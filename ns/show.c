@@ -220,7 +220,8 @@ static void plan_delim(const struct run_config *cfg, char *out, size_t cap)
 /* The host's tools the plan's steps run besides sh: util-linux and
  * coreutils always, GNU tar where it unpacks the root from an archive,
  * awk where it copies the driver's params (driver_params), uidmap's
- * newuidmap and newgidmap where unshare maps subordinate ranges. */
+ * newuidmap and newgidmap where unshare maps subordinate ranges,
+ * hostname(1) for --hostname, iproute2's ip(8) for --net none. */
 static void describe_tools(const struct run_config *cfg, struct sbuf *b)
 {
 	const struct plan_view v = {.plan = cfg->plan, .driver_root = cfg->driver_root};
@@ -230,8 +231,13 @@ static void describe_tools(const struct run_config *cfg, struct sbuf *b)
 		tar |= op->kind == OP_ROOTFS && !op->layers.n && !(op->flags & OPF_DIR);
 		awk |= op->kind == OP_FILE && (op->flags & OPF_PARAMS) && plan_file_from_driver(&v, op);
 	}
-	const char *tools[] = {"util-linux", "coreutils", tar ? "tar" : NULL, awk ? "awk" : NULL,
-			       ns_launch(cfg)->idmap == LAUNCH_MAP_RANGES ? "uidmap (newuidmap, newgidmap)" : NULL};
+	const char *tools[] = {"util-linux",
+			       "coreutils",
+			       tar ? "tar" : NULL,
+			       awk ? "awk" : NULL,
+			       ns_launch(cfg)->idmap == LAUNCH_MAP_RANGES ? "uidmap (newuidmap, newgidmap)" : NULL,
+			       cfg->hostname ? "hostname" : NULL,
+			       cfg->new_net ? "iproute2 (ip)" : NULL};
 	size_t n = 0;
 	for (size_t i = 0; i < COUNT_OF(tools); i++)
 		if (tools[i])
@@ -263,9 +269,6 @@ void ns_describe_head(const struct run_config *cfg, struct sbuf *b)
 			b,
 			"# With one id mapped, gpurun's filter also answers setgroups, set*id and chown to another id\n"
 			"# with success (there is no other id): here they fail as the kernel says.\n");
-	if (cfg->hostname || cfg->new_net)
-		sbuf_printf(b, "# Needs %s%s%s too.\n", cfg->hostname ? "hostname(1) for --hostname" : "",
-			    cfg->hostname && cfg->new_net ? " and " : "", cfg->new_net ? "ip(8) for --net none" : "");
 	for (size_t i = 0; cfg->host_steps && i < cfg->host_steps->n; i++)
 		sbuf_printf(b, "%s\n", cfg->host_steps->v[i]);
 	sbuf_puts(b, "set -eu\n");

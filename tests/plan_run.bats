@@ -309,14 +309,15 @@ blog_plans() {
 	assert_output 0
 }
 
-@test "the plan's first line names the host's tools its steps run: tar and awk only where they do" {
+@test "the plan's first line names the host's tools its steps run: tar, awk, hostname, ip only where they do" {
 	blog_plans
 	"$GPURUN" --dry-run "$GLIBC_TGZ" true >"$BATS_TEST_TMPDIR/nogpu.sh"
 	"$GPURUN" --dry-run --no-cache "$GLIBC_TGZ" true >"$BATS_TEST_TMPDIR/nocache.sh"
+	"$GPURUN" --dry-run --hostname h --net none "$GLIBC_TGZ" true >"$BATS_TEST_TMPDIR/uts.sh"
 	local plan tool code
-	for plan in blog nogpu nocache; do
+	for plan in blog nogpu nocache uts; do
 		code=$(sed -e '/^#/d' -e 's/   # .*//' "$BATS_TEST_TMPDIR/$plan.sh")
-		for tool in tar awk; do
+		for tool in tar awk hostname ip; do
 			if grep -qE "(^|[ ;(])$tool " <<<"$code"; then
 				sed -n 2p "$BATS_TEST_TMPDIR/$plan.sh" | grep -qw "$tool" || fail "$plan runs $tool, its first line does not say so"
 			else
@@ -326,6 +327,8 @@ blog_plans() {
 	done
 	run sed -n 2p "$BATS_TEST_TMPDIR/blog.sh"
 	assert_output --partial "with util-linux, coreutils and awk."
+	run sed -n 2p "$BATS_TEST_TMPDIR/uts.sh"
+	assert_output --partial "with util-linux, coreutils, hostname and iproute2 (ip)."
 }
 
 # fake_in_tmp NAME: FAKE_ROOT, as root a copy of that fake driver root
