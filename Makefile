@@ -51,7 +51,8 @@ DEPS_DEMO := busybox-static libc-bin python3 zstd xz-utils bzip2 gzip tar
 DEPS_TEST := bats bats-assert bats-support bats-file clang libclang-rt-14-dev llvm clang-format cppcheck \
 	shellcheck busybox-static util-linux passwd procps zstd xz-utils bzip2 gzip tar iproute2 libc-bin file python3 \
 	umoci skopeo buildah docker-registry openssl apache2-utils curl python3-jwt python3-cryptography \
-	debootstrap dpkg-dev uidmap apt dpkg debian-archive-keyring slurmctld slurmd slurm-client munge libslurm-dev
+	debootstrap dpkg-dev uidmap apt dpkg debian-archive-keyring slurmctld slurmd slurm-client munge libslurm-dev \
+	strace
 DEPS_DOC := go-md2man
 DEPS_BENCH := hyperfine bubblewrap crun runc debootstrap libarchive-tools
 

@@ -168,7 +168,11 @@ int ns_run(struct run_config *cfg, struct gerr *err)
 			{.fd = sfd, .events = POLLIN},
 			{.fd = statusp[0], .events = POLLIN},
 			{.fd = errfd_open ? errp[0] : -1, .events = POLLIN},
-			{.fd = ready[0], .events = POLLIN}};
+			/* The record waits for the command's exec, which closes
+			 * its copy of the error pipe (P1's goes after the go-
+			 * ahead): until then it is gpurun's non-dumpable P2,
+			 * whose namespaces a joining launch could not open. */
+			{.fd = errfd_open ? -1 : ready[0], .events = POLLIN}};
 		nfds_t n = 4 + tty_relay_pollfds(tr, pfd + 4);
 		struct pollfd *stepfd = pfd + n;
 		n += step_pollfds(sp, stepfd);

@@ -394,6 +394,26 @@ printable() {
 	stop_all
 }
 
+@test "a launch joins a container only once its command runs: not gpurun's own process before the exec" {
+	command -v strace >/dev/null || fail "strace is missing (make deps-test installs it)"
+	local a=$BATS_TEST_TMPDIR/a
+	# strace holds each rt_sigprocmask(2) of the first launch 0.3 s (five
+	# of them), among them the one the command's process makes after the
+	# go-ahead: still gpurun's and not dumpable (unprivileged, a joiner
+	# could not open its namespaces), it stays that way that long before
+	# its exec.  The container's record must wait for the exec.
+	strace -f -o /dev/null -e trace=rt_sigprocmask -e inject=rt_sigprocmask:delay_enter=300000 \
+		"$GPURUN" --name dev "$IMG" probe wait-signal >"$a" 2>&1 &
+	local tracer=$!
+	wait_running dev
+	# SIGTERM to strace would not reach the run: gpurun, its child, first.
+	LAUNCHED+=("$(pgrep -P "$tracer")" "$tracer")
+	run --separate-stderr "$GPURUN" --name dev "$IMG" probe ns pid
+	assert_success
+	assert_equal "$stderr" ""
+	stop_all
+}
+
 @test "a named container lives until the launches that joined it have ended; its status is its first command's" {
 	local a=$BATS_TEST_TMPDIR/a
 	# The first command ends as soon as the joined one is in; the joined
