@@ -379,6 +379,6 @@ void ns_describe_pivot(const struct run_config *cfg, const struct plan_view *v, 
 		sbuf_printf(b, "cuda_compat %lu", strtoul(ld->data, NULL, 10));
 	else
 		sbuf_puts(b, ld ? "image_ldconfig" : "echo");
-	sbuf_puts(b, ld ? " >&5 ) &   # once ldconfig and the command wait on their fifos"
-			: " >&5 ) &   # once the command waits on its fifo");
+	sbuf_puts(b, " >&5 ) &   # once ");
+	sbuf_puts(b, ld ? "ldconfig and the command wait on their fifos" : "the command waits on its fifo");
 }

@@ -312,6 +312,8 @@ static void libdir_tests(const struct run_config *cfg, struct sbuf *b)
 			    LIBDIR32_OTHER, LIBDIR32_PLAIN);
 }
 
+/* Section 5's heading; a plan that runs ldconfig says so after it. */
+#define PIVOT_HEADING "# 5. pivot_root into the new root"
 /* The headings of the plan's sections, in the walkthrough's order (1 is
  * the unshare line of the head, 6 the command's). */
 static const char *const section_heading[] = {
@@ -322,16 +324,13 @@ static const char *const section_heading[] = {
 	[SEC_GPU] = "# 4. The GPU, as nvidia-container-cli configure does it: nodes, /proc/driver/nvidia, tools, "
 		    "libraries, firmware",
 	[SEC_MOUNTS] = "# Your mounts and working directory (-v, --tmpfs, --mount, -w)",
-	[SEC_PIVOT] = "# 5. pivot_root into the new root; then the image's own ldconfig, the GPU's last step",
+	[SEC_PIVOT] = PIVOT_HEADING "; then the image's own ldconfig, the GPU's last step",
 };
 
 const char *ns_section_heading(const struct plan *p, enum plan_section s)
 {
 	/* Section 5 names ldconfig only where the plan runs it. */
-	for (size_t i = 0; s == SEC_PIVOT && i < p->n; i++)
-		if (p->v[i].kind == OP_LDCONFIG)
-			return section_heading[s];
-	return s == SEC_PIVOT ? "# 5. pivot_root into the new root" : section_heading[s];
+	return s == SEC_PIVOT && !plan_find(p, OP_LDCONFIG) ? PIVOT_HEADING : section_heading[s];
 }
 
 /* Whether op prints any line. */

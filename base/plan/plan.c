@@ -205,12 +205,17 @@ struct op *plan_add_step(struct plan *p, size_t at, int step, enum plan_actor ac
 	return &p->v[at];
 }
 
-struct op *plan_rootfs(const struct plan *p)
+struct op *plan_find(const struct plan *p, enum op_kind kind)
 {
 	for (size_t i = 0; i < p->n; i++)
-		if (p->v[i].kind == OP_ROOTFS)
+		if (p->v[i].kind == kind)
 			return &p->v[i];
 	return NULL;
+}
+
+struct op *plan_rootfs(const struct plan *p)
+{
+	return plan_find(p, OP_ROOTFS);
 }
 
 struct op *plan_bind(struct plan *p, const char *host_src, const char *dst, unsigned flags)

@@ -296,8 +296,10 @@ struct op *plan_file(struct plan *p, const char *dst, const void *data, size_t l
 void plan_why(struct op *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A step of the launch (OP_LAUNCH), at index at (p->n: the end). */
 struct op *plan_add_step(struct plan *p, size_t at, int step, enum plan_actor actor, int after_go);
-/* The root file system's op (OP_ROOTFS, before any mount), or NULL (as
- * strchr(3), the plan's own op, not const). */
+/* The plan's first op of that kind, or NULL (as strchr(3), the plan's own
+ * op, not const). */
+struct op *plan_find(const struct plan *p, enum op_kind kind);
+/* The root file system's op (OP_ROOTFS, before any mount), or NULL. */
 struct op *plan_rootfs(const struct plan *p);
 void plan_free(struct plan *p);
 
