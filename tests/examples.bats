@@ -55,6 +55,20 @@ host_filtered() {
 	assert_output --partial "is out of date"
 }
 
+# The lesson shows the hardening block as the machine that wrote it has it
+# (cgroup v1's mounts below /sys, no /proc/kcore); another host's kernel
+# and mounts give other steps there, and the same lesson.
+@test "a plan's hardening block as another host prints it is not a change" {
+	skip_unless_root "the outputs are root's"
+	cp "$DOCS/docs/lesson.md" "$BATS_TEST_TMPDIR/lesson.md"
+	sed -i -e '/^rbind_self ro,nosuid,nodev,noexec proc\/sys /a remount ro,nosuid,nodev,noexec sys/kernel/tracing' \
+		-e '/^bind_each ro,nosuid,noexec \/dev\/null proc\//d' "$BATS_TEST_TMPDIR/lesson.md"
+	run diff "$DOCS/docs/lesson.md" "$BATS_TEST_TMPDIR/lesson.md"
+	assert_failure
+	run $GEN --check "$BATS_TEST_TMPDIR/lesson.md"
+	assert_success
+}
+
 @test "an example whose command fails is caught" {
 	printf '%s\n' '<!-- run: gpurun --gpus 9 "$IMAGE" true -->' '```console' '```' >"$BATS_TEST_TMPDIR/bad.md"
 	run $GEN --run "$BATS_TEST_TMPDIR/bad.md"
