@@ -299,7 +299,7 @@ blog_sizes() {
 	skip_unless_root "a private mount namespace with one more mount below /sys"
 	fake_in_tmp one
 	local dir
-	for dir in /sys/kernel/tracing /sys/kernel/config /sys/fs/fuse/connections /sys/kernel/debug; do
+	for dir in /sys/kernel/tracing /sys/kernel/config /sys/fs/fuse/connections /sys/kernel/debug /sys/kernel/mm; do
 		[[ -d $dir ]] && ! mountpoint -q "$dir" && break
 		dir=
 	done
