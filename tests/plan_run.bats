@@ -20,6 +20,9 @@ load lib/gpu
 load lib/fingerprint
 load lib/registry
 
+# The heading of the plan's hardening block (ns/show.c).
+HARDENING='# Hardening the walkthrough does not have'
+
 setup_file() {
 	require_gpurun
 	common_images
@@ -211,7 +214,7 @@ blog_plans() {
 	assert_equal "$(grep -c '^#    ' "$plan")" 0
 	local std hard gpu
 	std=$(grep -n '^# 3\. ' "$plan" | cut -d: -f1)
-	hard=$(grep -n '^# Hardening the walkthrough does not have' "$plan" | cut -d: -f1)
+	hard=$(grep -n "^$HARDENING" "$plan" | cut -d: -f1)
 	gpu=$(grep -n '^# 4\. ' "$plan" | cut -d: -f1)
 	[[ -n $hard && $std -lt $hard && $hard -lt $gpu ]] || fail "hardening at line $hard, not between 3 ($std) and 4 ($gpu)"
 	# The steps first, then the functions they call; the driver's files
@@ -260,7 +263,7 @@ blog_plans() {
 # each mount the host has below /sys (here cgroup v1's eleven; a systemd
 # host has tracefs, configfs, pstore...).  The block's heading counts.
 plan_size() {
-	awk '/^# Hardening the walkthrough does not have/ { h = 1; n++; c += length($0) + 1; next }
+	awk -v hardening="$HARDENING" 'index($0, hardening) == 1 { h = 1; n++; c += length($0) + 1; next }
 		h && /^#/ { h = 0 }
 		!h { n++; c += length($0) + 1 }
 		END { print n, c }' "$1"
@@ -307,7 +310,7 @@ blog_sizes() {
 	local before after
 	before=$(blog_sizes)
 	export -f blog_sizes plan_size
-	after=$(GPURUN=$GPURUN FAKE_ROOT=$FAKE_ROOT GLIBC_TGZ=$GLIBC_TGZ BATS_TEST_TMPDIR=$BATS_TEST_TMPDIR \
+	after=$(GPURUN=$GPURUN FAKE_ROOT=$FAKE_ROOT GLIBC_TGZ=$GLIBC_TGZ BATS_TEST_TMPDIR=$BATS_TEST_TMPDIR HARDENING=$HARDENING \
 		unshare -m --propagation private bash -c 'mount -t tmpfs gpurun-test "$1" && blog_sizes' _ "$dir")
 	grep -q "^remount ro,nosuid,nodev,noexec .*${dir#/}" "$BATS_TEST_TMPDIR/blog.sh" ||
 		fail "the plan in that namespace does not remount $dir"
