@@ -21,9 +21,11 @@ ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) -D_GNU_SOURCE -DGPURUN_VERSION='"$(VERSIO
 # drags in libxml2, ICU and nettle for formats gpurun refuses anyway).
 # From the static archives only the tar reader, the four filters, the disk
 # writer, SHA-256, libcap-ng, jansson, libyaml and xxHash's XXH64 end up in
-# the binary.  libcurl stays a dlopen() on the first pull only.
-# libseccomp is not linked at all: tools/seccomp_gen.c uses it at build time.
-ARCHIVE_DEPS = -lacl -llzma -lzstd -llz4 -lbz2 -lz
+# the binary.  libcurl stays a dlopen() on the first pull only, and liblzma
+# on the first xz archive (rootfs/unpack/xz.c: its constructor would run on
+# every start).  libseccomp is not linked at all: tools/seccomp_gen.c uses
+# it at build time.
+ARCHIVE_DEPS = -lacl -lzstd -llz4 -lbz2 -lz
 LIBS = -Wl,--as-needed -Wl,-Bstatic -larchive -lcrypto $(ARCHIVE_DEPS) -lcap-ng -ljansson -lyaml -lxxhash \
 	-Wl,-Bdynamic -ldl -lpthread
 

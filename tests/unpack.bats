@@ -664,6 +664,33 @@ with tarfile.open(sys.argv[1]) as tf:
 	assert_gpurun_error 125 "unpack $txz: decompression failed: "
 }
 
+# liblzma is loaded on the first xz stream only (rootfs/unpack/xz.c); an
+# empty file where the loader looks first is a library that cannot load.
+broken_liblzma() {
+	mkdir "$BATS_TEST_TMPDIR/lib"
+	: >"$BATS_TEST_TMPDIR/lib/liblzma.so.5"
+}
+
+@test "an xz image whose liblzma cannot be loaded is refused, naming the library" {
+	local txz=$BATS_TEST_TMPDIR/img.tar.xz
+	xz -0 -c "$BUSYBOX_TAR" >"$txz"
+	broken_liblzma
+	run --separate-stderr env LD_LIBRARY_PATH="$BATS_TEST_TMPDIR/lib" "$GPURUN" --no-cache "$txz" /bin/true </dev/null
+	assert_gpurun_error 125
+	# The reason in parentheses is the loader's own words.
+	[[ ${stderr_lines[0]} == "gpurun: image $txz: xz data: cannot load liblzma.so.5 ("*")" ]]
+	assert_host_unchanged "$BATS_TEST_TMPDIR/host.before"
+}
+
+@test "a gzip image launches without loading liblzma" {
+	local tgz=$BATS_TEST_TMPDIR/img.tar.gz
+	gzip -c "$BUSYBOX_TAR" >"$tgz"
+	broken_liblzma
+	run env LD_LIBRARY_PATH="$BATS_TEST_TMPDIR/lib" "$GPURUN" --no-cache "$tgz" /bin/echo ok
+	assert_success
+	assert_output ok
+}
+
 # ---- --user against a hostile /etc -------------------------------------------------------
 
 @test "--user NAME does not follow /etc/passwd when it is a symlink to the host's" {

@@ -63,7 +63,7 @@ static int spool_member(struct isrc *s, struct archive *a, struct member *m, str
 			return 0;
 		if (r != ARCHIVE_OK)
 			return gerr_set(err, 0, "image %s: member '%s': %s", s->name, m->name,
-					archive_error_string(a) ? archive_error_string(a) : "cannot be read");
+					reader_error(a) ? reader_error(a) : "cannot be read");
 		if (pwrite(m->spool_fd, buf, size, off) != (ssize_t)size)
 			return gerr_set(err, errno ? errno : EIO, "image %s: copy member '%s' to %s/tmp", s->name,
 					m->name, s->c->root);
@@ -78,7 +78,7 @@ static int read_member(struct isrc *s, struct archive *a, struct member *m, stru
 		la_ssize_t r = archive_read_data(a, m->data + got, m->size - (size_t)got);
 		if (r < 0)
 			return gerr_set(err, 0, "image %s: member '%s': %s", s->name, m->name,
-					archive_error_string(a) ? archive_error_string(a) : "cannot be read");
+					reader_error(a) ? reader_error(a) : "cannot be read");
 		if (r == 0)
 			break;
 		got += r;
@@ -118,9 +118,9 @@ int isrc_index_archive(struct isrc *s, struct gerr *err)
 			break;
 		if (r != ARCHIVE_OK) {
 			rc = gerr_set(err, 0, "image %s: %s", s->name,
-				      src.eof                   ? "truncated archive"
-				      : archive_error_string(a) ? archive_error_string(a)
-								: "damaged archive");
+				      src.eof           ? "truncated archive"
+				      : reader_error(a) ? reader_error(a)
+							: "damaged archive");
 			goto out;
 		}
 		const char *path = archive_entry_pathname(e);

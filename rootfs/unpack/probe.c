@@ -93,12 +93,14 @@ static int explain_refusal(int fd, const char *name, struct gerr *err)
 			memcpy(head + n, block, size);
 		n += size;
 	}
-	const char *what = sniff(head, n), *msg = archive_error_string(a);
+	const char *what = sniff(head, n), *msg = reader_error(a);
 	int failed = r != ARCHIVE_OK && r != ARCHIVE_EOF;
 	if (what)
 		gerr_set(err, 0, "image %s: not a tar archive (%s are not supported; " USE_TAR ")", name, what);
 	else if (comp && failed && n == 0 && archive_errno(a) == LA_ERRNO_FILE_FORMAT)
 		gerr_set(err, 0, "image %s: not a tar archive (empty after %s decompression)", name, comp);
+	else if (comp && failed && xz_refusal())
+		gerr_set(err, 0, "image %s: %s data: %s", name, comp, xz_refusal());
 	else if (comp && failed && src.eof)
 		gerr_set(err, 0, "image %s: truncated %s data", name, comp);
 	else if (comp && failed)

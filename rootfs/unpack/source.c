@@ -424,6 +424,12 @@ int source_guarded(struct fd_source *src, void (*fn)(void *), void *arg)
 	return r;
 }
 
+const char *reader_error(struct archive *a)
+{
+	const char *why = xz_refusal();
+	return why ? why : archive_error_string(a);
+}
+
 int raw_open(struct archive **ap, struct fd_source *src)
 {
 	struct archive_entry *e;

@@ -30,7 +30,7 @@
 
 static void stream_fail(struct stream *s, struct archive *a)
 {
-	const char *msg = archive_error_string(a);
+	const char *msg = reader_error(a);
 	s->failed = 1;
 	/* Data that stops early fails once the whole input has been read. */
 	s->truncated = s->src.eof && !s->src.read_errno;

@@ -127,7 +127,7 @@ static int dev_relation(const char *path)
  * pipe was cut short, the decompressor, which the caller asks afterwards. */
 static int read_error(struct unpacker *u, int status, struct archive_entry *e)
 {
-	const char *msg = archive_error_string(u->in);
+	const char *msg = reader_error(u->in);
 	u->read_failed = 1;
 	if (status == ARCHIVE_RETRY)
 		return gerr_set(u->err, 0, "damaged tar header");

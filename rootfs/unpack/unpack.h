@@ -13,7 +13,8 @@
  *   whiteout.c     a layer's whiteouts as overlayfs reads them
  *                  (whiteout_make, whiteout_opaque)
  *   source.c       the one place that says which archive formats and
- *                  filters gpurun reads (reader_new, raw_open), the
+ *                  filters gpurun reads (reader_new, raw_open,
+ *                  reader_error), the
  *                  compression a stream starts with (compression_of,
  *                  compression_at), and struct fd_source with its calls
  *                  (source_open, source_free, source_map, source_guarded,
@@ -22,6 +23,8 @@
  *   stream.c       the decompressor thread (struct stream, stream_start,
  *                  stream_join) and struct frame_check, the checksums its
  *                  decoders leave to the reader
+ *   xz.c           liblzma's entry points for libarchive, loaded on the
+ *                  first xz stream (xz_refusal)
  *   digest.c       SHA-256 digests
  *   names.c        quote_name, and the UTF-8 locale entry names are read in
  *   place.c        making unpacked entries inside a target (struct placer)
@@ -186,6 +189,15 @@ int source_unwatch(struct fd_source *src, const sigset_t *old);
  * status; *ap is always set, for archive_read_free(), and is NULL (with
  * ARCHIVE_FATAL) when no reader could be made. */
 int raw_open(struct archive **ap, struct fd_source *src);
+
+/* What went wrong in reader a, in libarchive's words, or NULL; but when
+ * liblzma could not be loaded for an xz, lzma or lzip stream, that
+ * (rootfs/unpack/xz.c), which libarchive's words would not say. */
+const char *reader_error(struct archive *a);
+
+/* Why liblzma cannot be loaded, once a reader in this process needed it
+ * for an xz, lzma or lzip stream and went without; else NULL. */
+const char *xz_refusal(void);
 
 /* The decompressor thread hands the plain tar stream to the extracting
  * thread in large blocks of memory, not through a pipe: a pipe costs two
