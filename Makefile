@@ -23,11 +23,12 @@ ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) -D_GNU_SOURCE -DGPURUN_VERSION='"$(VERSIO
 # writer, SHA-256, libcap-ng, jansson, libyaml and xxHash's XXH64 end up in
 # the binary.  libcurl stays a dlopen() on the first pull only, and liblzma
 # on the first xz archive (rootfs/unpack/xz.c: its constructor would run on
-# every start).  libseccomp is not linked at all: tools/seccomp_gen.c uses
-# it at build time.
+# every start); libcrypto's CPU probe waits for the first digest
+# (rootfs/unpack/digest.c, --wrap).  libseccomp is not linked at all:
+# tools/seccomp_gen.c uses it at build time.
 ARCHIVE_DEPS = -lacl -lzstd -llz4 -lbz2 -lz
-LIBS = -Wl,--as-needed -Wl,-Bstatic -larchive -lcrypto $(ARCHIVE_DEPS) -lcap-ng -ljansson -lyaml -lxxhash \
-	-Wl,-Bdynamic -ldl -lpthread
+LIBS = -Wl,--wrap=OPENSSL_cpuid_setup -Wl,--as-needed -Wl,-Bstatic -larchive -lcrypto $(ARCHIVE_DEPS) -lcap-ng \
+	-ljansson -lyaml -lxxhash -Wl,-Bdynamic -ldl -lpthread
 
 # Full RELRO: the loader binds every libc symbol at start and then makes the
 # GOT read-only, so a memory bug in a launcher that runs as root cannot

@@ -6,6 +6,7 @@
 #include "unpack.h"
 
 #include <openssl/sha.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,8 +14,25 @@ struct digest_ctx {
 	SHA256_CTX sha;
 };
 
+/* libcrypto's .init section calls OPENSSL_cpuid_setup() at every start:
+ * its cpuid instructions choose the SHA-256 code (SHA-NI, AVX2), and a
+ * hypervisor that traps cpuid makes them tens of microseconds of every
+ * launch, though a warm launch hashes nothing.  The link points that call
+ * at the empty __wrap_ function (Makefile: --wrap), and the first digest
+ * makes the real one.  Until then libcrypto sees no CPU features, which
+ * only the SHA-256 code here reads. */
+void __wrap_OPENSSL_cpuid_setup(void);
+void __real_OPENSSL_cpuid_setup(void);
+
+void __wrap_OPENSSL_cpuid_setup(void)
+{
+}
+
+static pthread_once_t cpu_features = PTHREAD_ONCE_INIT;
+
 struct digest_ctx *digest_new(void)
 {
+	pthread_once(&cpu_features, __real_OPENSSL_cpuid_setup);
 	struct digest_ctx *d = xmalloc(sizeof *d);
 	SHA256_Init(&d->sha);
 	return d;
