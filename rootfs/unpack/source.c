@@ -427,7 +427,12 @@ int source_guarded(struct fd_source *src, void (*fn)(void *), void *arg)
 const char *reader_error(struct archive *a)
 {
 	const char *why = xz_refusal();
-	return why ? why : archive_error_string(a);
+	for (int i = 0; why && i < archive_filter_count(a); i++) {
+		int code = archive_filter_code(a, i);
+		if (code == ARCHIVE_FILTER_XZ || code == ARCHIVE_FILTER_LZMA || code == ARCHIVE_FILTER_LZIP)
+			return why;
+	}
+	return archive_error_string(a);
 }
 
 int raw_open(struct archive **ap, struct fd_source *src)

@@ -190,8 +190,8 @@ int source_unwatch(struct fd_source *src, const sigset_t *old);
  * ARCHIVE_FATAL) when no reader could be made. */
 int raw_open(struct archive **ap, struct fd_source *src);
 
-/* What went wrong in reader a, in libarchive's words, or NULL; but when
- * liblzma could not be loaded for an xz, lzma or lzip stream, that
+/* What went wrong in reader a, in libarchive's words, or NULL; but when a
+ * reads an xz, lzma or lzip stream and liblzma could not be loaded, that
  * (rootfs/unpack/xz.c), which libarchive's words would not say. */
 const char *reader_error(struct archive *a);
 

@@ -6,9 +6,9 @@
  * which a hypervisor that traps the instruction makes cost tens of
  * microseconds, and most images are gzip or zstd.  So gpurun defines the
  * entry points libarchive's xz filter calls, with liblzma's own
- * declarations, and each forwards to liblzma.so.5, loaded the first
- * time one is called (liblzma5 is an essential package in Debian).  Nothing else
- * in gpurun calls liblzma. */
+ * declarations, and each forwards to liblzma.so.5, loaded the first time
+ * one is called (dpkg depends on liblzma5: every Debian system has it).
+ * Nothing else in gpurun calls liblzma. */
 #include "unpack.h"
 
 #include <dlfcn.h>
