@@ -33,6 +33,7 @@
 
 struct archive *reader_new(int tar, int filters)
 {
+	xz_refusal_clear(); /* reader_error() speaks of this reader only */
 	struct archive *a = archive_read_new();
 	if (!a)
 		return NULL;
@@ -427,12 +428,7 @@ int source_guarded(struct fd_source *src, void (*fn)(void *), void *arg)
 const char *reader_error(struct archive *a)
 {
 	const char *why = xz_refusal();
-	for (int i = 0; why && i < archive_filter_count(a); i++) {
-		int code = archive_filter_code(a, i);
-		if (code == ARCHIVE_FILTER_XZ || code == ARCHIVE_FILTER_LZMA || code == ARCHIVE_FILTER_LZIP)
-			return why;
-	}
-	return archive_error_string(a);
+	return why ? why : archive_error_string(a);
 }
 
 int raw_open(struct archive **ap, struct fd_source *src)

@@ -24,7 +24,7 @@
  *                  stream_join) and struct frame_check, the checksums its
  *                  decoders leave to the reader
  *   xz.c           liblzma's entry points for libarchive, loaded on the
- *                  first xz stream (xz_refusal)
+ *                  first xz stream (xz_refusal, xz_refusal_clear)
  *   digest.c       SHA-256 digests
  *   names.c        quote_name, and the UTF-8 locale entry names are read in
  *   place.c        making unpacked entries inside a target (struct placer)
@@ -190,14 +190,17 @@ int source_unwatch(struct fd_source *src, const sigset_t *old);
  * ARCHIVE_FATAL) when no reader could be made. */
 int raw_open(struct archive **ap, struct fd_source *src);
 
-/* What went wrong in reader a, in libarchive's words, or NULL; but when a
- * reads an xz, lzma or lzip stream and liblzma could not be loaded, that
- * (rootfs/unpack/xz.c), which libarchive's words would not say. */
+/* What went wrong in reader a, the reader this thread made last, in
+ * libarchive's words, or NULL; but when a reads an xz, lzma or lzip stream
+ * and liblzma could not be loaded, that (rootfs/unpack/xz.c), which
+ * libarchive's words would not say. */
 const char *reader_error(struct archive *a);
 
-/* Why liblzma cannot be loaded, once a reader in this process needed it
- * for an xz, lzma or lzip stream and went without; else NULL. */
+/* Why liblzma cannot be loaded, once the reader this thread made last
+ * needed it for an xz, lzma or lzip stream and went without; else NULL.
+ * reader_new() clears it for the reader it makes. */
 const char *xz_refusal(void);
+void xz_refusal_clear(void);
 
 /* The decompressor thread hands the plain tar stream to the extracting
  * thread in large blocks of memory, not through a pipe: a pipe costs two

@@ -27,8 +27,12 @@ static struct {
 	lzma_ret (*properties_decode)(lzma_filter *, const lzma_allocator *, const uint8_t *, size_t);
 	uint32_t (*crc32)(const uint8_t *, size_t, uint32_t);
 	int ready;
-	int refused; /* a call found no library: xz_refusal() says why */
 } xz = {.once = PTHREAD_ONCE_INIT};
+
+/* A call of this thread's reader found no library: xz_refusal() says why.
+ * Per thread because a reader runs in one, and a pull's layers in several:
+ * another layer's failure keeps its own words. */
+static __thread int refused;
 
 #define XZ_LIB "liblzma.so.5"
 
@@ -58,13 +62,18 @@ static int xz_ready(void)
 {
 	if (pthread_once(&xz.once, xz_load) == 0 && xz.ready)
 		return 1;
-	__atomic_store_n(&xz.refused, 1, __ATOMIC_RELEASE);
+	refused = 1;
 	return 0;
 }
 
 const char *xz_refusal(void)
 {
-	return __atomic_load_n(&xz.refused, __ATOMIC_ACQUIRE) ? xz.why : NULL;
+	return refused ? xz.why : NULL;
+}
+
+void xz_refusal_clear(void)
+{
+	refused = 0;
 }
 
 /* Without the library, setting a stream up "succeeds" and its first
