@@ -103,11 +103,12 @@ ns/seccomp_bpf.h: tools/seccomp_gen
 
 # The printed plan's shell functions, written and shellchecked as shell in
 # ns/plan.sh, one C string for ns/show.c: without the file's first
-# paragraph, its shellcheck directives and its blank lines.
+# paragraph, its blank lines and its comments but the "# Helpers" line (the
+# comments are for who changes the file; the plan's reader has the lesson).
 ns/plan_sh.h: ns/plan.sh
 	{ echo '/* generated from ns/plan.sh by make: edit that file */'; echo 'static const char plan_sh[] ='; \
-	  sed -e '1,/^$$/d' -e '/^[[:space:]]*# shellcheck/d' -e '/^$$/d' -e 's/\\/\\\\/g' -e 's/"/\\"/g' \
-	      -e 's/\t/\\t/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } >$@.tmp && mv $@.tmp $@
+	  sed -e '1,/^$$/d' -e '/^# Helpers/!{/^[[:space:]]*#/d;}' -e 's/   # .*$$//' -e '/^$$/d' $< | \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/\t/\\t/g' -e 's/^/"/' -e 's/$$/\\n"/'; echo ';'; } >$@.tmp && mv $@.tmp $@
 
 # The man page is written in docs/gpurun.1.md (its synopsis, run options and
 # exit status generated from `gpurun --help` by tools/gen-options.py) and

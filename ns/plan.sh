@@ -1,21 +1,19 @@
 # ns/plan.sh — the shell functions of the printed plan: ns/show.c prints
-# them after the plan's steps (the build embeds this file without this
-# first paragraph, its shellcheck lines and its blank lines; `make lint`
-# runs shellcheck on it).  Each keeps the guard gpurun has from
-# openat2(RESOLVE_IN_ROOT): mount, mkdir, touch and > follow symlinks, so
-# no path of the image is used before inroot has checked that no symlink
-# sends it out of the new root; nothing but the plan writes into the fresh
-# root, so a path checked stays as checked.  The words @LIKE_THIS@ are
-# gpurun's constants (base/plan/plan.h), put in when the plan is printed.
-# A definition's comment ends its line where the line stays within 160
-# characters, else stands above it: the plan prints each definition with
-# its comment, and only those the steps call (ns/show.c).
-# after_pivot takes its parent's pid from /proc/self/stat, not $PPID: the
-# /proc it sees is the host's, and $PPID counts in the new pid namespace.
+# those the steps call after the steps (the build embeds this file without
+# this first paragraph, its blank lines and its comments, the "# Helpers"
+# line excepted; `make lint` runs shellcheck on it).  Each keeps the guard
+# gpurun has from openat2(RESOLVE_IN_ROOT): mount, mkdir, touch and >
+# follow symlinks, so no path of the image is used before inroot has
+# checked that no symlink sends it out of the new root; nothing but the
+# plan writes into the fresh root, so a path checked stays as checked.
+# The words @LIKE_THIS@ are gpurun's constants (base/plan/plan.h), put in
+# when the plan is printed.  after_pivot takes its parent's pid from
+# /proc/self/stat, not $PPID: the /proc it sees is the host's, and $PPID
+# counts in the new pid namespace.
 
 # shellcheck shell=sh
 # shellcheck disable=SC2016,SC2015 # the scripts in single quotes run in another sh
-# Helpers, only those the steps call.
+# Helpers: inroot refuses a path that a symlink of the image sends out of the new root.
 # inroot PATH: refused when a symlink of the image sends PATH out of the new root.
 inroot() {
 	_r='' _p=$1 _n=0
@@ -52,7 +50,7 @@ driver_params() { in_dir "$1"; not_a_link "$1"; awk '{ k = $0; sub(/:.*/, "", k)
 # shellcheck disable=SC2034 # the steps use it
 WAIT_GO='read -r t <"$0"; [ "$t" = go ] || exit 125; cd "$1"; shift; unset PWD OLDPWD; exec "$@"'   # the host's sh, before the pivot: waits for go on $0
 # image_ldconfig: after pivot_root, by sh's builtins alone: the image's ldconfig, the first of these it has.
-image_ldconfig() { for _l in @LDCONFIG_PATHS@ ''; do if [ -f "$_l" ] && [ -x "$_l" ]; then break; fi; done; echo "$_l"; }
+image_ldconfig() { for _l in @LDCONFIG_PATHS@ ''; do [ -f "$_l" ] && [ -x "$_l" ] && break; done; echo "$_l"; }
 # cuda_compat MAJOR: what image_ldconfig prints, and @CUDA_COMPAT_DIR@ if its newest libcuda is newer than the driver's MAJOR.
 cuda_compat() {
 	_c=0; for _f in @CUDA_COMPAT_DIR@/libcuda.so.*.*; do _v=${_f##*/libcuda.so.}; _v=${_v%%.*}
