@@ -75,15 +75,15 @@ static int have_chr(const struct gpu_driver *drv, const char *path, unsigned maj
 
 static void collect_devices(const struct gpu_driver *drv, unsigned inj, struct inj_set *s)
 {
-	inj_add_dev(s, "/dev/nvidiactl", NV_MAJOR, NV_CTL_MINOR, NULL, "the driver's control node");
+	inj_add_dev(s, "/dev/nvidiactl", NV_MAJOR, NV_CTL_MINOR, NULL, NULL);
 	if ((inj & INJ_COMPUTE_LIBS) && drv->uvm_major) {
 		if (have_chr(drv, "/dev/nvidia-uvm", drv->uvm_major, 0))
-			inj_add_dev(s, "/dev/nvidia-uvm", drv->uvm_major, 0, NULL, "CUDA unified memory");
+			inj_add_dev(s, "/dev/nvidia-uvm", drv->uvm_major, 0, NULL, NULL);
 		if (have_chr(drv, "/dev/nvidia-uvm-tools", drv->uvm_major, 1))
-			inj_add_dev(s, "/dev/nvidia-uvm-tools", drv->uvm_major, 1, NULL, "CUDA unified memory tools");
+			inj_add_dev(s, "/dev/nvidia-uvm-tools", drv->uvm_major, 1, NULL, NULL);
 	}
 	if ((inj & INJ_DISPLAY) && have_chr(drv, "/dev/nvidia-modeset", NV_MAJOR, NV_MODESET_MINOR))
-		inj_add_dev(s, "/dev/nvidia-modeset", NV_MAJOR, NV_MODESET_MINOR, NULL, "display capability");
+		inj_add_dev(s, "/dev/nvidia-modeset", NV_MAJOR, NV_MODESET_MINOR, NULL, NULL);
 	for (size_t i = 0; i < s->ngpus; i++) {
 		char path[32];
 		snprintf(path, sizeof path, "/dev/nvidia%u", s->gpus[i]->minor);

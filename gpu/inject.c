@@ -193,7 +193,7 @@ static void add_devices(struct plan *p, const struct gpu_driver *drv, const stru
 		if (d->gpu)
 			/* Named after the index: the minor is a different number. */
 			plan_why(op, "GPU %u = PCI %s, minor %u", d->gpu->index, d->gpu->procdir, d->gpu->minor);
-		else
+		else if (d->why)
 			plan_why(op, "%s", d->why);
 	}
 	/* NVIDIA_MIG_CONFIG/MONITOR_DEVICES: the whole directory.  Read-only
@@ -225,7 +225,7 @@ static void add_text_file(struct plan *p, const struct gpu_driver *drv, const ch
 	struct op *op = plan_file(p, dst, fixed, len, 0444);
 	op->src = xstrdup(src);
 	op->flags |= OPF_PARAMS;
-	plan_why(op, "ModifyDeviceFiles: 0, so the driver in here cannot mknod other GPUs' nodes");
+	plan_why(op, "ModifyDeviceFiles 0: no mknod of other GPUs' nodes");
 }
 
 /* /proc/driver/nvidia with only the selected GPUs, as nvidia-container-cli
@@ -309,7 +309,7 @@ static void add_files(struct plan *p, const struct inj_set *set)
 		plan_bind(p, set->bins[i].src, set->bins[i].dst, OPF_DRIVER_FILE);
 	for (size_t i = 0; i < set->nlibs; i++)
 		plan_bind(p, set->libs[i].src, set->libs[i].dst, OPF_DRIVER_FILE);
-	add_soname_links(p, set->libs, set->nlibs, "the SONAME links, for images without ldconfig");
+	add_soname_links(p, set->libs, set->nlibs, "for images without ldconfig");
 	/* compat32: the 32-bit libraries into the image's 32-bit directory. */
 	for (size_t i = 0; i < set->nlibs32; i++) {
 		struct op *op = plan_bind(p, set->libs32[i].src, set->libs32[i].dst, OPF_DRIVER_FILE);

@@ -56,8 +56,8 @@ static void layout_root(struct plan *p, const struct run_config *cfg)
 		if (cfg->import_sel)
 			root->image_sel = xstrdup(cfg->import_sel);
 	}
-	plan_why(root,
-		 cfg->kept_dir ? "the new root: the image's layers under the kept container's layer" : "the new root");
+	if (cfg->kept_dir)
+		plan_why(root, "the new root: the image's layers under the kept container's layer");
 }
 
 static void layout_dev(struct plan *p, const struct run_config *cfg)
@@ -72,8 +72,7 @@ static void layout_dev(struct plan *p, const struct run_config *cfg)
 					       {"/proc/self/fd/1", "/dev/stdout"},
 					       {"/proc/self/fd/2", "/dev/stderr"},
 					       {"pts/ptmx", "/dev/ptmx"}};
-	plan_why(plan_tmpfs(p, "/dev", "mode=0755", OPF_NOSUID | OPF_NOEXEC),
-		 "a private /dev: only the nodes gpurun binds");
+	plan_tmpfs(p, "/dev", "mode=0755", OPF_NOSUID | OPF_NOEXEC);
 	for (size_t i = 0; i < COUNT_OF(nodes); i++) {
 		struct op *op = plan_bind(p, nodes[i].path, nodes[i].path, OPF_DEVICE | OPF_NOSUID | OPF_NOEXEC);
 		op->rdev = makedev(nodes[i].maj, nodes[i].min);
@@ -91,8 +90,7 @@ static void layout_dev(struct plan *p, const struct run_config *cfg)
 		_cleanup_free_ char *data = xasprintf("mode=1777,size=%llu", cfg->shm_size);
 		plan_why(plan_tmpfs(p, "/dev/shm", data, OPF_NOSUID | OPF_NODEV), "--shm-size");
 	} else {
-		plan_why(plan_tmpfs(p, "/dev/shm", "mode=1777", OPF_NOSUID | OPF_NODEV),
-			 "no size cap: NCCL and data loaders use it");
+		plan_tmpfs(p, "/dev/shm", "mode=1777", OPF_NOSUID | OPF_NODEV); /* no size cap: NCCL uses it */
 	}
 }
 
@@ -105,10 +103,8 @@ static void layout_host_net_files(struct plan *p)
 {
 	static const char *const files[] = {"/etc/resolv.conf", "/etc/hosts"};
 	for (size_t i = 0; i < COUNT_OF(files); i++) {
-		struct op *op = plan_bind(p, files[i], files[i],
-					  OPF_OPTIONAL | OPF_REPLACE | OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC);
-		if (!i) /* said once for both */
-			plan_why(op, "the host's, as the network is shared");
+		plan_bind(p, files[i], files[i],
+			  OPF_OPTIONAL | OPF_REPLACE | OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC);
 	}
 }
 
@@ -175,8 +171,7 @@ void layout_base(struct plan *p, const struct run_config *cfg)
 		plan_add(p, OP_HOSTNAME, 0, cfg->hostname, NULL);
 	if (cfg->new_net)
 		plan_add(p, OP_LOOPBACK, 0, NULL, NULL);
-	plan_why(plan_add(p, OP_PROC, OPF_NOSUID | OPF_NODEV | OPF_NOEXEC, NULL, "/proc"),
-		 "fresh: only the container's processes");
+	plan_add(p, OP_PROC, OPF_NOSUID | OPF_NODEV | OPF_NOEXEC, NULL, "/proc");
 	layout_dev(p, cfg);
 	if (cfg->new_net)
 		plan_add(p, OP_SYSFS, OPF_RO | OPF_NOSUID | OPF_NODEV | OPF_NOEXEC, NULL, "/sys");

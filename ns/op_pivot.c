@@ -373,12 +373,11 @@ void ns_describe_pivot(const struct run_config *cfg, const struct plan_view *v, 
 			sbuf_printf(b, " %s", dirs.s);
 		sbuf_free(&dirs);
 	}
-	sbuf_printf(b, "%s\n", ld ? "   # from the host's root: ldconfig, no capability, then the go" : "");
+	sbuf_printf(b, "%s\n", ld ? "   # the image's ldconfig: the command's ids, no capability" : "");
 	sbuf_puts(b, "( exec 5>\"$S/piv\"; pivot_root . .; ");
 	if (ld && ld->data)
 		sbuf_printf(b, "cuda_compat %lu", strtoul(ld->data, NULL, 10));
 	else
 		sbuf_puts(b, ld ? "image_ldconfig" : "echo");
-	sbuf_puts(b, " >&5 ) &   # once ");
-	sbuf_puts(b, ld ? "ldconfig and the command wait on their fifos" : "the command waits on its fifo");
+	sbuf_puts(b, " >&5 ) &");
 }

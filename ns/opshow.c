@@ -117,13 +117,27 @@ static void group_words(const struct plan_view *v, const struct op *op, enum gro
 		plan_rel(v, b, op->dst);
 }
 
+/* The comment of the group of ops lead..lead+n-1: the one op's of them
+ * that has one (the lead's or the last's), or NULL. */
+static const char *group_why(const struct plan_view *v, size_t lead, size_t n)
+{
+	for (size_t j = lead; j < lead + n; j++)
+		if (v->plan->v[j].why)
+			return v->plan->v[j].why;
+	return NULL;
+}
+
 /* Whether op j goes on the line of the group led by op i (a line that
- * goes on after a backslash where it grows long). */
+ * goes on after a backslash where it grows long).  The line has one
+ * comment at most, at its end: an op with one ends the group, unless it
+ * leads it. */
 static int group_joins(const struct plan_view *v, size_t i, size_t j)
 {
 	const struct op *a = &v->plan->v[i], *o = &v->plan->v[j];
 	enum group_kind k = group_kind(v, a);
-	if (k == G_NONE || group_kind(v, o) != k || o->why || a->section != o->section)
+	if (k == G_NONE || group_kind(v, o) != k || a->section != o->section)
+		return 0;
+	if ((o->why && group_why(v, i, j - i)) || (j - 1 > i && v->plan->v[j - 1].why))
 		return 0;
 	if (k != G_LINK && k != G_LINKIN && k != G_TEXT && bind_flags(a) != bind_flags(o))
 		return 0;
@@ -190,9 +204,9 @@ static size_t group_lay(const char *head, const struct strv *words, size_t brk, 
 /* The group's line, its lines at most 150 characters, the last with room
  * for the lead's comment: if it has none, the last words go on a line of
  * their own, as many as fit there. */
-static void group_line(const struct op *a, const char *head, const struct strv *words, struct sbuf *b)
+static void group_line(const char *comment, const char *head, const struct strv *words, struct sbuf *b)
 {
-	const size_t max = 150, why = a->why ? 5 + strlen(a->why) : 0;
+	const size_t max = 150, why = comment ? 5 + strlen(comment) : 0;
 	size_t at = b->len;
 	if (group_lay(head, words, SIZE_MAX, max, b) + why <= max)
 		return;
@@ -242,12 +256,13 @@ size_t op_describe_step(const struct plan_view *v, size_t i, struct sbuf *b)
 		op_describe(v, a, b);
 	} else {
 		struct sbuf head = {0};
+		const char *why = group_why(v, i, n);
 		group_head(v, i, &head);
-		group_line(a, head.s, &words, b);
+		group_line(why, head.s, &words, b);
 		sbuf_free(&head);
-		if (a->why) {
+		if (why) {
 			sbuf_puts(b, "   # ");
-			sbuf_add_visible(b, a->why);
+			sbuf_add_visible(b, why);
 		}
 	}
 	strv_free(&words);

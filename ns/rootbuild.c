@@ -469,7 +469,7 @@ static void describe_rootfs(const struct plan_view *v, const struct op *op, stru
 	(void)v;
 	sbuf_puts(b, "mount -t tmpfs");
 	plan_mount_opts(b, PLAN_SCRATCH_FLAGS, PLAN_SCRATCH_DATA);
-	sbuf_puts(b, " gpurun \"$S\"   # private to this mount namespace\n");
+	sbuf_puts(b, " gpurun \"$S\"\n");
 	sbuf_puts(b, "mkdir \"$S/host\"; mount --rbind / \"$S/host\"   # the host's tools, for after pivot_root\n");
 	if (op->flags & OPF_LAYERS) {
 		/* The cache's directory of layers, named once when they share it. */
@@ -484,7 +484,7 @@ static void describe_rootfs(const struct plan_view *v, const struct op *op, stru
 			_cleanup_free_ char *dir = xstrndup(op->layers.v[0], dl);
 			sbuf_puts(b, "L=");
 			sbuf_shquote(b, dir);
-			sbuf_puts(b, "   # gpurun's cache of unpacked layers\n");
+			sbuf_puts(b, "\n");
 		}
 		if (op->kept) {
 			sbuf_puts(b, "mkdir \"$S/layers\" \"$S/kept\" \"$S/root\"; mount --bind");

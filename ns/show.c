@@ -196,8 +196,7 @@ static const char *not_runnable(const struct run_config *cfg)
 		return "--no-cache unpacks and verifies the image's layers with gpurun's own unpacker; "
 		       "launch it once without --no-cache, and print the plan of the cached image";
 	if (cfg->layered && !tree_known(cfg))
-		return "the image's layers are not in the cache yet; launch it once, "
-		       "then print the plan";
+		return "launch it once to fill the cache, then print the plan";
 	if (tree_known(cfg)) {
 		_cleanup_fd_ int sh = tree_open(cfg, "/bin/sh", O_PATH);
 		if (sh < 0)
@@ -274,7 +273,7 @@ void ns_describe_head(const struct run_config *cfg, struct sbuf *b)
 	sbuf_puts(b, "set -eu\n");
 	if (why)
 		sbuf_puts(b, "echo 'gpurun plan: cannot run as a script (see its first lines)' >&2; exit 125\n");
-	sbuf_puts(b, "S=$(mktemp -d /tmp/gpurun-plan.XXXXXX); trap 'rmdir \"$S\"' EXIT   # the scratch directory\n");
+	sbuf_puts(b, "S=$(mktemp -d /tmp/gpurun-plan.XXXXXX); trap 'rmdir \"$S\"' EXIT\n");
 	/* The plan's steps outside: the namespaces and their id maps. */
 	launch_describe(cfg->plan, ACT_MONITOR, b, NULL);
 	char delim[64];
@@ -368,7 +367,7 @@ void ns_describe_op(const struct run_config *cfg, const struct plan_view *v, siz
 		if (first) {
 			sbuf_puts(b, PLAN_DRIVER_VAR "=");
 			sbuf_shquote(b, v->driver_root);
-			sbuf_puts(b, "   # the driver root, where the host's NVIDIA files are\n");
+			sbuf_puts(b, "   # the driver root\n");
 		}
 	}
 	if (op->kind == OP_PIVOT) {
@@ -503,7 +502,7 @@ static void describe_functions(const char *steps, struct sbuf *out)
 
 void ns_describe_exec(const struct run_config *cfg, const struct plan_view *v, struct sbuf *b)
 {
-	sbuf_puts(b, "# 6. Drop to the user and exec: limits, ids, groups, capabilities, no_new_privs, environment\n");
+	sbuf_puts(b, "# 6. Drop to the user and exec\n");
 	/* The command's steps, each printing its part (ns/steps.c). */
 	struct step_print p = {0};
 	launch_describe(cfg->plan, ACT_COMMAND, b, &p);
@@ -547,7 +546,7 @@ void ns_describe_exec(const struct run_config *cfg, const struct plan_view *v, s
 		sbuf_puts(&cmd, words.v[i]);
 	}
 	strv_free(&words);
-	sbuf_printf(b, "%s   # the command\n}\n", cmd.s);
+	sbuf_printf(b, "%s\n}\n", cmd.s);
 	sbuf_free(&cmd);
 	/* What the steps call: the ops' lines, the pivot's and the command's. */
 	struct sbuf steps = {0};
@@ -644,12 +643,8 @@ static void ns_describe_image(const struct run_config *cfg, struct sbuf *b)
 	sbuf_printf(b, ": %zu layer%s%s", img->layers.n, img->layers.n == 1 ? "" : "s",
 		    cfg->import_run ? ", unpacked into this run's tmpfs (--no-cache)"
 		    : img->hit      ? ", from the cache"
-		    : img->missing  ? ", not in the cache yet (a launch unpacks them)"
+		    : img->missing  ? ", not in the cache yet"
 				    : ", unpacked into the cache");
-	for (size_t i = 0; i < img->layers.n; i++) {
-		sbuf_printf(b, "\n#   layer %zu: ", i + 1);
-		sbuf_showquote(b, img->layer_ids.v[i]);
-	}
 	const struct image_config *c = &img->config;
 	if (c->env || c->entrypoint || c->cmd || c->workdir || c->user) {
 		sbuf_puts(b, "\n# the image's config (the command line overrides it):");

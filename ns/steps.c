@@ -339,7 +339,7 @@ static void describe_caps(const struct launch *l, const struct op *s, struct sbu
 	(void)l;
 	(void)s;
 	(void)b;
-	sbuf_puts(&p->lines, "# hardening: the bounding set keeps docker's default capabilities\nCAPS=-all");
+	sbuf_puts(&p->lines, "# hardening: docker's default capabilities\nCAPS=-all");
 	sec_describe_caps(&p->lines);
 	sbuf_puts(&p->lines, "\n");
 }

@@ -227,7 +227,7 @@ $FAKEMIG$CAPS/gpu0/mig/gi2/ci1/access"
 	run --separate-stderr gpum --dry-run --gpus 0:0 --caps utility "$GLIBC_TAR" true
 	assert_success
 	# From the driver root, named once ("$D", ns/plan.sh's driver_files).
-	assert_line "D=$FAKEMIG   # the driver root, where the host's NVIDIA files are"
+	assert_line "D=$FAKEMIG   # the driver root"
 	assert_line "driver_files ro,nosuid,noexec dev/nvidia-caps/nvidia-cap12   # MIG 0:0: GPU instance 1"
 	assert_line "driver_files ro,nosuid,noexec dev/nvidia-caps/nvidia-cap13   # MIG 0:0: compute instance 0"
 	assert_line "make_dir -m 0555 proc/driver/nvidia/capabilities/gpu0/mig/gi1/ci0"

@@ -127,10 +127,10 @@ need_fake4() {
 	assert_output --partial "the --verbose steps differ from the --dry-run plan"
 }
 
-# The command's line of a plan (setpriv, possibly split with \): its ids,
-# environment, directory.
+# The command's line of a plan (setpriv, possibly split with \), the last
+# of its steps: its ids, environment, directory.
 run_as_line() {
-	sed 's/^+ //' "$1" | grep -B1 '   # the command$' | grep -A1 '^setpriv \|^unshare --user ' | tr -d '\n'
+	sed 's/^+ //' "$1" | sed -n '/^steps() {$/,/^}$/p' | sed -n '/^setpriv \|^unshare --user /,/^}$/p' | sed '$d' | tr -d '\n'
 }
 
 @test "-u NAME: HOME is decided once, and the plan, the steps and the command's environment hold the same" {

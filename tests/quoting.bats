@@ -90,9 +90,9 @@ assert_no_terminal_bytes() {
 	assert_success
 	local line
 	# The command's line (setpriv, ns/show.c), with the raw newline that
-	# ends the last Cmd word.
-	line=$(awk '/^setpriv / { on = 1 } on { print } on && /   # the command$/ { exit }' <<<"$output")
-	line=${line%   # the command}
+	# ends the last Cmd word: the last step, up to the helpers.
+	line=$(awk '/^setpriv / { on = 1 } /^# Helpers/ { exit } on { print }' <<<"$output")
+	line=${line%$'\n'\}}
 	[[ -n "$line" ]] || fail "no command line in: $output"
 	# Its words: setpriv's, the image's Env, HOME, the waiting shell, the directory, then Entrypoint and Cmd.
 	sh -c "set -- ${line#setpriv }; for a; do printf '%s\\0' \"\$a\"; done" \

@@ -52,8 +52,10 @@ def op_lines_dry(text):
     only knows at run time, "# the image has no ldconfig") left out."""
     lines = text.splitlines()
     start = lines.index("steps() {")
-    end = next(i for i, l in enumerate(lines) if l.endswith("   # the command"))
-    while lines[end - 1].endswith("\\"):  # the command's line goes on from there
+    # The command is the last of the steps: the line before the function's
+    # "}", and the lines it goes on from.
+    end = lines.index("}", start) - 1
+    while lines[end - 1].endswith("\\"):
         end -= 1
     return [l for l in lines[start + 1:end] if not l.startswith("#")]
 
