@@ -89,6 +89,8 @@ int mountfd_op(const struct op *op, const char *type, int target, const char *wh
 {
 	struct sbuf data = {0};
 	op_mount_data(op, &data);
+	if (plan_fresh_sb_ro(op, type))
+		op_data_add(&data, "ro");
 	int r = mountfd_fresh(type, type, data.s, op->flags, target, what, err);
 	sbuf_free(&data);
 	return r;

@@ -27,16 +27,15 @@ static void describe_fresh(const struct plan_view *v, const struct op *op, struc
 	struct sbuf data = {0};
 	op_mount_data(op, &data);
 	int in_proc = op->kind == OP_PROC || !strncmp(op->dst, "/proc/", 6);
+	int sb_ro = plan_fresh_sb_ro(op, type);
 	sbuf_puts(b, in_proc ? "inroot " : "make_dir ");
 	plan_rel(v, b, op->dst);
-	/* mount -o ro would make the file system itself read-only; the
-	 * executor sets the flag on the mount only (fsmount attributes). */
 	sbuf_printf(b, "; mount -t %s", type);
-	plan_mount_opts(b, op->flags & ~OPF_RO, data.s);
+	plan_mount_opts(b, sb_ro ? op->flags : op->flags & ~OPF_RO, data.s);
 	sbuf_printf(b, " %s ", type);
 	plan_rel(v, b, op->dst);
 	sbuf_free(&data);
-	if (op->flags & OPF_RO) {
+	if ((op->flags & OPF_RO) && !sb_ro) {
 		sbuf_puts(b, "; remount ");
 		plan_opts_word(b, op->flags & OPF_MOUNT_MASK, NULL);
 		sbuf_puts(b, " ");

@@ -279,3 +279,13 @@ void plan_free(struct plan *p)
 	free(p->v);
 	memset(p, 0, sizeof *p);
 }
+
+/* A read-only tmpfs is read-only itself as well as its mount, as mount(2)
+ * makes it with MS_RDONLY (and docker's masks): nothing is ever written to
+ * it, so one mount -o ro says it.  Another file system's superblock may be
+ * shared (sysfs within a network namespace): only its mount is made
+ * read-only, which mount(8) says as a remount. */
+int plan_fresh_sb_ro(const struct op *op, const char *type)
+{
+	return (op->flags & OPF_RO) && !strcmp(type, "tmpfs");
+}

@@ -294,6 +294,9 @@ struct op *plan_mkdir(struct plan *p, const char *dst, mode_t mode);
 struct op *plan_symlink(struct plan *p, const char *target, const char *dst);
 struct op *plan_file(struct plan *p, const char *dst, const void *data, size_t len, mode_t mode);
 void plan_why(struct op *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Whether op's fresh file system of this type is read-only itself (a
+ * read-only tmpfs), not only its mount: the executor and the printer ask. */
+int plan_fresh_sb_ro(const struct op *op, const char *type);
 /* A step of the launch (OP_LAUNCH), at index at (p->n: the end). */
 struct op *plan_add_step(struct plan *p, size_t at, int step, enum plan_actor actor, int after_go);
 /* The plan's first op of that kind, or NULL (as strchr(3), the plan's own
