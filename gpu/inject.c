@@ -317,14 +317,25 @@ static void add_files(struct plan *p, const struct inj_set *set)
 			plan_why(op, "compat32: the 32-bit driver libraries");
 	}
 	add_soname_links(p, set->libs32, set->nlibs32, "their SONAME links");
-	/* And the three links nvidia-container-cli adds beyond them. */
-	if (find_lib(set, "libcuda.so."))
-		plan_why(plan_symlink(p, "libcuda.so.1", "$LIBDIR/libcuda.so"), "for programs linked with -lcuda");
+	/* And the three links nvidia-container-cli adds beyond them, which
+	 * share a line: its comment names what each of them is for. */
 	const struct inj_file *glx = find_lib(set, "libGLX_nvidia.so.");
-	if (glx)
-		plan_symlink(p, strrchr(glx->src, '/') + 1, "$LIBDIR/libGLX_indirect.so.0");
-	if (find_lib(set, "libnvidia-opticalflow.so."))
-		plan_symlink(p, "libnvidia-opticalflow.so.1", "$LIBDIR/libnvidia-opticalflow.so");
+	int cuda = !!find_lib(set, "libcuda.so."), flow = !!find_lib(set, "libnvidia-opticalflow.so.");
+	struct op *first = NULL;
+	if (cuda)
+		first = plan_symlink(p, "libcuda.so.1", "$LIBDIR/libcuda.so");
+	if (glx) {
+		struct op *op = plan_symlink(p, strrchr(glx->src, '/') + 1, "$LIBDIR/libGLX_indirect.so.0");
+		first = first ? first : op;
+	}
+	if (flow) {
+		struct op *op = plan_symlink(p, "libnvidia-opticalflow.so.1", "$LIBDIR/libnvidia-opticalflow.so");
+		first = first ? first : op;
+	}
+	if (first)
+		plan_why(first, "for %s%s%s%s%s", cuda ? "-lcuda" : "", cuda && glx ? (flow ? ", " : " and ") : "",
+			 glx ? "GLX's indirect rendering" : "", flow && (cuda || glx) ? " and " : "",
+			 flow ? "-lnvidia-opticalflow" : "");
 	/* Links loaders look for that no SONAME names (the GBM backend). */
 	for (size_t i = 0; i < set->nlinks; i++)
 		plan_symlink(p, set->links[i].src, set->links[i].dst);

@@ -527,6 +527,22 @@ libcuda.so.$DRIVER_VERSION"
 	assert_line --regexp "write: E(ROFS|ACCES)"
 }
 
+@test "the plan's control node and GPU node share a line, its comment naming the GPU" {
+	run --separate-stderr gpu4 --dry-run --gpus 0 --caps utility "$GLIBC_TAR" true
+	assert_success
+	assert_line "driver_files ro,nosuid,noexec dev/nvidiactl dev/nvidia2   # GPU 0 = PCI 0000:3b:00.0, minor 2"
+}
+
+@test "the links nvidia-container-cli adds beside the SONAME links share a line whose comment names each" {
+	run --separate-stderr gpu4 --dry-run --gpus 0 --caps all "$GLIBC_TAR" true
+	assert_success
+	run plan_join <<<"$output"
+	assert_line --regexp "^link_in [^ ]+ libcuda.so.1 libcuda.so libGLX_nvidia.so.[0-9.]+ libGLX_indirect.so.0 libnvidia-opticalflow.so.1 libnvidia-opticalflow.so   # for -lcuda, GLX's indirect rendering and -lnvidia-opticalflow$"
+	run --separate-stderr gpu4 --dry-run --gpus 0 --caps compute "$GLIBC_TAR" true
+	run plan_join <<<"$output"
+	assert_line --regexp "^link_in [^ ]+ libcuda.so.1 libcuda.so   # for -lcuda$"
+}
+
 @test "the plan runs the image's ldconfig over the lib dir after the pivot" {
 	run --separate-stderr gpu4 --dry-run --gpus 0 "$GLIBC_TAR" true
 	assert_success
