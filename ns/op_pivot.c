@@ -373,7 +373,7 @@ void ns_describe_pivot(const struct run_config *cfg, const struct plan_view *v, 
 			sbuf_printf(b, " %s", dirs.s);
 		sbuf_free(&dirs);
 	}
-	sbuf_printf(b, "%s\n", ld ? "   # the image's ldconfig: the command's ids, no capability" : "");
+	sbuf_printf(b, "%s\n", ld ? "   # the image's ldconfig, with no capability" : "");
 	sbuf_puts(b, "( exec 5>\"$S/piv\"; pivot_root . .; ");
 	if (ld && ld->data)
 		sbuf_printf(b, "cuda_compat %lu", strtoul(ld->data, NULL, 10));

@@ -173,7 +173,7 @@ $FAKE1$LIBDIR_DEBIAN/libcuda.so.$DRIVER_VERSION $LIBDIR_DEBIAN/libcuda.so.$DRIVE
 	assert_line --partial "$FAKE4/dev/nvidia0 dev/nvidia0"
 	assert_line --partial "$FAKE4/dev/nvidia1 dev/nvidia1"
 	refute_line --partial "$FAKE4/dev/nvidia2"
-	assert_equal "$(grep -c "^after_pivot .*   # the image's ldconfig: the command's ids, no capability$" <<<"$output")" 1
+	assert_equal "$(grep -c "^after_pivot .*   # the image's ldconfig, with no capability$" <<<"$output")" 1
 }
 
 @test "--dry-run prints the CDI plan: node binds, file binds, links and the ldconfig step" {
@@ -184,7 +184,7 @@ $FAKE1$LIBDIR_DEBIAN/libcuda.so.$DRIVER_VERSION $LIBDIR_DEBIAN/libcuda.so.$DRIVE
 	assert_line "bind_over ro,nosuid,nodev $FAKE1$LIBDIR_DEBIAN/libcuda.so.$DRIVER_VERSION ${LIBDIR_DEBIAN#/}/libcuda.so.$DRIVER_VERSION"
 	run plan_join <<<"$output"
 	assert_line --regexp "^link .*libcuda.so.1 ${LIBDIR_DEBIAN#/}/libcuda.so( |$)"
-	assert_line --regexp "^after_pivot [0-9:]+ ('[^']*'|[^ ']+) '' $LIBDIR_DEBIAN   # the image's ldconfig: the command's ids, no capability$"
+	assert_line --regexp "^after_pivot [0-9:]+ ('[^']*'|[^ ']+) '' $LIBDIR_DEBIAN   # the image's ldconfig, with no capability$"
 	assert_output --partial " NVIDIA_VISIBLE_DEVICES=void "
 	assert_line --regexp ' "\$S/go" / true$'
 	refute_line --regexp "^[^#].*proc/driver"

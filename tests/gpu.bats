@@ -547,7 +547,7 @@ libcuda.so.$DRIVER_VERSION"
 	run --separate-stderr gpu4 --dry-run --gpus 0 "$GLIBC_TAR" true
 	assert_success
 	# Started before the pivot (the host's setpriv), told which ldconfig after it.
-	assert_line --regexp "^after_pivot [0-9]+:[0-9]+ (''|--groups=[0-9,]+) '' ${LIBDIR_DEBIAN}   # the image's ldconfig: the command's ids, no capability\$"
+	assert_line --regexp "^after_pivot [0-9]+:[0-9]+ (''|--groups=[0-9,]+) '' ${LIBDIR_DEBIAN}   # the image's ldconfig, with no capability\$"
 	assert_line --regexp "^\( exec 5>\"\\\$S/piv\"; pivot_root \. \.; cuda_compat [0-9]+ >&5 \) &"
 	assert_line --partial "exec \"\$l\" -f /etc/ld.so.conf -C \"/\$d/ld.so.cache\" \$c \"\$@\""
 	assert_line --partial " dev/nvidia2   # GPU 0 = PCI 0000:3b:00.0, minor 2"
