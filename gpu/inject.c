@@ -318,24 +318,32 @@ static void add_files(struct plan *p, const struct inj_set *set)
 	}
 	add_soname_links(p, set->libs32, set->nlibs32, "their SONAME links");
 	/* And the three links nvidia-container-cli adds beyond them, which
-	 * share a line: its comment names what each of them is for. */
+	 * share a line: its comment names what each of those made is for. */
 	const struct inj_file *glx = find_lib(set, "libGLX_nvidia.so.");
-	int cuda = !!find_lib(set, "libcuda.so."), flow = !!find_lib(set, "libnvidia-opticalflow.so.");
+	const struct {
+		const char *target, *dst, *what;
+	} extra[] = {
+		{find_lib(set, "libcuda.so.") ? "libcuda.so.1" : NULL, "$LIBDIR/libcuda.so", "-lcuda"},
+		{glx ? strrchr(glx->src, '/') + 1 : NULL, "$LIBDIR/libGLX_indirect.so.0", "GLX's indirect rendering"},
+		{find_lib(set, "libnvidia-opticalflow.so.") ? "libnvidia-opticalflow.so.1" : NULL,
+		 "$LIBDIR/libnvidia-opticalflow.so", "-lnvidia-opticalflow"},
+	};
+	size_t nextra = 0, k = 0;
+	for (size_t i = 0; i < COUNT_OF(extra); i++)
+		nextra += !!extra[i].target;
 	struct op *first = NULL;
-	if (cuda)
-		first = plan_symlink(p, "libcuda.so.1", "$LIBDIR/libcuda.so");
-	if (glx) {
-		struct op *op = plan_symlink(p, strrchr(glx->src, '/') + 1, "$LIBDIR/libGLX_indirect.so.0");
+	struct sbuf why = {0};
+	for (size_t i = 0; i < COUNT_OF(extra); i++) {
+		if (!extra[i].target)
+			continue;
+		struct op *op = plan_symlink(p, extra[i].target, extra[i].dst);
 		first = first ? first : op;
-	}
-	if (flow) {
-		struct op *op = plan_symlink(p, "libnvidia-opticalflow.so.1", "$LIBDIR/libnvidia-opticalflow.so");
-		first = first ? first : op;
+		sbuf_printf(&why, "%s%s", k == 0 ? "for " : k + 1 == nextra ? " and " : ", ", extra[i].what);
+		k++;
 	}
 	if (first)
-		plan_why(first, "for %s%s%s%s%s", cuda ? "-lcuda" : "", cuda && glx ? (flow ? ", " : " and ") : "",
-			 glx ? "GLX's indirect rendering" : "", flow && (cuda || glx) ? " and " : "",
-			 flow ? "-lnvidia-opticalflow" : "");
+		plan_why(first, "%s", why.s);
+	sbuf_free(&why);
 	/* Links loaders look for that no SONAME names (the GBM backend). */
 	for (size_t i = 0; i < set->nlinks; i++)
 		plan_symlink(p, set->links[i].src, set->links[i].dst);

@@ -137,7 +137,7 @@ static int group_joins(const struct plan_view *v, size_t i, size_t j)
 	enum group_kind k = group_kind(v, a);
 	if (k == G_NONE || group_kind(v, o) != k || a->section != o->section)
 		return 0;
-	if ((o->why && group_why(v, i, j - i)) || (j - 1 > i && v->plan->v[j - 1].why))
+	if ((o->why && a->why) || (j - 1 > i && v->plan->v[j - 1].why)) /* a member's comment ended it */
 		return 0;
 	if (k != G_LINK && k != G_LINKIN && k != G_TEXT && bind_flags(a) != bind_flags(o))
 		return 0;
@@ -202,7 +202,7 @@ static size_t group_lay(const char *head, const struct strv *words, size_t brk, 
 }
 
 /* The group's line, its lines at most 150 characters, the last with room
- * for the lead's comment: if it has none, the last words go on a line of
+ * for the line's comment: if it has none, the last words go on a line of
  * their own, as many as fit there. */
 static void group_line(const char *comment, const char *head, const struct strv *words, struct sbuf *b)
 {
