@@ -73,8 +73,11 @@ static void layout_dev(struct plan *p, const struct run_config *cfg)
 					       {"/proc/self/fd/2", "/dev/stderr"},
 					       {"pts/ptmx", "/dev/ptmx"}};
 	plan_tmpfs(p, "/dev", "mode=0755", OPF_NOSUID | OPF_NOEXEC);
+	/* OPF_REPLACE finds no symlink on the fresh tmpfs; with it the host's
+	 * nodes are one step (bind_files) as the host's other files are. */
 	for (size_t i = 0; i < COUNT_OF(nodes); i++) {
-		struct op *op = plan_bind(p, nodes[i].path, nodes[i].path, OPF_DEVICE | OPF_NOSUID | OPF_NOEXEC);
+		struct op *op =
+			plan_bind(p, nodes[i].path, nodes[i].path, OPF_DEVICE | OPF_NOSUID | OPF_NOEXEC | OPF_REPLACE);
 		op->rdev = makedev(nodes[i].maj, nodes[i].min);
 	}
 	for (size_t i = 0; i < COUNT_OF(links); i++)

@@ -189,8 +189,8 @@ void ns_view_upper(const struct run_config *cfg);
  * OP_LDCONFIG prints its directories only (ns_describe_pivot prints the step). */
 void op_describe(const struct plan_view *v, const struct op *op, struct sbuf *out);
 /* Op i of the view's plan as its step: a run of binds of one form and
- * flags, or of links, shares one line (host_files, driver_files,
- * bind_each, link).  Returns how many ops the line holds, 0 when op i is
+ * flags, or of links in one directory, shares one line (bind_files,
+ * bind_each, link_in, driver_text).  Returns how many ops the line holds, 0 when op i is
  * on the line of an op before it (nothing printed). */
 size_t op_describe_step(const struct plan_view *v, size_t i, struct sbuf *out);
 /* Whether an OP_FILE prints as a copy of the driver's file it was read

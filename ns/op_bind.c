@@ -35,31 +35,86 @@ static int do_bind(struct exec_state *st, struct op *op, const char *dst, struct
 	return 0;
 }
 
-/* util-linux 2.38 sets -o on the top mount only; the executor sets the
- * flags on every mount below it too (CVE-2022-0492: a writable cgroup v1
- * tree under a read-only /sys): "remount OPTS SUB...", a line for each
- * set of flags, the first after a newline where asked. */
-static void describe_below(const struct plan_view *v, const struct op *op, int newline, struct sbuf *b)
+/* The deepest directory every path of v[0..n-1] lies below, in whole
+ * components: its length in v[0], 0 for the root. */
+static size_t common_dir(char *const *v, size_t n)
+{
+	size_t len = strlen(v[0]);
+	for (size_t i = 0; i < n; i++)
+		while (len && (strncmp(v[i], v[0], len) || v[i][len] != '/'))
+			while (len && v[0][--len] != '/')
+				;
+	return len;
+}
+
+/* Whether path lies below dir. */
+static int below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return !strncmp(path, dir, n) && path[n] == '/';
+}
+
+/* The remount lines of paths v[0..n-1] (flags f), each in dir where one is
+ * given: "remount OPTS [-C DIR] SUB...", a new line past 150 characters. */
+static void remount_lines(const struct plan_view *v, char *const *paths, size_t n, const char *dir, unsigned f,
+			  int newline, struct sbuf *b)
 {
 	size_t line = 0;
-	unsigned last = ~0u;
-	for (size_t i = 0; i < op->subs.n; i++) {
-		unsigned f = (op->flags & OPF_MOUNT_MASK) | op->sub_flags[i];
+	for (size_t k = 0; k < n; k++) {
 		struct sbuf one = {0};
-		_cleanup_free_ char *sub = xasprintf("%s/%s", op->dst, op->subs.v[i]);
-		plan_rel(v, &one, sub);
-		if (f != last || b->len - line + one.len > 150) {
-			if (newline || i)
+		if (!dir)
+			plan_rel(v, &one, paths[k]);
+		else
+			sbuf_shquote(&one, below(paths[k], dir) ? paths[k] + strlen(dir) + 1 : ".");
+		if (k == 0 || b->len - line + one.len > 150) {
+			if (newline || k)
 				sbuf_puts(b, "\n");
 			line = b->len;
 			sbuf_puts(b, "remount ");
 			plan_opts_word(b, f, NULL);
-			last = f;
+			if (dir) {
+				sbuf_puts(b, " -C ");
+				plan_rel(v, b, dir);
+			}
 		}
 		sbuf_puts(b, " ");
 		sbuf_puts(b, one.s);
 		sbuf_free(&one);
 	}
+}
+
+/* util-linux 2.38 sets -o on the top mount only; the executor sets the
+ * flags on every mount below it too (CVE-2022-0492: a writable cgroup v1
+ * tree under a read-only /sys): remount lines for each set of flags, the
+ * first after a newline where asked.  A mount with mounts below it names
+ * its directory once (-C), as a host's eleven cgroup v1 mounts would
+ * repeat it. */
+static void describe_below(const struct plan_view *v, const struct op *op, int newline, struct sbuf *b)
+{
+	struct strv paths = {0};
+	for (size_t i = 0; i < op->subs.n; i++)
+		strv_add(&paths, xasprintf("%s/%s", op->dst, op->subs.v[i]));
+	for (size_t i = 0, end; i < paths.n; i = end) {
+		unsigned f = (op->flags & OPF_MOUNT_MASK) | op->sub_flags[i];
+		for (end = i + 1; end < paths.n && ((op->flags & OPF_MOUNT_MASK) | op->sub_flags[end]) == f; end++)
+			;
+		for (size_t k = i, j; k < end; k = j) {
+			/* A family (k and the mounts below it), or a run of mounts that head none. */
+			for (j = k + 1; j < end && below(paths.v[j], paths.v[k]); j++)
+				;
+			int family = j - k > 1;
+			while (!family && j < end && !(j + 1 < end && below(paths.v[j + 1], paths.v[j])))
+				j++;
+			/* Mounts that head none, in one directory (a systemd host's /sys/kernel/...). */
+			_cleanup_free_ char *dir = NULL;
+			if (family)
+				dir = xstrdup(paths.v[k]);
+			else if (j - k > 1 && common_dir(paths.v + k, j - k))
+				dir = xstrndup(paths.v[k], common_dir(paths.v + k, j - k));
+			remount_lines(v, paths.v + k, j - k, dir, f, newline || k > 0, b);
+		}
+	}
+	strv_free(&paths);
 }
 
 static void describe_bind(const struct plan_view *v, const struct op *op, struct sbuf *b)
@@ -70,13 +125,23 @@ static void describe_bind(const struct plan_view *v, const struct op *op, struct
 	 * source mount's own flags are kept as the executor's
 	 * mount_setattr(2) keeps them. */
 	unsigned fl = (op->flags & OPF_MOUNT_MASK) | op->src_flags;
-	if (op->flags & OPF_DIR)
-		sbuf_puts(b, (op->flags & OPF_REC) ? "rbind_dir " : "bind_dir ");
-	else if (op->flags & OPF_REC) /* a file has no mounts below it, but gpurun's clone is recursive */
-		sbuf_puts(b, "rbind_file ");
-	else
-		sbuf_puts(b, (op->flags & OPF_REPLACE) ? "bind_over " : "bind_file ");
-	plan_opts_word(b, fl, NULL);
+	if (op->flags & OPF_DIR) {
+		/* bind_dir takes mount(8)'s -o whole: bind or rbind, then the flags. */
+		struct sbuf o = {0};
+		op_data_add(&o, (op->flags & OPF_REC) ? "rbind" : "bind");
+		for (size_t i = 0; i < COUNT_OF(op_flags); i++)
+			if (fl & op_flags[i].flag)
+				op_data_add(&o, op_flags[i].name);
+		sbuf_puts(b, "bind_dir ");
+		sbuf_shquote(b, o.s);
+		sbuf_free(&o);
+	} else {
+		/* A file has no mounts below it, but gpurun's clone is recursive. */
+		sbuf_puts(b, (op->flags & OPF_REC)       ? "rbind_file "
+			     : (op->flags & OPF_REPLACE) ? "bind_over "
+							 : "bind_file ");
+		plan_opts_word(b, fl, NULL);
+	}
 	sbuf_puts(b, " ");
 	plan_src_word(v, b, op->src);
 	sbuf_puts(b, " ");

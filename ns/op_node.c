@@ -53,12 +53,17 @@ out:
 	return r;
 }
 
+/* As a run of links in one directory prints it (ns/opshow.c): link_in DIR TARGET NAME. */
 static void describe_symlink(const struct plan_view *v, const struct op *op, struct sbuf *b)
 {
-	sbuf_puts(b, "link ");
+	const char *slash = strrchr(op->dst, '/');
+	_cleanup_free_ char *dir = xstrndup(op->dst, slash ? (size_t)(slash - op->dst) : 0);
+	sbuf_puts(b, "link_in ");
+	plan_rel(v, b, dir);
+	sbuf_puts(b, " ");
 	sbuf_shquote(b, op->src);
 	sbuf_puts(b, " ");
-	plan_rel(v, b, op->dst);
+	sbuf_shquote(b, slash ? slash + 1 : op->dst);
 }
 
 const struct op_home op_home_symlink = {do_symlink, describe_symlink, 0};

@@ -1,7 +1,7 @@
 /* ns/opshow.c — each op of the plan as its printed step: its kind's own
  * line (ns/ophome.h), or the one line a run of binds or links of the same
- * form shares (host_files, driver_files, bind_each, driver_libs, link,
- * link_in, driver_text), as the printed plan and --verbose show them. */
+ * form shares (bind_files, bind_each, link_in, driver_text), as the printed
+ * plan and --verbose show them. */
 #include "ophome.h"
 
 #include <stdint.h>
@@ -37,12 +37,9 @@ void op_describe(const struct plan_view *v, const struct op *op, struct sbuf *b)
 /* The forms of a step that several ops of a run share, one line. */
 enum group_kind {
 	G_NONE,
-	G_HOST,   /* host_files OPTS PATH...: the host's /PATH on PATH */
-	G_DRIVER, /* driver_files OPTS PATH...: "$D"/PATH on PATH, over an image symlink */
+	G_FILES,  /* bind_files OPTS FROM TO NAME...: FROM/NAME on TO/NAME, over an image symlink */
 	G_EACH,   /* bind_each OPTS SRC DST...: one source on each */
-	G_LINK,   /* link TARGET DST...: pairs */
-	G_LIBS,   /* driver_libs OPTS DIR TO NAME...: "$D"DIR/NAME on TO/NAME ($LIBDIR...) */
-	G_LINKIN, /* link_in DIR TARGET NAME...: links in one library directory */
+	G_LINKIN, /* link_in DIR TARGET NAME...: links in one directory */
 	G_TEXT,   /* driver_text PATH...: the driver's file copied */
 };
 
@@ -54,49 +51,24 @@ static size_t dir_len(const char *path)
 	return slash && slash[1] ? (size_t)(slash - path) : 0;
 }
 
-/* A dst in $LIBDIR or $LIBDIR32 itself: the length of its directory. */
-static size_t libdir_dst(const char *dst)
+/* Whether src and dst end in the same name (a bind of bind_files). */
+static int same_name(const char *src, const char *dst)
 {
-	size_t d = dir_len(dst);
-	if ((d == strlen(LIBDIR_VAR) && !strncmp(dst, LIBDIR_VAR, d)) ||
-	    (d == strlen(LIBDIR32_VAR) && !strncmp(dst, LIBDIR32_VAR, d)))
-		return d;
-	return 0;
-}
-
-/* A library bind "$D"DIR/NAME -> $LIBDIR/NAME: the length of the driver
- * root part of its src (0 where the plan names no driver root), else -1. */
-static long lib_src(const struct plan_view *v, const struct op *op)
-{
-	size_t n = v->driver_root ? strlen(v->driver_root) : 0;
-	size_t d = libdir_dst(op->dst), s = dir_len(op->src);
-	if (!d || !s || op->src[0] != '/' || strcmp(op->src + s, op->dst + d))
-		return -1;
-	if (n <= 1)
-		return 0;
-	if (strncmp(op->src, v->driver_root, n) || op->src[n] != '/' || s <= n)
-		return -1;
-	return (long)n;
+	const char *a = strrchr(src, '/'), *b = strrchr(dst, '/');
+	return a && b && a[1] && !strcmp(a, b);
 }
 
 static enum group_kind group_kind(const struct plan_view *v, const struct op *op)
 {
 	if (op->kind == OP_SYMLINK)
-		return libdir_dst(op->dst) && !strchr(op->src, '/') ? G_LINKIN : G_LINK;
+		return G_LINKIN;
 	if (op->kind == OP_FILE)
 		return plan_file_from_driver(v, op) && !(op->flags & OPF_PARAMS) ? G_TEXT : G_NONE;
 	if (op->kind != OP_BIND || op->skipped || (op->flags & (OPF_DIR | OPF_REC)))
 		return G_NONE;
-	if ((op->flags & OPF_REPLACE) && lib_src(v, op) >= 0)
-		return G_LIBS;
-	char buf[4096];
-	const char *dst = plan_view_expand(v, op->dst, buf, sizeof buf);
-	size_t n = v->driver_root ? strlen(v->driver_root) : 0;
 	if (!(op->flags & OPF_REPLACE))
-		return strcmp(op->src, dst) ? G_EACH : G_HOST;
-	if (n > 1 && !strncmp(op->src, v->driver_root, n) && !strcmp(op->src + n, dst))
-		return G_DRIVER;
-	return G_NONE;
+		return G_EACH;
+	return same_name(op->src, op->dst) ? G_FILES : G_NONE;
 }
 
 static unsigned bind_flags(const struct op *op)
@@ -107,11 +79,11 @@ static unsigned bind_flags(const struct op *op)
 /* The words op adds to its group's line. */
 static void group_words(const struct plan_view *v, const struct op *op, enum group_kind k, struct sbuf *b)
 {
-	if (k == G_LINK || k == G_LINKIN) {
+	if (k == G_LINKIN) {
 		sbuf_shquote(b, op->src);
 		sbuf_puts(b, " ");
 	}
-	if (k == G_LINKIN || k == G_LIBS)
+	if (k == G_LINKIN || k == G_FILES)
 		sbuf_shquote(b, op->dst + dir_len(op->dst) + 1);
 	else
 		plan_rel(v, b, op->dst);
@@ -130,24 +102,25 @@ static const char *group_why(const struct plan_view *v, size_t lead, size_t n)
 /* Whether op j goes on the line of the group led by op i (a line that
  * goes on after a backslash where it grows long).  The line has one
  * comment at most, at its end: an op with one ends the group, unless it
- * leads it. */
+ * leads it or has the lead's (a CDI device's ops each name the device). */
 static int group_joins(const struct plan_view *v, size_t i, size_t j)
 {
 	const struct op *a = &v->plan->v[i], *o = &v->plan->v[j];
 	enum group_kind k = group_kind(v, a);
 	if (k == G_NONE || group_kind(v, o) != k || a->section != o->section)
 		return 0;
-	if ((o->why && a->why) || (j - 1 > i && v->plan->v[j - 1].why)) /* a member's comment ended it */
+	const char *prev = j - 1 > i ? v->plan->v[j - 1].why : NULL;
+	if ((o->why && a->why && strcmp(o->why, a->why)) || (prev && (!a->why || strcmp(prev, a->why))))
 		return 0;
-	if (k != G_LINK && k != G_LINKIN && k != G_TEXT && bind_flags(a) != bind_flags(o))
+	if (k != G_LINKIN && k != G_TEXT && bind_flags(a) != bind_flags(o))
 		return 0;
 	if (k == G_EACH && strcmp(a->src, o->src))
 		return 0;
 	/* One directory for the whole line. */
-	if ((k == G_LINKIN || k == G_LIBS) &&
+	if ((k == G_LINKIN || k == G_FILES) &&
 	    (dir_len(a->dst) != dir_len(o->dst) || strncmp(a->dst, o->dst, dir_len(a->dst))))
 		return 0;
-	if (k == G_LIBS && (dir_len(a->src) != dir_len(o->src) || strncmp(a->src, o->src, dir_len(a->src))))
+	if (k == G_FILES && (dir_len(a->src) != dir_len(o->src) || strncmp(a->src, o->src, dir_len(a->src))))
 		return 0;
 	return 1;
 }
@@ -157,25 +130,29 @@ static void group_head(const struct plan_view *v, size_t i, struct sbuf *b)
 {
 	const struct op *a = &v->plan->v[i];
 	enum group_kind k = group_kind(v, a);
-	static const char *const names[] = {
-		[G_NONE] = "",     [G_HOST] = "host_files ",  [G_DRIVER] = "driver_files ", [G_EACH] = "bind_each ",
-		[G_LINK] = "link", [G_LIBS] = "driver_libs ", [G_LINKIN] = "link_in ",      [G_TEXT] = "driver_text"};
+	static const char *const names[] = {[G_NONE] = "",
+					    [G_FILES] = "bind_files ",
+					    [G_EACH] = "bind_each ",
+					    [G_LINKIN] = "link_in ",
+					    [G_TEXT] = "driver_text"};
 	sbuf_puts(b, names[k]);
-	if (k != G_LINK && k != G_LINKIN && k != G_TEXT)
+	if (k != G_LINKIN && k != G_TEXT)
 		plan_opts_word(b, bind_flags(a), NULL);
 	if (k == G_EACH) {
 		sbuf_puts(b, " ");
 		sbuf_shquote(b, a->src);
 	}
-	if (k == G_LIBS) {
-		long n = lib_src(v, a);
-		_cleanup_free_ char *dir = xstrndup(a->src + n, dir_len(a->src) - (size_t)n);
+	if (k == G_FILES) {
+		_cleanup_free_ char *dir = xstrndup(a->src, dir_len(a->src));
 		sbuf_puts(b, " ");
-		sbuf_shquote(b, dir);
+		if (*dir)
+			plan_src_word(v, b, dir);
+		else
+			sbuf_puts(b, "/");
 	}
-	if (k == G_LIBS || k == G_LINKIN) {
+	if (k == G_FILES || k == G_LINKIN) {
 		_cleanup_free_ char *dir = xstrndup(a->dst, dir_len(a->dst));
-		sbuf_puts(b, k == G_LIBS ? " " : "");
+		sbuf_puts(b, k == G_FILES ? " " : "");
 		plan_rel(v, b, dir);
 	}
 }

@@ -13,7 +13,7 @@
 
 # shellcheck shell=sh
 # shellcheck disable=SC2016,SC2015 # the scripts in single quotes run in another sh
-# Helpers: inroot refuses a path that a symlink of the image sends out of the new root.
+# Helpers: inroot refuses a path an image symlink sends out of the new root.
 # inroot PATH: refused when a symlink of the image sends PATH out of the new root.
 inroot() {
 	_r='' _p=$1 _n=0
@@ -24,28 +24,27 @@ inroot() {
 	done; [ "$_n" -le 40 ] || { echo "gpurun plan: refused: a symlink in the image sends $1 out of the new root" >&2; exit 125; }
 }
 # shellcheck disable=SC2174 # as gpurun: the mode is the last directory's
-make_dir() { if [ "$1" = -m ]; then inroot "$3"; mkdir -p -m "$2" "$3"; else inroot "$1"; mkdir -p "$1"; fi; }   # [-m MODE] DIR
+make_dir() { [ "$1" != -m ] || set -- "$3" "$2"; inroot "$1"; mkdir -p ${2:+-m "$2"} "$1"; }   # [-m MODE] DIR
 in_dir() { case $1 in */*) make_dir "${1%/*}" ;; esac; }   # PATH: makes PATH's directory
 not_a_link() { [ ! -L "$1" ] || rm "$1"; }   # PATH: removes an image symlink there
 bind_file() { in_dir "$3"; inroot "$3"; [ -e "$3" ] || touch "$3"; mount --bind ${1:+-o "$1"} "$2" "$3"; }   # OPTS SRC DST
 bind_over() { in_dir "$3"; not_a_link "$3"; bind_file "$@"; }   # OPTS SRC DST: the same, over an image symlink
 rbind_file() { in_dir "$3"; inroot "$3"; [ -e "$3" ] || touch "$3"; mount --rbind ${1:+-o "$1"} "$2" "$3"; }   # OPTS SRC DST
-host_files() { _o=$1; shift; for _f; do bind_file "$_o" "/$_f" "$_f"; done; }   # OPTS PATH...: the host's /PATH on PATH
-driver_files() { _o=$1; shift; for _f; do bind_over "$_o" "$D/$_f" "$_f"; done; }   # OPTS PATH...: "$D"/PATH on PATH
+# bind_files OPTS FROM TO NAME...: FROM/NAME on TO/NAME, for each NAME.
+bind_files() { _fo=$1 _fs=${2%/} _ft=$3; shift 3; for _f; do bind_over "$_fo" "$_fs/$_f" "$_ft/$_f"; done; }
 bind_each() { _o=$1 _s=$2; shift 2; for _f; do bind_file "$_o" "$_s" "$_f"; done; }   # OPTS SRC DST...: SRC on each DST
-driver_libs() { _lo=$1 _ld=$2 _lt=$3; shift 3; for _f; do bind_over "$_lo" "${D-}$_ld/$_f" "$_lt/$_f"; done; }   # OPTS DIR TO NAME...
-link_in() { _ki=$1; shift; while [ $# -ge 2 ]; do link "$1" "$_ki/$2"; shift 2; done; }   # DIR TARGET NAME...: DIR/NAME -> TARGET
-bind_dir() { make_dir "$3"; mount --bind ${1:+-o "$1"} "$2" "$3"; }   # OPTS SRC DST: a directory
-rbind_dir() { make_dir "$3"; mount --rbind ${1:+-o "$1"} "$2" "$3"; }   # OPTS SRC DST: with the mounts below it
+# link_in DIR TARGET NAME...: DIR/NAME -> TARGET, in pairs; as gpurun, a NAME the image has that is not a symlink is left.
+link_in() { make_dir "$1"; _d=$1; shift; while [ $# -ge 2 ]; do [ -e "$_d/$2" ] && [ ! -L "$_d/$2" ] || ln -sfn "$1" "$_d/$2"; shift 2; done; }
+bind_dir() { make_dir "$3"; mount -o "$1" "$2" "$3"; }   # bind|rbind[,OPTS] SRC DST: a directory (rbind: with the mounts below it)
 rbind_self() { _o=$1; shift; for _m; do inroot "$_m"; mount --rbind -o "$_o" "$_m" "$_m"; done; }   # OPTS DST...: each on itself
-remount() { _o=$1; shift; for _m; do mount -o "remount,bind${_o:+,$_o}" "$_m"; done; }   # OPTS DST...: on each (-o of a bind sets the top one only)
-link() { while [ $# -ge 2 ]; do in_dir "$2"; ln -sfn "$1" "$2"; shift 2; done; }   # TARGET LINK...: in pairs
+# remount OPTS [-C DIR] DST...: on each, in DIR (-o of a bind sets the top one only).
+remount() { _o=$1 _d=.; shift; [ "$1" != -C ] || { _d=$2; shift 2; }; for _m; do mount -o "remount,bind${_o:+,$_o}" "$_d/$_m"; done; }
 write_file() { in_dir "$1"; not_a_link "$1"; "$3" | head -c "$2" >"$1"; }   # DST LEN BODY: the LEN bytes function BODY prints
 # write_if_dir DST LEN BODY: DST holds the LEN bytes function BODY prints, if DST's directory is there.
 write_if_dir() { inroot "${1%/*}"; if [ -d "${1%/*}" ]; then not_a_link "$1"; "$3" | head -c "$2" >"$1"; fi; }
 driver_text() { for _f; do in_dir "$_f"; not_a_link "$_f"; cat "${D-}/$_f" >"$_f"; done; }   # PATH...: the text of "$D"/PATH
 # driver_params PATH: PATH holds the text of "$D"/PATH, with ModifyDeviceFiles 0 (gpu/procfs.c's rule).
-driver_params() { in_dir "$1"; not_a_link "$1"; awk '{ k = $0; sub(/:.*/, "", k); gsub(/^[ \t\r]+|[ \t\r]+$/, "", k) }
+driver_params() { in_dir "$1"; not_a_link "$1"; awk -F: '{ k = $1; gsub(/^[ \t\r]+|[ \t\r]+$/, "", k) }
 	/:/ && k ~ /^(NVreg_)?ModifyDeviceFiles$/ { $0 = k ": 0"; f = 1 } 1; END { if (!f) print "ModifyDeviceFiles: 0" }' "${D-}/$1" >"$1"; }
 # shellcheck disable=SC2034 # the steps use it
 WAIT_GO='read -r t <"$0"; [ "$t" = go ] || exit 125; cd "$1"; shift; unset PWD OLDPWD; exec "$@"'   # the host's sh, before the pivot: waits for go on $0

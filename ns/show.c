@@ -190,18 +190,16 @@ void ns_capture_mounts(struct plan *p)
 static const char *not_runnable(const struct run_config *cfg)
 {
 	if (cfg->subids.in_uid || cfg->subids.in_gid)
-		return "--userns keep-id with subordinate ranges maps the caller's ids between two pieces of "
-		       "its range, three ranges in all, where util-linux's unshare --map-users writes one";
+		return "--userns keep-id with subordinate ranges maps three ranges, where util-linux's unshare "
+		       "--map-users writes one";
 	if (cfg->import_run)
-		return "--no-cache unpacks and verifies the image's layers with gpurun's own unpacker; "
-		       "launch it once without --no-cache, and print the plan of the cached image";
+		return "--no-cache unpacks with gpurun's own unpacker; launch it once without it, then print the plan";
 	if (cfg->layered && !tree_known(cfg))
 		return "launch it once to fill the cache, then print the plan";
 	if (tree_known(cfg)) {
 		_cleanup_fd_ int sh = tree_open(cfg, "/bin/sh", O_PATH);
 		if (sh < 0)
-			return "the image has no /bin/sh, which the plan needs after pivot_root to wait for "
-			       "its go-ahead and exec the command";
+			return "the image has no /bin/sh, which the plan runs after pivot_root";
 	}
 	if (cfg->user_spec && !tree_known(cfg)) {
 		const char *c = strchr(cfg->user_spec, ':');
@@ -247,22 +245,17 @@ static void describe_tools(const struct run_config *cfg, struct sbuf *b)
 
 void ns_describe_head(const struct run_config *cfg, struct sbuf *b)
 {
-	sbuf_puts(b, "#!/bin/sh\n# gpurun plan: `sh plan.sh` (root, or this user) builds the same container with ");
+	sbuf_puts(b, "#!/bin/sh\n# gpurun plan: `sh plan.sh` builds the same container with ");
 	describe_tools(cfg, b);
 	sbuf_puts(b, ".\n");
 	const char *why = not_runnable(cfg);
-	if (why) {
-		sbuf_puts(b, "# cannot run as a script: ");
-		sbuf_puts(b, why);
-		sbuf_puts(b, "\n");
-	}
 	struct sbuf img = {0};
 	ns_describe_image(cfg, &img);
 	if (img.len)
 		sbuf_printf(b, "%s\n", img.s);
 	sbuf_free(&img);
-	sbuf_puts(b, "# Only gpurun does: seccomp filters, an init as pid 1, closing the caller's fds, setsid(2), the "
-		     "terminal kept.\n");
+	sbuf_puts(b, "# Only gpurun does: seccomp, an init as pid 1, setsid(2), closing inherited fds, restoring the "
+		     "terminal.\n");
 	if (cfg->fake_ids)
 		sbuf_puts(
 			b,
@@ -271,8 +264,13 @@ void ns_describe_head(const struct run_config *cfg, struct sbuf *b)
 	for (size_t i = 0; cfg->host_steps && i < cfg->host_steps->n; i++)
 		sbuf_printf(b, "%s\n", cfg->host_steps->v[i]);
 	sbuf_puts(b, "set -eu\n");
-	if (why)
-		sbuf_puts(b, "echo 'gpurun plan: cannot run as a script (see its first lines)' >&2; exit 125\n");
+	if (why) {
+		/* Said where it stops, so that a student who runs it reads why. */
+		_cleanup_free_ char *msg = xasprintf("gpurun plan: cannot run as a script: %s", why);
+		sbuf_puts(b, "echo ");
+		sbuf_shquote(b, msg);
+		sbuf_puts(b, " >&2; exit 125\n");
+	}
 	sbuf_puts(b, "S=$(mktemp -d /tmp/gpurun-plan.XXXXXX); trap 'rmdir \"$S\"' EXIT\n");
 	/* The plan's steps outside: the namespaces and their id maps. */
 	launch_describe(cfg->plan, ACT_MONITOR, b, NULL);
@@ -311,19 +309,17 @@ static void libdir_tests(const struct run_config *cfg, struct sbuf *b)
 			    LIBDIR32_OTHER, LIBDIR32_PLAIN);
 }
 
-/* Section 5's heading; a plan that runs ldconfig says so after it. */
+/* Section 5's heading in a plan that runs no ldconfig. */
 #define PIVOT_HEADING "# 5. pivot_root into the new root"
 /* The headings of the plan's sections, in the walkthrough's order (1 is
  * the unshare line of the head, 6 the command's). */
 static const char *const section_heading[] = {
-	[SEC_ROOT] = "# 2. The root file system: the image, on a scratch tmpfs",
-	[SEC_STANDARD] = "# 3. The standard mounts: /proc, /dev, /sys, /tmp, /run, the host's name files",
-	[SEC_HARDEN] =
-		"# Hardening the walkthrough does not have: docker's read-only and masked paths (a student may skip it)",
-	[SEC_GPU] = "# 4. The GPU, as nvidia-container-cli configure does it: nodes, /proc/driver/nvidia, tools, "
-		    "libraries, firmware",
+	[SEC_ROOT] = "# 2. The root file system: the image on a tmpfs",
+	[SEC_STANDARD] = "# 3. The standard mounts: /proc, /dev, /sys, /tmp, /run",
+	[SEC_HARDEN] = "# Hardening the walkthrough does not have: docker's masked and read-only paths",
+	[SEC_GPU] = "# 4. The GPU, as nvidia-container-cli configure does it",
 	[SEC_MOUNTS] = "# Your mounts and working directory (-v, --tmpfs, --mount, -w)",
-	[SEC_PIVOT] = PIVOT_HEADING "; then the image's own ldconfig, the GPU's last step",
+	[SEC_PIVOT] = "# 5. pivot_root, then the image's ldconfig (the GPU's last step)",
 };
 
 const char *ns_section_heading(const struct plan *p, enum plan_section s)
@@ -643,7 +639,7 @@ static void ns_describe_image(const struct run_config *cfg, struct sbuf *b)
 	sbuf_printf(b, ": %zu layer%s%s", img->layers.n, img->layers.n == 1 ? "" : "s",
 		    cfg->import_run ? ", unpacked into this run's tmpfs (--no-cache)"
 		    : img->hit      ? ", from the cache"
-		    : img->missing  ? ", not in the cache yet"
+		    : img->missing  ? "" /* the line that stops the plan says so */
 				    : ", unpacked into the cache");
 	const struct image_config *c = &img->config;
 	if (c->env || c->entrypoint || c->cmd || c->workdir || c->user) {

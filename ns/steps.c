@@ -62,7 +62,7 @@ static void describe_namespaces(const struct launch *l, const struct op *s, stru
 			sbuf_printf(&names, "%s%s", names.len ? ", " : "", ns_names[i].name);
 			sbuf_printf(&opts, " --%s", ns_names[i].name);
 		}
-	sbuf_printf(b, "# 1. New namespaces: %s%s; the rest of the plan runs in them\n", names.s,
+	sbuf_printf(b, "# 1. New namespaces: %s%s; steps() runs in them\n", names.s,
 		    !(l->clone_flags & CLONE_NEWUSER) ? ""
 		    : l->idmap == LAUNCH_MAP_RANGES   ? ", and a user namespace mapping your subordinate ids"
 						      : ", and a user namespace mapping you to root");

@@ -169,10 +169,10 @@ $FAKE1$LIBDIR_DEBIAN/libcuda.so.$DRIVER_VERSION $LIBDIR_DEBIAN/libcuda.so.$DRIVE
 	"$GPURUN" cdi generate --driver-root "$FAKE4" --output "$SPECS/nvidia.yaml"
 	run --separate-stderr cdi --dry-run --device nvidia.com/gpu=1 --device nvidia.com/gpu=3 "$GLIBC_TAR" true
 	assert_success
-	assert_equal "$(grep -c ' dev/nvidiactl$\| dev/nvidiactl ' <<<"$output")" 1
-	assert_line --partial "$FAKE4/dev/nvidia0 dev/nvidia0"
-	assert_line --partial "$FAKE4/dev/nvidia1 dev/nvidia1"
-	refute_line --partial "$FAKE4/dev/nvidia2"
+	assert_equal "$(grep -cE " dev( [a-z0-9-]+)* nvidiactl( |\$)" <<<"$output")" 1
+	assert_line --regexp "^bind_files ro,nosuid,noexec $FAKE4/dev dev( [a-z0-9-]+)* nvidia0( |\$)"
+	assert_line --regexp "^bind_files ro,nosuid,noexec $FAKE4/dev dev( [a-z0-9-]+)* nvidia1( |\$)"
+	refute_line --regexp " nvidia2( |\$)"
 	assert_equal "$(grep -c "^after_pivot .*   # the image's ldconfig, with no capability$" <<<"$output")" 1
 }
 
@@ -180,10 +180,10 @@ $FAKE1$LIBDIR_DEBIAN/libcuda.so.$DRIVER_VERSION $LIBDIR_DEBIAN/libcuda.so.$DRIVE
 	"$GPURUN" cdi generate --driver-root "$FAKE1" --output "$SPECS/nvidia.yaml"
 	run --separate-stderr cdi --dry-run --device nvidia.com/gpu=0 "$GLIBC_TAR" true
 	assert_success
-	assert_line "bind_over ro,nosuid,noexec $FAKE1/dev/nvidia0 dev/nvidia0   # CDI nvidia.com/gpu=0"
-	assert_line "bind_over ro,nosuid,nodev $FAKE1$LIBDIR_DEBIAN/libcuda.so.$DRIVER_VERSION ${LIBDIR_DEBIAN#/}/libcuda.so.$DRIVER_VERSION"
+	assert_line "bind_files ro,nosuid,noexec $FAKE1/dev dev nvidia0   # CDI nvidia.com/gpu=0"
 	run plan_join <<<"$output"
-	assert_line --regexp "^link .*libcuda.so.1 ${LIBDIR_DEBIAN#/}/libcuda.so( |$)"
+	assert_line --regexp "^bind_files ro,nosuid,nodev $FAKE1$LIBDIR_DEBIAN ${LIBDIR_DEBIAN#/} .*libcuda\.so\.$DRIVER_VERSION( |\$)"
+	assert_line --regexp "^link_in ${LIBDIR_DEBIAN#/} .* libcuda\.so\.1 libcuda\.so( |$)"
 	assert_line --regexp "^after_pivot [0-9:]+ ('[^']*'|[^ ']+) '' $LIBDIR_DEBIAN   # the image's ldconfig, with no capability$"
 	assert_output --partial " NVIDIA_VISIBLE_DEVICES=void "
 	assert_line --regexp ' "\$S/go" / true$'

@@ -73,7 +73,7 @@ Device Index,Device Minor,Model,Brand,GPU UUID,Bus Location,Architecture
 	assert_line --index 4 "1,${ODD_MINOR[1]},NVIDIA L40S,Unknown,n/a,00000000:2c:00.0,8.9"
 	run --separate-stderr "$GPURUN" --driver-root "$FAKEODD" --dry-run --gpus 1 "$GLIBC_TAR" true
 	assert_success
-	assert_line --partial " dev/nvidia${ODD_MINOR[1]}   # GPU 1 = PCI ${ODD_BUS[1]}, minor ${ODD_MINOR[1]}"
+	assert_line --partial " nvidia${ODD_MINOR[1]}   # GPU 1 = PCI ${ODD_BUS[1]}, minor ${ODD_MINOR[1]}"
 	run --separate-stderr "$GPURUN" --driver-root "$FAKEODD" --gpus "GPU-????????-????-????-????-????????????" "$GLIBC_TAR" true
 	assert_equal "$status" 125
 	assert_equal "${stderr_lines[0]}" "gpurun: --gpus: unknown device GPU-????????-????-????-????-???????????? (3 GPUs under $FAKEODD)"
@@ -116,7 +116,7 @@ Device Index,Device Minor,Model,Brand,GPU UUID,Bus Location,Architecture
 	assert_line --partial "NVIDIA driver: version $DRIVER_VERSION, 1 GPU under "
 	run --separate-stderr "$GPURUN" --driver-root "$FAKE4" run --dry-run --gpus 1 "$GLIBC_TAR" true
 	assert_success
-	assert_line --partial " dev/nvidia0   # GPU 1 = PCI 0000:5e:00.0, minor 0"
+	assert_line --partial " nvidia0   # GPU 1 = PCI 0000:5e:00.0, minor 0"
 }
 
 @test "the verb's own --driver-root wins over the global one" {
@@ -417,20 +417,20 @@ $(smi_line 1 1)"
 @test "keywords win over devices as in the toolkit: none,1 is none and 0,void is void" {
 	run --separate-stderr gpu4 --dry-run -e NVIDIA_VISIBLE_DEVICES=none,1 "$GLIBC_TAR" true
 	assert_success
-	assert_line --partial " dev/nvidiactl"
-	refute_line --regexp "dev/nvidia[0-9]"
+	assert_line --partial '"$D"/dev dev nvidiactl'
+	refute_line --regexp " nvidia[0-9]+( |$)"
 	run --separate-stderr gpu4 --dry-run --gpus 0,void "$GLIBC_TAR" true
 	assert_success
 	refute_output --partial nvidia
 	run --separate-stderr gpu4 --dry-run -e NVIDIA_VISIBLE_DEVICES=2,all "$GLIBC_TAR" true
 	assert_success
-	assert_equal "$(grep -c 'dev/nvidia[0-9]' <<<"$output")" 4
+	assert_equal "$(grep -cE ' nvidia[0-9]+( |$)' <<<"$output")" 4
 }
 
 @test "all is read in any case, none and void only in lower case, as upstream" {
 	run --separate-stderr gpu4 --dry-run -e NVIDIA_VISIBLE_DEVICES=ALL "$GLIBC_TAR" true
 	assert_success
-	assert_equal "$(grep -c 'dev/nvidia[0-9]' <<<"$output")" 4
+	assert_equal "$(grep -cE ' nvidia[0-9]+( |$)' <<<"$output")" 4
 	run --separate-stderr gpu4 -e NVIDIA_VISIBLE_DEVICES=NONE "$GLIBC_TAR" true
 	assert_gpurun_error 125 "NVIDIA_VISIBLE_DEVICES: NONE: not a GPU index, GPU-<uuid>, PCI bus id or MIG device"
 	run --separate-stderr gpu4 --gpus Void "$GLIBC_TAR" true
@@ -530,7 +530,7 @@ libcuda.so.$DRIVER_VERSION"
 @test "the plan's control node and GPU node share a line, its comment naming the GPU" {
 	run --separate-stderr gpu4 --dry-run --gpus 0 --caps utility "$GLIBC_TAR" true
 	assert_success
-	assert_line "driver_files ro,nosuid,noexec dev/nvidiactl dev/nvidia2   # GPU 0 = PCI 0000:3b:00.0, minor 2"
+	assert_line 'bind_files ro,nosuid,noexec "$D"/dev dev nvidiactl nvidia2   # GPU 0 = PCI 0000:3b:00.0, minor 2'
 }
 
 @test "the links nvidia-container-cli adds beside the SONAME links share a line whose comment names each" {
@@ -550,7 +550,7 @@ libcuda.so.$DRIVER_VERSION"
 	assert_line --regexp "^after_pivot [0-9]+:[0-9]+ (''|--groups=[0-9,]+) '' ${LIBDIR_DEBIAN}   # the image's ldconfig, with no capability\$"
 	assert_line --regexp "^\( exec 5>\"\\\$S/piv\"; pivot_root \. \.; cuda_compat [0-9]+ >&5 \) &"
 	assert_line --partial "exec \"\$l\" -f /etc/ld.so.conf -C \"/\$d/ld.so.cache\" \$c \"\$@\""
-	assert_line --partial " dev/nvidia2   # GPU 0 = PCI 0000:3b:00.0, minor 2"
+	assert_line --partial " nvidia2   # GPU 0 = PCI 0000:3b:00.0, minor 2"
 }
 
 # ---- CUDA forward compatibility ---------------------------------------------------
@@ -690,8 +690,8 @@ nvidia3"
 @test "a legacy CUDA image without NVIDIA_VISIBLE_DEVICES gets every GPU and all capabilities" {
 	run --separate-stderr gpu4 --dry-run -e CUDA_VERSION=12.4.1 "$GLIBC_TAR" true
 	assert_success
-	assert_equal "$(grep -c 'dev/nvidia[0-9]' <<<"$output")" 4
-	assert_line --partial " dev/nvidia-modeset"
+	assert_equal "$(grep -cE ' nvidia[0-9]+( |$)' <<<"$output")" 4
+	assert_line --partial " nvidia-modeset"
 	# NVIDIA_REQUIRE_CUDA makes it a current image: no GPU without a request.
 	run --separate-stderr gpu4 --dry-run -e CUDA_VERSION=12.4.1 -e 'NVIDIA_REQUIRE_CUDA=cuda>=12.0' "$GLIBC_TAR" true
 	assert_success

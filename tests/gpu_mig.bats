@@ -226,12 +226,12 @@ $FAKEMIG$CAPS/gpu0/mig/gi2/ci1/access"
 @test "--dry-run shows the MIG binds the launch makes" {
 	run --separate-stderr gpum --dry-run --gpus 0:0 --caps utility "$GLIBC_TAR" true
 	assert_success
-	# From the driver root, named once ("$D", ns/plan.sh's driver_files).
+	# From the driver root, named once ("$D", ns/plan.sh's bind_files).
 	assert_line "D=$FAKEMIG   # the driver root"
-	assert_line "driver_files ro,nosuid,noexec dev/nvidia-caps/nvidia-cap12   # MIG 0:0: GPU instance 1"
-	assert_line "driver_files ro,nosuid,noexec dev/nvidia-caps/nvidia-cap13   # MIG 0:0: compute instance 0"
+	assert_line 'bind_files ro,nosuid,noexec "$D"/dev/nvidia-caps dev/nvidia-caps nvidia-cap12   # MIG 0:0: GPU instance 1'
+	assert_line 'bind_files ro,nosuid,noexec "$D"/dev/nvidia-caps dev/nvidia-caps nvidia-cap13   # MIG 0:0: compute instance 0'
 	assert_line "make_dir -m 0555 proc/driver/nvidia/capabilities/gpu0/mig/gi1/ci0"
-	assert_line --regexp "^(driver_files|bind_file|bind_over) ro,nosuid,nodev,noexec .*proc/driver/nvidia/capabilities/gpu0/mig/gi1/ci0/access( |$)"
+	assert_line --regexp "^(bind_files|bind_file|bind_over) ro,nosuid,nodev,noexec .*proc/driver/nvidia/capabilities/gpu0/mig/gi1/ci0( access|/access)( |$)"
 }
 
 @test "a missing MIG capability node stops the launch with the nvidia-modprobe that makes it" {
@@ -294,8 +294,8 @@ $FAKEMIG$CAPS/gpu0/mig/gi2/ci1/access"
 	assert_output "/dev/nvidia-caps-imex-channels/channel1 1fc:1"
 	run --separate-stderr gpum --dry-run --gpus none -e NVIDIA_IMEX_CHANNELS=0,1 "$GLIBC_TAR" true
 	assert_success
-	assert_line --partial " dev/nvidia-caps-imex-channels/channel0   # IMEX channel 0"
-	assert_line --partial " dev/nvidia-caps-imex-channels/channel1   # IMEX channel 1"
+	assert_line --partial " dev/nvidia-caps-imex-channels channel0   # IMEX channel 0"
+	assert_line --partial " dev/nvidia-caps-imex-channels channel1   # IMEX channel 1"
 }
 
 @test "NVIDIA_IMEX_CHANNELS=all from the environment is ignored, as the toolkit does" {

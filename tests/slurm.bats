@@ -356,10 +356,10 @@ assert_task_gpus() {
 	assert_success
 	local IFS=$'\n'
 	# The plan names the driver root once ($D) and binds its files by their
-	# path under it (driver_files, bind_dir).
+	# path under it (bind_files, bind_dir).
 	run grep -cE "^D=$FAKE4 " "$d/plan.txt.sh"
 	assert_output 1
-	run sort -u < <(grep -E '^driver_files ' "$d/plan.txt.sh" | grep -oE '(^| )dev/nvidia[0-9]+( |$)' | tr -d ' ')
+	run sort -u < <(grep -E '^bind_files [^ ]+ "\$D"/dev dev ' "$d/plan.txt.sh" | grep -oE ' nvidia[0-9]+( |$)' | sed 's|^ |dev/|; s| $||')
 	assert_output "$(sort <<<"${nodes[*]}")"
 	run sort -u < <(grep -oE '"\$D"/proc/driver/nvidia/gpus/[^ ]+ proc/driver/nvidia/gpus/[^ ]+' "$d/plan.txt.sh")
 	assert_output "$(sort <<<"${procs[*]}")"

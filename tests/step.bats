@@ -231,7 +231,7 @@ look: exit 0"
 	local steps=()
 	enters 2
 	step_drive "${steps[@]}" "$PROMPT" 'send:q\r' -- "$GPURUN" --step "$BUSYBOX_TAR" echo hello from the command
-	assert_equal "${lines[-2]}" "gpurun: --step: the launch is ended (q) at the stop after 3. The standard mounts: /proc, /dev, /sys, /tmp, /run, the host's name files: its processes and mounts are gone"
+	assert_equal "${lines[-2]}" "gpurun: --step: the launch is ended (q) at the stop after 3. The standard mounts: /proc, /dev, /sys, /tmp, /run: its processes and mounts are gone"
 	assert_equal "${lines[-1]}" "exit 130"
 	refute_output --partial "hello from the command"
 }

@@ -93,7 +93,7 @@ $gid
 	run as_subuser "$GPURUN" --dry-run --gpus void --userns keep-id --entrypoint '' \
 		"docker://$REG_P_HOST/gpurun/test:latest" true
 	assert_success
-	assert_line "# cannot run as a script: --userns keep-id with subordinate ranges maps the caller's ids between two pieces of its range, three ranges in all, where util-linux's unshare --map-users writes one"
+	assert_line --regexp "^echo 'gpurun plan: cannot run as a script: --userns keep-id with subordinate ranges maps three ranges, where util-linux'.''s unshare --map-users writes one' >&2; exit 125\$"
 }
 
 @test "with subordinate ranges, gpurun doctor makes the map and says the cache unpacks under it" {

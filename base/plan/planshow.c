@@ -147,9 +147,10 @@ void plan_src_word(const struct plan_view *v, struct sbuf *b, const char *src)
 {
 	const char *d = v->driver_root;
 	size_t n = d ? strlen(d) : 0;
-	if (n > 1 && !strncmp(src, d, n) && src[n] == '/') {
+	if (n > 1 && !strncmp(src, d, n) && (src[n] == '/' || !src[n])) {
 		sbuf_puts(b, "\"$" PLAN_DRIVER_VAR "\"");
-		sbuf_shquote(b, src + n);
+		if (src[n])
+			sbuf_shquote(b, src + n);
 		return;
 	}
 	sbuf_shquote(b, src);

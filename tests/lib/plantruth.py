@@ -228,13 +228,16 @@ def _make_dir(plan, args, inside):
 
 
 def _remount(plan, args, inside):
-    for d in args[1:]:
+    base, names = (args[2], args[3:]) if args[1:2] == ["-C"] else (None, args[1:])
+    for d in names:
+        if base is not None:
+            d = base if d == "." else base + "/" + d
         plan.mount(["-o", "remount,bind" + ("," + args[0] if args[0] else ""), d], inside)
 
 
-def _links(plan, args, inside):
-    for i in range(0, len(args) - 1, 2):
-        plan.links.append((plan.path(args[i + 1], inside), args[i]))
+def _bind_dir(plan, args, inside):
+    opts = args[0].split(",")
+    plan.bind(",".join(opts[1:]), args[1], args[2], inside, rec=opts[0] == "rbind", directory=True)
 
 
 def _link_in(plan, args, inside):
@@ -261,18 +264,14 @@ HELPERS = {
     "bind_file": lambda p, a, i: p.bind(a[0], a[1], a[2], i),
     "bind_over": lambda p, a, i: p.bind(a[0], a[1], a[2], i),
     "rbind_file": lambda p, a, i: p.bind(a[0], a[1], a[2], i, rec=True),
-    "bind_dir": lambda p, a, i: p.bind(a[0], a[1], a[2], i, directory=True),
-    "rbind_dir": lambda p, a, i: p.bind(a[0], a[1], a[2], i, rec=True, directory=True),
-    "host_files": lambda p, a, i: [p.bind(a[0], "/" + d, d, i) for d in a[1:]],
-    "driver_files": lambda p, a, i: [p.bind(a[0], "$D/" + d, d, i) for d in a[1:]],
+    "bind_dir": _bind_dir,
+    "bind_files": lambda p, a, i: [p.bind(a[0], a[1].rstrip("/") + "/" + n, a[2] + "/" + n, i) for n in a[3:]],
     "bind_each": lambda p, a, i: [p.bind(a[0], a[1], d, i) for d in a[2:]],
-    "driver_libs": lambda p, a, i: [p.bind(a[0], "$D" + a[1] + "/" + n, a[2] + "/" + n, i) for n in a[3:]],
     "rbind_self": lambda p, a, i: [p.mount(["-o", a[0], "--rbind", d, d], i) for d in a[1:]],
     "link_in": _link_in,
     "driver_text": _files,
     "driver_params": _files,
     "remount": _remount,
-    "link": _links,
     "write_file": _write(False),
     "write_if_dir": _write(True),
 }

@@ -166,7 +166,7 @@ static void case_dev(void)
 	      "/dev is a private tmpfs, nosuid,noexec");
 	for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
 		const struct op *b = find(&p, OP_BIND, nodes[i].path);
-		expect_flags(b, OPF_DEVICE | OPF_NOSUID | OPF_NOEXEC, nodes[i].path);
+		expect_flags(b, OPF_DEVICE | OPF_NOSUID | OPF_NOEXEC | OPF_REPLACE, nodes[i].path);
 		CHECK(b && b->rdev == makedev(nodes[i].maj, nodes[i].min), "%s is checked as %u:%u", nodes[i].path,
 		      nodes[i].maj, nodes[i].min);
 		CHECK(index_of(&p, b) > index_of(&p, dev), "%s is bound after the /dev tmpfs", nodes[i].path);
@@ -402,7 +402,7 @@ static void case_libdir32(void)
 	struct plan p = {0};
 	struct sbuf line = {0};
 	op_describe(&(struct plan_view){0}, plan_symlink(&p, "libcuda.so.550", p32), &line);
-	CHECK(!strcmp(line.s, "link libcuda.so.550 \".$LIBDIR32\"/libcuda.so.1"), "printed: %s", line.s);
+	CHECK(!strcmp(line.s, "link_in \".$LIBDIR32\" libcuda.so.550 libcuda.so.1"), "printed: %s", line.s);
 	sbuf_free(&line);
 	plan_free(&p);
 }
@@ -424,7 +424,7 @@ static void case_group_lines(void)
 	}
 	struct sbuf b = {0};
 	CHECK(op_describe_step(&v, 0, &b) == 16, "one step for all 16 binds");
-	const char *head = "driver_libs ro,nosuid,nodev /usr/lib/x86_64-linux-gnu \".$LIBDIR\" libnvidia-part00";
+	const char *head = "bind_files ro,nosuid,nodev \"$D\"/usr/lib/x86_64-linux-gnu \".$LIBDIR\" libnvidia-part00";
 	CHECK(!strncmp(b.s, head, strlen(head)), "its helper: %s", b.s);
 	const char *why = "   # the driver's libraries";
 	size_t lines = 0, words = 0, wl = strlen(why);
@@ -451,8 +451,8 @@ static void case_group_lines(void)
 	plan_bind(&q, "/drv/usr/bin/nvidia-debugdump", "/usr/bin/nvidia-debugdump", OPF_RO | OPF_REPLACE);
 	sbuf_reset(&b);
 	CHECK(op_describe_step(&v, 0, &b) == 2, "one step for both");
-	CHECK(!strcmp(b.s, "driver_files ro usr/bin/nvidia-smi usr/bin/nvidia-debugdump   # tools"), "one line: %s",
-	      b.s);
+	CHECK(!strcmp(b.s, "bind_files ro \"$D\"/usr/bin usr/bin nvidia-smi nvidia-debugdump   # tools"),
+	      "one line: %s", b.s);
 	sbuf_free(&b);
 	plan_free(&q);
 }
@@ -638,6 +638,49 @@ static void case_home_once(void)
 	plan_free(&p);
 }
 
+/* The read-only remounts of the host's mounts below /sys: a mount with
+ * mounts below it names its directory once (-C, "." for itself), mounts
+ * that head none share their common directory, and flags split lines. */
+static void case_remount_below(void)
+{
+	static const struct {
+		const char *subs[6];
+		unsigned flags[6];
+		const char *want;
+	} rows[] = {
+		{{"fs/cgroup", "fs/cgroup/cpu", "fs/cgroup/memory"}, {0}, "remount ro -C sys/fs/cgroup . cpu memory"},
+		{{"kernel/tracing", "fs/fuse/connections"},
+		 {0},
+		 "remount ro -C sys kernel/tracing fs/fuse/connections"},
+		{{"fs/cgroup"}, {0}, "remount ro sys/fs/cgroup"},
+		{{"fs/cgroup", "fs/cgroup/cpu", "kernel/tracing"},
+		 {0},
+		 "remount ro -C sys/fs/cgroup . cpu\nremount ro sys/kernel/tracing"},
+		{{"fs/cgroup", "fs/cgroup/cpu", "kernel/config"},
+		 {0, 0, OPF_NOEXEC},
+		 "remount ro -C sys/fs/cgroup . cpu\nremount ro,noexec sys/kernel/config"},
+		{{"kernel/my dir", "kernel/x"}, {0}, "remount ro -C sys/kernel 'my dir' x"},
+	};
+	for (size_t r = 0; r < COUNT_OF(rows); r++) {
+		struct plan p = {0};
+		struct op *op = plan_add(&p, OP_REMOUNT, OPF_RO | OPF_BELOW, NULL, "/sys");
+		size_t n = 0;
+		while (n < COUNT_OF(rows[r].subs) && rows[r].subs[n])
+			n++;
+		op->sub_flags = xcalloc(n, sizeof *op->sub_flags);
+		for (size_t i = 0; i < n; i++) {
+			strv_add(&op->subs, xstrdup(rows[r].subs[i]));
+			op->sub_flags[i] = rows[r].flags[i];
+		}
+		struct sbuf line = {0};
+		op_describe(&(struct plan_view){.plan = &p}, op, &line);
+		CHECK(line.s && !strcmp(line.s, rows[r].want), "row %zu: '%s', want '%s'", r, line.s ? line.s : "",
+		      rows[r].want);
+		sbuf_free(&line);
+		plan_free(&p);
+	}
+}
+
 static const struct unit_case cases[] = {
 	{"archive-root", case_archive_root},
 	{"archive-user", case_archive_user},
@@ -652,6 +695,7 @@ static const struct unit_case cases[] = {
 	{"libdir", case_libdir},
 	{"libdir-compat", case_libdir32},
 	{"group-lines", case_group_lines},
+	{"remount-below", case_remount_below},
 	{"actors", case_actors},
 	{"steps-late", case_steps_late},
 	{"home-once", case_home_once},
