@@ -201,7 +201,8 @@ host_oci_platform() {
 @test "--dry-run shows the layers and the config values, and writes nothing" {
 	run --separate-stderr "$GPURUN" --dry-run --gpus void "$(oci_fixture docker.tar)"
 	assert_success
-	assert_line --regexp '^# image .*docker.tar@docker.io/gpurun/test:latest: 3 layers, not in the cache yet'
+	assert_line --regexp '^# image .*docker.tar@docker.io/gpurun/test:latest: 3 layers$'
+	assert_line --partial "gpurun plan: cannot run as a script: launch it once to fill the cache"
 	# Each layer by its digest, where step 2 mounts it.
 	assert_line --regexp '^mkdir "\$S/layers/2"; mount --bind -o ro "\$L"/[0-9a-f]{64} "\$S/layers/2"$'
 	assert_line --partial "#   Entrypoint: /bin/sh -c"
@@ -438,7 +439,8 @@ dir_refused() {
 	dir=$(buildah_fixture dir)
 	run --separate-stderr "$GPURUN" --dry-run --gpus void "$dir"
 	assert_success
-	assert_line --partial "# image $dir: 3 layers, not in the cache yet"
+	assert_line "# image $dir: 3 layers"
+	assert_line --partial "gpurun plan: cannot run as a script: launch it once to fill the cache"
 	assert_line --regexp '^mkdir "\$S/layers/2"; mount --bind -o ro "\$L"/[0-9a-f]{64} "\$S/layers/2"$'
 	assert_line --partial "#   Cmd: 'echo cmd-from-config; pwd; id -u'"
 	assert_line "#   WorkingDir: /data"

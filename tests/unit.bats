@@ -60,6 +60,7 @@ cases_match() {
 @test "volumes: flags, file or directory, and every malformed spec refused" { unit layout volumes; }
 @test "workdir before the pivot, ldconfig after it, read-only last" { unit layout finish; }
 @test "a run of library binds is one step over lines of at most 150 characters, its comment on the last" { unit layout group-lines; }
+@test "the remounts below /sys name a mount's directory once, and the directory mounts that head none share" { unit layout remount-below; }
 @test "the plan is the whole launch in one list, in the order it is taken, each entry with the process that takes it" { unit layout actors; }
 @test "with one id mapped, --user's command sheds its privileges after the go-ahead" { unit layout steps-late; }
 @test "HOME is decided once, with the credentials, and printed as the command gets it" { unit layout home-once; }
