@@ -77,6 +77,7 @@ same_container() {
 @test "file and directory volumes, rw and ro, with sources under /tmp" {
 	local v
 	v=$(mktemp -d /tmp/gpurun-planvol.XXXXXX)
+	PLANVOL=$v # teardown removes it when the test fails first
 	mkdir "$v/dir" && echo data >"$v/dir/f" && echo file >"$v/file"
 	same_container -v "$v/dir:/data" -v "$v/dir:/data-ro:ro" -v "$v/file:/etc/motd" -v "$v/file:/opt/f:ro" "$BUSYBOX_TGZ"
 	rm -rf "$v"
@@ -152,6 +153,7 @@ same_container() {
 @test "--verbose prints the lines of --dry-run, as the steps run" {
 	local d=$BATS_TEST_TMPDIR v
 	v=$(mktemp -d /tmp/gpurun-planvol.XXXXXX)
+	PLANVOL=$v # teardown removes it when the test fails first
 	"$GPURUN" "$BUSYBOX_TGZ" true
 	"$GPURUN" --dry-run -v "$v:/v:ro" --read-only -w /w "$BUSYBOX_TGZ" true >"$d/dry.txt"
 	"$GPURUN" --verbose -v "$v:/v:ro" --read-only -w /w "$BUSYBOX_TGZ" true 2>"$d/verbose.txt"
@@ -410,6 +412,7 @@ fake_in_tmp() {
 teardown() {
 	registry_stop_all
 	if [[ -n "${FAKE_TMP:-}" ]]; then rm -rf "$FAKE_TMP"; fi
+	if [[ -n "${PLANVOL:-}" ]]; then rm -rf "$PLANVOL"; fi
 	if [[ -n "${SUBDIR:-}" ]]; then rm -rf "$SUBDIR"; fi
 }
 
@@ -514,6 +517,7 @@ hostile_plan() {
 @test "--mount type=bind,... and --mount type=tmpfs,...: docker's syntax, the same mounts" {
 	local v
 	v=$(mktemp -d /tmp/gpurun-planvol.XXXXXX)
+	PLANVOL=$v # teardown removes it when the test fails first
 	echo data >"$v/f"
 	same_container --mount "type=bind,source=$v,target=/b,readonly" --mount type=tmpfs,destination=/t,tmpfs-size=1m,tmpfs-mode=1770 "$BUSYBOX_TGZ"
 	rm -rf "$v"
