@@ -35,13 +35,13 @@ static int do_bind(struct exec_state *st, struct op *op, const char *dst, struct
 	return 0;
 }
 
-/* The deepest directory every path of v[0..n-1] lies below, in whole
- * components: its length in v[0], 0 for the root. */
+/* The deepest directory every path of v[0..n-1] is or lies below, in
+ * whole components: its length in v[0], 0 for the root. */
 static size_t common_dir(char *const *v, size_t n)
 {
 	size_t len = strlen(v[0]);
-	for (size_t i = 0; i < n; i++)
-		while (len && (strncmp(v[i], v[0], len) || v[i][len] != '/'))
+	for (size_t i = 1; i < n; i++)
+		while (len && (strncmp(v[i], v[0], len) || (v[i][len] && v[i][len] != '/')))
 			while (len && v[0][--len] != '/')
 				;
 	return len;
@@ -105,12 +105,9 @@ static void describe_below(const struct plan_view *v, const struct op *op, int n
 			int family = j - k > 1;
 			while (!family && j < end && !(j + 1 < end && below(paths.v[j + 1], paths.v[j])))
 				j++;
-			/* Mounts that head none, in one directory (a systemd host's /sys/kernel/...). */
-			_cleanup_free_ char *dir = NULL;
-			if (family)
-				dir = xstrdup(paths.v[k]);
-			else if (j - k > 1 && common_dir(paths.v + k, j - k))
-				dir = xstrndup(paths.v[k], common_dir(paths.v + k, j - k));
+			/* Its head, or the directory the mounts share (a systemd host's /sys/kernel/...). */
+			size_t d = j - k > 1 ? common_dir(paths.v + k, j - k) : 0;
+			_cleanup_free_ char *dir = d ? xstrndup(paths.v[k], d) : NULL;
 			remount_lines(v, paths.v + k, j - k, dir, f, newline || k > 0, b);
 		}
 	}
@@ -129,9 +126,7 @@ static void describe_bind(const struct plan_view *v, const struct op *op, struct
 		/* bind_dir takes mount(8)'s -o whole: bind or rbind, then the flags. */
 		struct sbuf o = {0};
 		op_data_add(&o, (op->flags & OPF_REC) ? "rbind" : "bind");
-		for (size_t i = 0; i < COUNT_OF(op_flags); i++)
-			if (fl & op_flags[i].flag)
-				op_data_add(&o, op_flags[i].name);
+		op_flags_add(&o, fl);
 		sbuf_puts(b, "bind_dir ");
 		sbuf_shquote(b, o.s);
 		sbuf_free(&o);

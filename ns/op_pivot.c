@@ -354,9 +354,8 @@ void ns_describe_pivot(const struct run_config *cfg, const struct plan_view *v, 
 		ld_user.gid = gid;
 		ns_setpriv_ids(cfg->fake_ids, ns_takes_groups(cfg, uid, gid), &ld_user, &ids);
 	}
-	for (size_t k = 0; ro && k < COUNT_OF(op_flags); k++)
-		if ((ro | root_flags) & op_flags[k].flag)
-			op_data_add(&fl, op_flags[k].name);
+	if (ro)
+		op_flags_add(&fl, ro | root_flags);
 	sbuf_puts(b, "after_pivot ");
 	sbuf_shquote(b, owner.len ? owner.s : "");
 	sbuf_puts(b, " ");

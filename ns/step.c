@@ -212,9 +212,7 @@ static int by_point(const void *a, const void *b, void *table)
 static void flag_words(unsigned flags, struct sbuf *b)
 {
 	struct sbuf w = {0};
-	for (size_t i = 0; i < COUNT_OF(op_flags); i++)
-		if (flags & op_flags[i].flag)
-			op_data_add(&w, op_flags[i].name);
+	op_flags_add(&w, flags);
 	if (w.len)
 		sbuf_printf(b, " (%s)", w.s);
 	sbuf_free(&w);

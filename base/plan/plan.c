@@ -57,6 +57,13 @@ void op_data_add(struct sbuf *out, const char *data)
 	sbuf_puts(out, data);
 }
 
+void op_flags_add(struct sbuf *out, unsigned flags)
+{
+	for (size_t i = 0; i < COUNT_OF(op_flags); i++)
+		if (flags & op_flags[i].flag)
+			op_data_add(out, op_flags[i].name);
+}
+
 void op_mount_data(const struct op *op, struct sbuf *out)
 {
 	if (op->kind == OP_ROOTFS) {

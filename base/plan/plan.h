@@ -193,6 +193,8 @@ unsigned long op_mount_msflags(unsigned flags);
 
 /* Append one item to a comma-separated list of mount data (base/plan/plan.c). */
 void op_data_add(struct sbuf *out, const char *data);
+/* Append the names of the per-mount flags (op_flags[]) set in flags: "ro,nosuid,...". */
+void op_flags_add(struct sbuf *out, unsigned flags);
 /* The file system data of a mount op, as given to the kernel ("k=v,flag"):
  * the kind's fixed data, then op->src (tmpfs); for OP_ROOTFS of a directory
  * the overlay's data.  Appended to out; nothing for ops without any. */

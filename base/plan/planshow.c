@@ -80,9 +80,7 @@ void plan_rel(const struct plan_view *v, struct sbuf *b, const char *dst)
 void plan_mount_opts(struct sbuf *b, unsigned flags, const char *data)
 {
 	struct sbuf o = {0};
-	for (size_t i = 0; i < COUNT_OF(op_flags); i++)
-		if (flags & op_flags[i].flag)
-			op_data_add(&o, op_flags[i].name);
+	op_flags_add(&o, flags);
 	op_data_add(&o, data);
 	if (o.len) {
 		sbuf_puts(b, " -o ");
@@ -134,9 +132,7 @@ void plan_delimiter(const char *base, const struct plan *p, char *out, size_t ca
 void plan_opts_word(struct sbuf *b, unsigned flags, const char *data)
 {
 	struct sbuf o = {0};
-	for (size_t i = 0; i < COUNT_OF(op_flags); i++)
-		if (flags & op_flags[i].flag)
-			op_data_add(&o, op_flags[i].name);
+	op_flags_add(&o, flags);
 	op_data_add(&o, data);
 	sbuf_shquote(b, o.len ? o.s : "");
 	sbuf_free(&o);
